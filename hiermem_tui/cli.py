@@ -1,0 +1,84 @@
+"""The ``hiermem-tui`` command: opens the TUI, or runs one of the subcommands (DESIGN §6).
+
+The TUI is imported only when it is opened, so CLI commands start fast and the headless
+core never pulls Textual in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from . import __version__
+from .commands.common import EXIT_USAGE, CliContext, CliError, add_db_option
+from .config import ConfigError, load_settings
+
+SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit 2 (no multi-line usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliError(f"{self.prog}: {message} (see --help)", EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="hiermem-tui",
+        description="Browse and compact your local LLM chat history into a hierarchical summary DAG.",
+    )
+    parser.add_argument("--version", action="version", version=f"hiermem-tui {__version__}")
+    add_db_option(parser)
+    parser.add_argument("--model", metavar="NAME", help="Ollama model (default: the one Ollama has loaded)")
+    parser.add_argument("--ollama-host", metavar="URL", help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434)")
+    parser.add_argument("--demo", action="store_true", help="open the TUI on a fresh copy of the bundled demo data")
+    parser.add_argument("--config", metavar="FILE", help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        module = importlib.import_module(f".commands.{name}", __package__)
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Entry point. Returns the exit code (0 ok, 1 job failed, 2 bad usage or input)."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        from pathlib import Path
+
+        settings = load_settings(
+            Path(args.config) if getattr(args, "config", None) else None,
+            db=getattr(args, "db", None),
+            model=getattr(args, "model", None),
+            ollama_host=getattr(args, "ollama_host", None),
+            backend=getattr(args, "backend", None),
+            parallel=getattr(args, "parallel", None),
+        )
+        ctx = CliContext(settings=settings, stdout=out, stderr=err)
+        if args.command is None:
+            from .launch import launch_tui
+
+            return launch_tui(ctx, demo=args.demo)
+        return int(args.func(args, ctx))
+    except CliError as exc:
+        print(f"hiermem-tui: {exc.message}", file=err)
+        return exc.code
+    except ConfigError as exc:
+        print(f"hiermem-tui: {exc}", file=err)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hiermem-tui: interrupted", file=err)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""``hiermem-tui export --session ID [--format json|markdown] [-o FILE]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..export import export_json, export_markdown
+from ..store import StoreError
+from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export one session as JSON or Markdown")
+    add_db_option(p)
+    p.add_argument("--session", required=True, metavar="ID")
+    p.add_argument("--format", default="json", choices=["json", "markdown"])
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    if not ctx.settings.db_path.exists():
+        raise CliError(f"{ctx.settings.db_path} does not exist", EXIT_USAGE)
+    store = ctx.open_store(readonly=True)
+    try:
+        if store.get_session(args.session) is None:
+            raise CliError(f"no session {args.session!r} in {ctx.settings.db_path}", EXIT_USAGE)
+        writer = export_json if args.format == "json" else export_markdown
+        if args.output:
+            target = Path(args.output).expanduser()
+            tmp = target.with_name(target.name + ".part")
+            try:
+                with tmp.open("w", encoding="utf-8") as fh:
+                    writer(store, args.session, fh)
+                os.replace(tmp, target)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise CliError(f"cannot write {target}: {exc.strerror or exc}", EXIT_USAGE) from None
+        else:
+            out = ctx.stdout
+            if out is sys.stdout and hasattr(out, "reconfigure"):
+                out.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+            writer(store, args.session, out)
+        return EXIT_OK
+    except StoreError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    finally:
+        store.close()

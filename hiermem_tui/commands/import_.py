@@ -1,0 +1,94 @@
+"""``hiermem-tui import [--format FMT] PATH...``: bring chat history into the database."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..importers import FORMATS, FormatError, ImportReport, import_paths
+from ..store import StoreError
+from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="import chat history (ChatGPT, Claude, Claude Code, Codex, …)")
+    add_db_option(p)
+    p.add_argument(
+        "--format", default="auto", choices=["auto", *FORMATS],
+        help="input format (default: auto-detect)", metavar="FMT",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to import")
+    p.set_defaults(func=run)
+
+
+class _Progress:
+    """A one-line live counter on a terminal; silent otherwise."""
+
+    def __init__(self, ctx: CliContext, total_paths: int) -> None:
+        self.ctx = ctx
+        self.total = total_paths
+        self.index = 0
+        self.enabled = ctx.is_tty
+        self._last = 0
+
+    def __call__(self, path: str, report: ImportReport) -> None:
+        if not self.enabled:
+            return
+        n = report.episodes_appended + report.episodes_present
+        if n - self._last < 500 and report.sessions_seen % 50:
+            return
+        self._last = n
+        width = 24
+        done = int(width * self.index / max(1, self.total))
+        bar = "█" * done + "░" * (width - done)
+        self.ctx.stderr.write(
+            f"\r{bar} file {self.index + 1}/{self.total} · {report.sessions_seen:,} sessions · {n:,} episodes "
+        )
+        self.ctx.stderr.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            self.ctx.stderr.write("\r\x1b[K")
+            self.ctx.stderr.flush()
+
+
+def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    paths = [Path(p).expanduser() for p in args.paths]
+    for p in paths:
+        if not p.exists():
+            raise CliError(f"{p} does not exist", EXIT_USAGE)
+    store = ctx.open_writable()
+    progress = _Progress(ctx, len(paths))
+    total = ImportReport()
+    try:
+        for i, path in enumerate(paths):
+            progress.index = i
+            try:
+                report = import_paths(store, [path], args.format, on_progress=progress)
+            except FormatError as exc:
+                progress.clear()
+                raise CliError(str(exc), EXIT_USAGE) from None
+            except StoreError as exc:
+                progress.clear()
+                raise CliError(f"{path}: {exc}", EXIT_USAGE) from None
+            total.sessions_seen += report.sessions_seen
+            total.sessions_created += report.sessions_created
+            total.episodes_appended += report.episodes_appended
+            total.episodes_present += report.episodes_present
+            for reason, n in report.problems.reasons.items():
+                total.problems.reasons[reason] += n
+            total.problems.count += report.problems.count
+            total.problems.examples.extend(report.problems.examples[: max(0, 5 - len(total.problems.examples))])
+            progress.clear()
+            ctx.say(
+                f"{path} ({report.formats.get(str(path), args.format)}): {report.sessions_seen} session(s), "
+                f"{report.sessions_created} new; {report.episodes_appended} episode(s) added, "
+                f"{report.episodes_present} already present"
+            )
+    finally:
+        store.close()
+    if total.problems.count:
+        ctx.warn(total.problems.summary())
+        for example in total.problems.examples:
+            ctx.warn(f"  {example}")
+    return EXIT_OK

@@ -1,0 +1,182 @@
+"""Settings: one typed object, read from the config file, then the environment, then CLI flags.
+
+The config file is TOML at ``<user config dir>/hiermem-tui/config.toml``. The TUI saves
+the choices a user makes (theme, host, model, policy) back to it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "hiermem-tui"
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+
+
+class ConfigError(Exception):
+    """The config file cannot be read or has a bad value (reported in one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Compaction policy (DESIGN §5); every number is a default a user can change."""
+
+    fresh_tail: int = 16
+    """Newest episodes kept raw: a leaf pass never summarises them."""
+    leaf_chunk_tokens: int = 3000
+    """Input budget of one leaf summary, in tokens; sized for small local models."""
+    leaf_min_episodes: int = 4
+    """A chunk smaller than this waits for more episodes."""
+    leaf_target_tokens: int = 1200
+    """What a leaf summary should stay under (the aggressive tier asks for it explicitly)."""
+    condense_fanout: int = 4
+    """How many contiguous same-depth summaries one condensed summary takes."""
+    condensed_target_tokens: int = 2000
+    """What a condensed summary should stay under."""
+
+    def validate(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or value < (0 if f.name == "fresh_tail" else 1):
+                raise ConfigError(f"policy.{f.name} must be a positive whole number, not {value!r}")
+        if self.condense_fanout < 2:
+            raise ConfigError("policy.condense_fanout must be at least 2")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the app and the CLI can be told. Built by :func:`load_settings`."""
+
+    db_path: Path = field(default_factory=lambda: default_db_path())
+    """The database file; ``--db``, else ``$HIERMEM_DB``, else ``hiermem.db`` in the user data dir."""
+    ollama_host: str = DEFAULT_OLLAMA_HOST
+    """Ollama server URL; ``--ollama-host``, else config, else ``$OLLAMA_HOST``, else the default."""
+    model: str | None = None
+    """Ollama model; None means the model Ollama has loaded (``/api/ps``)."""
+    backend: str = "ollama"
+    """What writes summaries: ``ollama`` or ``extractive`` (offline, deterministic)."""
+    timeout_s: float = 300.0
+    """Seconds one model call may take before it counts as a failure for its tier."""
+    keep_alive: str = "10m"
+    """How long Ollama keeps the model in memory after a call."""
+    parallel: int = 1
+    """Independent summaries (sessions, groups of one depth) made at once."""
+    theme: str = "textual-dark"
+    """The TUI theme, remembered between runs."""
+    policy: Policy = field(default_factory=Policy)
+    """Compaction policy (DESIGN §5)."""
+    config_path: Path | None = None
+    """Where these settings were read from and are saved to (None: nowhere)."""
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("HIERMEM_DB")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "hiermem.db"
+
+
+def default_config_path() -> Path:
+    env = os.environ.get("HIERMEM_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def _normalise_host(host: str) -> str:
+    host = host.strip().rstrip("/")
+    if "://" not in host:
+        host = "http://" + host
+    scheme, rest = host.split("://", 1)
+    if ":" not in rest.split("/")[0]:
+        rest = rest.split("/")[0] + ":11434" + rest[len(rest.split("/")[0]):]
+    return f"{scheme}://{rest}"
+
+
+def load_settings(
+    config_path: Path | None = None,
+    *,
+    db: str | os.PathLike[str] | None = None,
+    model: str | None = None,
+    ollama_host: str | None = None,
+    backend: str | None = None,
+    parallel: int | None = None,
+) -> Settings:
+    """Settings from the config file, then the environment, then explicit flags (highest)."""
+    path = config_path or default_config_path()
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config {path}: {exc}") from None
+    s = Settings(config_path=path)
+    pol = data.get("policy", {})
+    if not isinstance(pol, dict):
+        raise ConfigError(f"{path}: [policy] must be a table")
+    known = {f.name for f in fields(Policy)}
+    unknown = set(pol) - known
+    if unknown:
+        raise ConfigError(f"{path}: unknown policy setting(s) {', '.join(sorted(unknown))}")
+    policy = replace(Policy(), **pol)
+    policy.validate()
+    host = data.get("ollama_host") or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
+    s = replace(
+        s,
+        policy=policy,
+        ollama_host=_normalise_host(ollama_host or host),
+        model=model or data.get("model") or None,
+        backend=backend or data.get("backend", s.backend),
+        timeout_s=float(data.get("timeout_s", s.timeout_s)),
+        keep_alive=str(data.get("keep_alive", s.keep_alive)),
+        parallel=int(parallel or data.get("parallel", s.parallel)),
+        theme=str(data.get("theme", s.theme)),
+    )
+    if db is not None:
+        s = replace(s, db_path=Path(db).expanduser())
+    elif data.get("db_path") and not os.environ.get("HIERMEM_DB"):
+        s = replace(s, db_path=Path(str(data["db_path"])).expanduser())
+    if s.backend not in ("ollama", "extractive"):
+        raise ConfigError(f"backend must be 'ollama' or 'extractive', not {s.backend!r}")
+    if s.parallel < 1:
+        raise ConfigError("parallel must be at least 1")
+    return s
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def save_settings(settings: Settings) -> Path | None:
+    """Write the user-facing settings back to the config file (atomically)."""
+    path = settings.config_path
+    if path is None:
+        return None
+    values = {
+        "ollama_host": settings.ollama_host,
+        "model": settings.model,
+        "backend": settings.backend,
+        "timeout_s": settings.timeout_s,
+        "keep_alive": settings.keep_alive,
+        "parallel": settings.parallel,
+        "theme": settings.theme,
+    }
+    lines = ["# hiermem-tui settings (written by the app; edit freely)"]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in values.items() if v is not None]
+    lines += ["", "[policy]"]
+    lines += [f"{k} = {_toml_value(v)}" for k, v in asdict(settings.policy).items()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

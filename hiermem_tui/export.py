@@ -1,0 +1,123 @@
+"""Exporting one session as JSON (DESIGN §6, exact) or Markdown.
+
+Both stream: episodes are written page by page, so a 100k-episode session never sits in
+memory. Markdown shows chat content literally by fencing it with a fence longer than any
+backtick run inside, so nothing in the content can become formatting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TextIO
+
+from .store import Store, StoreError, Summary
+
+
+def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "depth": s.depth,
+        "kind": s.kind,
+        "status": s.status,
+        "tier": s.tier,
+        "backend": s.backend,
+        "model": s.model,
+        "tokens": s.tokens,
+        "source_tokens": s.source_tokens,
+        "first_seq": s.first_seq,
+        "last_seq": s.last_seq,
+        "start_at": s.start_at,
+        "end_at": s.end_at,
+        "sources": store.source_ids(s.id),
+        "parent": s.parent_id,
+        "content": s.content,
+        "created_at": s.created_at,
+        "run_id": s.run_id,
+        "prompt_version": s.prompt_version,
+        "input_tokens": s.input_tokens,
+        "output_tokens": s.output_tokens,
+        "duration_s": s.duration_s,
+        "supersedes": s.supersedes,
+        "superseded_by": s.superseded_by,
+    }
+
+
+def export_json(store: Store, session_id: str, out: TextIO) -> None:
+    """Write the §6 export object; summaries include superseded versions, runs all runs."""
+    session = store.get_session(session_id)
+    if session is None:
+        raise StoreError(f"no session {session_id!r}")
+    dump = lambda obj: json.dumps(obj, ensure_ascii=False)  # noqa: E731
+    head = {
+        "id": session.id,
+        "title": session.title,
+        "source": session.source,
+        "episodes": session.episodes,
+        "tokens": session.tokens,
+    }
+    out.write('{"session": ' + dump(head) + ',\n "episodes": [')
+    for i, ep in enumerate(store.iter_episodes(session_id)):
+        row = {
+            "id": ep.id,
+            "seq": ep.seq,
+            "role": ep.role,
+            "created_at": ep.created_at,
+            "tokens": ep.tokens,
+            "content": ep.content,
+        }
+        out.write(("," if i else "") + "\n  " + dump(row))
+    out.write('\n ],\n "summaries": [')
+    for i, s in enumerate(store.summaries(session_id, status=None)):
+        out.write(("," if i else "") + "\n  " + dump(_summary_json(store, s)))
+    out.write('\n ],\n "runs": [')
+    for i, r in enumerate(store.runs(session_id)):
+        out.write(("," if i else "") + "\n  " + dump(r.as_json()))
+    out.write("\n ]}\n")
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _literal_block(text: str) -> str:
+    fence = _fence(text)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _md_inline(text: str) -> str:
+    """Escape Markdown metacharacters in a one-line value (titles, ids)."""
+    flat = " ".join(text.split())
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", flat)
+
+
+def export_markdown(store: Store, session_id: str, out: TextIO) -> None:
+    """A readable transcript with the active summary tree first. Content is fenced, never rendered."""
+    session = store.get_session(session_id)
+    if session is None:
+        raise StoreError(f"no session {session_id!r}")
+    out.write(f"# {_md_inline(session.title or session.id)}\n\n")
+    out.write(
+        f"- session: `{session.id}`\n- source: {_md_inline(session.source)}\n- episodes: {session.episodes}\n"
+        f"- tokens: {session.tokens}\n- active summaries: {session.summaries}\n"
+        f"- max depth: {'-' if session.max_depth is None else session.max_depth}\n\n"
+    )
+    tops = store.top_summaries(session_id)
+    if tops:
+        out.write("## Summaries\n\n")
+
+        def walk(s: Summary, level: int) -> None:
+            hashes = "#" * min(6, 3 + level)
+            out.write(
+                f"{hashes} d{s.depth} {s.kind} · episodes #{s.first_seq}–{s.last_seq} · {s.start_at} → {s.end_at}"
+                f" · {s.tier} · {s.tokens} tokens\n\n{_literal_block(s.content)}\n\n"
+            )
+            for child in store.children(s.id):
+                walk(child, level + 1)
+
+        for top in tops:
+            walk(top, 0)
+    out.write("## Transcript\n\n")
+    for ep in store.iter_episodes(session_id):
+        out.write(f"### #{ep.seq} {ep.role} · {ep.created_at}\n\n{_literal_block(ep.content)}\n\n")

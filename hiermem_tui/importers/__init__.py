@@ -1,0 +1,139 @@
+"""Importers: one module per chat-history format, a registry, format detection and loading.
+
+Each format module only *parses* (see ``base.py``); :func:`import_paths` writes what it
+yields into the store, one transaction per input path, so a file that turns out not to be
+of its format leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from .base import FormatError, ParsedSession, Problems, read_head
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+# CLI name -> module name. Order is the detection order: the most specific sniffers first
+# (SQLite files by their tables, then JSONL record shapes, then JSON array shapes).
+FORMATS: dict[str, str] = {
+    "llm": "llm",
+    "openwebui": "openwebui",
+    "oterm": "oterm",
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "chatgpt": "chatgpt",
+    "claude": "claude_ai",
+    "sharegpt": "sharegpt",
+    "jsonl": "jsonl",
+}
+
+
+def get_importer(name: str) -> ModuleType:
+    if name not in FORMATS:
+        raise FormatError(f"unknown format {name!r}; choose from auto, {', '.join(sorted(FORMATS))}")
+    return importlib.import_module(f".{FORMATS[name]}", __name__)
+
+
+def detect(path: Path) -> str:
+    """The format of ``path``, decided by each importer's cheap ``sniff``; FormatError if none claims it."""
+    if not path.exists():
+        raise FormatError(f"{path} does not exist")
+    try:
+        head = read_head(path)
+    except PermissionError:
+        raise FormatError(f"cannot read {path}: permission denied") from None
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    for name in FORMATS:
+        module = get_importer(name)
+        try:
+            if module.sniff(path, head):
+                return name
+        except (OSError, ValueError):
+            continue
+    if not path.is_dir() and not head:
+        raise FormatError(f"{path} is empty")
+    raise FormatError(f"cannot tell what format {path} is; pass --format (one of {', '.join(sorted(FORMATS))})")
+
+
+@dataclass
+class ImportReport:
+    """What an import did, for the CLI's summary line and the tests."""
+
+    sessions_seen: int = 0
+    sessions_created: int = 0
+    episodes_appended: int = 0
+    episodes_present: int = 0
+    problems: Problems = field(default_factory=Problems)
+    formats: dict[str, str] = field(default_factory=dict)
+
+
+ProgressFn = Callable[[str, ImportReport], None]
+
+
+def import_paths(
+    store: "Store",
+    paths: list[Path],
+    fmt: str = "auto",
+    *,
+    on_progress: ProgressFn | None = None,
+) -> ImportReport:
+    """Import every path; each path is one transaction (all of it lands, or none of it)."""
+    report = ImportReport()
+    for path in paths:
+        name = detect(path) if fmt == "auto" else fmt
+        module = get_importer(name)
+        report.formats[str(path)] = name
+        before = (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present)
+        try:
+            with store.transaction():
+                for parsed in module.parse(path, report.problems):
+                    load_session(store, parsed, str(path), report)
+                    if on_progress:
+                        on_progress(str(path), report)
+        except FormatError:
+            (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present) = before
+            raise
+        except RecursionError:
+            raise FormatError(f"{path}: data nested too deeply to be a {name} export") from None
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return report
+
+
+def load_session(store: Store, parsed: ParsedSession, ref: str | None, report: ImportReport) -> None:
+    """Write one parsed session: create it if new, then append only the episodes not yet stored."""
+    from ..store import NewEpisode
+
+    report.sessions_seen += 1
+    if not parsed.episodes:
+        report.problems.skip("conversation without messages", parsed.id)
+        return
+    created = parsed.created_at or next((e.created_at for e in parsed.episodes if e.created_at), None)
+    title = parsed.title.strip() if parsed.title else ""
+    if store.upsert_session(
+        parsed.id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata
+    ):
+        report.sessions_created += 1
+    episodes = [
+        NewEpisode(
+            key=ep.source_id if ep.source_id else f"@{i}",
+            role=ep.role,
+            content=ep.content,
+            created_at=ep.created_at,
+            metadata=ep.metadata,
+        )
+        for i, ep in enumerate(parsed.episodes)
+    ]
+    appended, present = store.append_episodes(parsed.id, episodes)
+    report.episodes_appended += appended
+    report.episodes_present += present
+
+
+__all__ = ["FORMATS", "FormatError", "ImportReport", "Problems", "detect", "get_importer", "import_paths", "load_session"]

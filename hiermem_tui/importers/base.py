@@ -1,0 +1,123 @@
+"""What every importer produces, and how it reports trouble.
+
+An importer is a module with ``NAME``, ``DESCRIPTION``, ``sniff(path, head) -> bool`` and
+``parse(path, problems) -> Iterator[ParsedSession]``. Parsers know nothing of the store:
+they turn a source into sessions of episodes, and ``importers.load`` writes them. That
+keeps each format testable on its own and lets the store decide ids, seq and tokens.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+ROLES = ("user", "assistant", "system", "tool")
+
+
+class FormatError(Exception):
+    """The input is not of the format asked for (or is unreadable): exit 2, nothing written."""
+
+
+@dataclass(slots=True)
+class ParsedEpisode:
+    """One message as the source has it.
+
+    ``source_id`` is the source's own id for the message (used to make imports idempotent);
+    None means the source has none, and the position in the session is used instead.
+    ``created_at`` is timezone-aware UTC, or None when the source has no timestamp (the store
+    then fills one deterministically and flags it synthetic).
+    """
+
+    role: str
+    content: str
+    created_at: datetime | None = None
+    source_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class ParsedSession:
+    """One conversation. ``id`` is stable across imports of the same source (``<format>:<id>``)."""
+
+    id: str
+    title: str
+    source: str
+    episodes: list[ParsedEpisode]
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Problems:
+    """Malformed records skipped during an import: a count per reason and the first few places."""
+
+    max_examples: int = 5
+    count: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+
+    def skip(self, reason: str, where: str = "") -> None:
+        """Record one skipped record. ``where`` is e.g. ``file.jsonl:12``."""
+        self.count += 1
+        self.reasons[reason] += 1
+        if len(self.examples) < self.max_examples:
+            self.examples.append(f"{where}: {reason}" if where else reason)
+
+    def summary(self) -> str:
+        if not self.count:
+            return ""
+        top = ", ".join(f"{r} ({n})" for r, n in self.reasons.most_common(3))
+        return f"skipped {self.count} malformed record(s): {top}"
+
+
+class Importer(Protocol):
+    NAME: str
+    DESCRIPTION: str
+
+    def sniff(self, path: Path, head: bytes) -> bool: ...
+
+    def parse(self, path: Path, problems: Problems) -> Iterator[ParsedSession]: ...
+
+
+def utc_from_epoch(value: Any) -> datetime | None:
+    """Unix seconds (int/float/str) → aware UTC datetime; None for missing or absurd values."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    if seconds > 1e11:  # milliseconds
+        seconds /= 1000.0
+    if not (0 < seconds < 32503680000):  # before year 3000
+        return None
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def utc_from_iso(value: Any) -> datetime | None:
+    """ISO-8601 text (``Z`` or offset; naive means UTC) → aware UTC datetime, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        # SQLite-style "2024-01-02 03:04:05.123456" is handled by fromisoformat; anything else is bad.
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def read_head(path: Path, size: int = 65536) -> bytes:
+    """The first bytes of a file (for sniffing); empty for directories."""
+    if path.is_dir():
+        return b""
+    with path.open("rb") as fh:
+        return fh.read(size)

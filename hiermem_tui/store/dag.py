@@ -1,0 +1,411 @@
+"""Summaries, their source edges, and runs: the DAG half of the Store.
+
+Every summary is written together with its edges, its parent links and its run's
+counters in one transaction, after checking the DESIGN §3 invariants against what is in
+the file at that moment — so no code path (or concurrent writer) can commit a summary that
+breaks them, and a crash leaves either the whole write or none of it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .db import StoreError
+from .models import Run, Summary, SummarySpan, SummaryWrite, utcnow
+
+if TYPE_CHECKING:
+    from .store import Store
+
+_SUMMARY_COLS = (
+    "id, session_id, depth, kind, status, tier, backend, model, prompt_version, content, tokens, "
+    "source_tokens, input_tokens, output_tokens, first_seq, last_seq, start_at, end_at, parent_id, "
+    "supersedes, superseded_by, created_at, duration_s, llm_seconds, run_id"
+)
+_SPAN_COLS = "id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at"
+_RUN_COLS = (
+    "id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive, fallback, "
+    "summaries_created, llm_seconds, wall_seconds, error, target"
+)
+
+
+class InvariantViolation(StoreError):
+    """A write would break a DAG invariant; nothing was written."""
+
+
+def new_id(prefix: str) -> str:
+    """Time-ordered, collision-resistant ids (``s_`` summaries, ``r_`` runs)."""
+    return f"{prefix}_{time.time_ns() // 1_000_000:x}{secrets.token_hex(4)}"
+
+
+def _summary(r: Sequence[Any]) -> Summary:
+    return Summary(*r)
+
+
+def _span(r: Sequence[Any]) -> SummarySpan:
+    return SummarySpan(*r)
+
+
+def _run(r: Sequence[Any]) -> Run:
+    return Run(*r)
+
+
+class DagMixin:
+    """Summary and run queries; mixed into :class:`Store`."""
+
+    # ------------------------------------------------------------------ reads
+    def get_summary(self: Store, summary_id: str) -> Summary | None:
+        row = self.conn.execute(f"SELECT {_SUMMARY_COLS} FROM summaries WHERE id = ?", (summary_id,)).fetchone()
+        return _summary(row) if row else None
+
+    def summaries(self: Store, session_id: str, *, status: str | None = "active") -> list[Summary]:
+        """Summaries of a session (with text), by depth then position."""
+        where = "session_id = ?" + (" AND status = ?" if status else "")
+        params: tuple[Any, ...] = (session_id, status) if status else (session_id,)
+        rows = self.conn.execute(
+            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE {where} ORDER BY depth, first_seq, created_at", params
+        )
+        return [_summary(r) for r in rows]
+
+    def spans(self: Store, session_id: str) -> list[SummarySpan]:
+        """Active summaries without text: the shape the planner and the coverage map need."""
+        rows = self.conn.execute(
+            f"SELECT {_SPAN_COLS} FROM summaries WHERE session_id = ? AND status = 'active' ORDER BY depth, first_seq",
+            (session_id,),
+        )
+        return [_span(r) for r in rows]
+
+    def top_summaries(self: Store, session_id: str) -> list[Summary]:
+        """Active summaries with no active parent, oldest coverage first (the DAG's roots)."""
+        rows = self.conn.execute(
+            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND parent_id IS NULL "
+            "ORDER BY first_seq, depth DESC",
+            (session_id,),
+        )
+        return [_summary(r) for r in rows]
+
+    def children(self: Store, summary_id: str) -> list[Summary]:
+        """The source summaries of a condensed summary, in order (empty for a leaf)."""
+        rows = self.conn.execute(
+            f"SELECT {', '.join('s.' + c.strip() for c in _SUMMARY_COLS.split(','))} FROM summary_sources e "
+            "JOIN summaries s ON s.id = e.source_id WHERE e.summary_id = ? AND e.source_type = 'summary' "
+            "ORDER BY e.position",
+            (summary_id,),
+        )
+        return [_summary(r) for r in rows]
+
+    def source_ids(self: Store, summary_id: str) -> list[str]:
+        """Ids of a summary's sources (episodes for a leaf, summaries for a condensed one)."""
+        rows = self.conn.execute(
+            "SELECT source_id FROM summary_sources WHERE summary_id = ? ORDER BY position", (summary_id,)
+        )
+        return [r[0] for r in rows]
+
+    def covering_chain(self: Store, session_id: str, seq: int) -> list[Summary]:
+        """Active summaries covering episode ``seq``: its leaf, then each parent up to the top."""
+        row = self.conn.execute(
+            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+            "AND first_seq <= ? AND last_seq >= ? ORDER BY first_seq DESC LIMIT 1",
+            (session_id, seq, seq),
+        ).fetchone()
+        chain: list[Summary] = []
+        while row is not None:
+            s = _summary(row)
+            chain.append(s)
+            if s.parent_id is None:
+                break
+            row = self.conn.execute(f"SELECT {_SUMMARY_COLS} FROM summaries WHERE id = ?", (s.parent_id,)).fetchone()
+        return chain
+
+    def summaries_covering(self: Store, session_id: str, seq: int, *, include_superseded: bool = True) -> list[Summary]:
+        """Every summary (any depth, optionally any status) whose coverage includes ``seq``."""
+        status = "" if include_superseded else " AND status = 'active'"
+        rows = self.conn.execute(
+            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE session_id = ? AND first_seq <= ? AND last_seq >= ?{status} "
+            "ORDER BY status, depth, created_at",
+            (session_id, seq, seq),
+        )
+        return [_summary(r) for r in rows]
+
+    def versions(self: Store, summary_id: str) -> list[Summary]:
+        """All versions of a summary (following supersedes/superseded_by), oldest first."""
+        s = self.get_summary(summary_id)
+        if s is None:
+            return []
+        older: list[Summary] = []
+        cur = s
+        while cur.supersedes:
+            prev = self.get_summary(cur.supersedes)
+            if prev is None:
+                break
+            older.append(prev)
+            cur = prev
+        newer: list[Summary] = []
+        cur = s
+        while cur.superseded_by:
+            nxt = self.get_summary(cur.superseded_by)
+            if nxt is None:
+                break
+            newer.append(nxt)
+            cur = nxt
+        return [*reversed(older), s, *newer]
+
+    def unsummarised_ranges(self: Store, session_id: str) -> list[tuple[int, int]]:
+        """Seq ranges of episodes under no active leaf, in order."""
+        session = self.get_session(session_id)
+        if session is None or session.episodes == 0:
+            return []
+        gaps: list[tuple[int, int]] = []
+        nxt = 0
+        for first, last in self.conn.execute(
+            "SELECT first_seq, last_seq FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+            "ORDER BY first_seq",
+            (session_id,),
+        ):
+            if first > nxt:
+                gaps.append((nxt, first - 1))
+            nxt = max(nxt, last + 1)
+        if nxt <= session.episodes - 1:
+            gaps.append((nxt, session.episodes - 1))
+        return gaps
+
+    # ------------------------------------------------------------------ writes
+    def write_summaries(self: Store, writes: Sequence[SummaryWrite]) -> list[Summary]:
+        """Write summaries with their edges in ONE transaction, checking invariants first.
+
+        Order matters: a later write may name an earlier one of the same batch as a source
+        (re-summarising a node and re-condensing its ancestors commit together).
+        """
+        with self.transaction() as conn:
+            for w in writes:
+                self._write_one(conn, w)
+            return [s for w in writes if (s := self.get_summary(w.summary.id)) is not None]
+
+    def _write_one(self: Store, conn: sqlite3.Connection, w: SummaryWrite) -> None:
+        s = w.summary
+        for old_id in w.supersede:
+            old = conn.execute("SELECT status, session_id FROM summaries WHERE id = ?", (old_id,)).fetchone()
+            if old is None or old[0] != "active" or old[1] != s.session_id:
+                raise InvariantViolation(f"cannot supersede {old_id}: not an active summary of {s.session_id}")
+            conn.execute(
+                "UPDATE summaries SET status = 'superseded', superseded_by = ?, parent_id = NULL WHERE id = ?",
+                (s.id, old_id),
+            )
+            # children of a replaced summary lose their parent until the new version adopts them
+            conn.execute("UPDATE summaries SET parent_id = NULL WHERE parent_id = ? AND status = 'active'", (old_id,))
+        if (w.episode_range is None) == (w.source_ids is None):
+            raise InvariantViolation("a summary needs exactly one of an episode range or source summaries")
+        if w.episode_range is not None:
+            if s.depth != 0:
+                raise InvariantViolation("a leaf summary has depth 0")
+            first, last = w.episode_range
+            if first > last:
+                raise InvariantViolation("empty episode range")
+            clash = conn.execute(
+                "SELECT id FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+                "AND first_seq <= ? AND last_seq >= ? LIMIT 1",
+                (s.session_id, last, first),
+            ).fetchone()
+            if clash:
+                raise InvariantViolation(f"episodes #{first}–{last} overlap active leaf {clash[0]}")
+            source_tokens, start_at, end_at = self.episode_stats(s.session_id, first, last)
+            kind = "leaf"
+            edges = [
+                (s.id, i, "episode", r[0])
+                for i, r in enumerate(conn.execute(
+                    "SELECT id FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                    (s.session_id, first, last),
+                ))
+            ]
+        else:
+            ids = list(w.source_ids or [])
+            if not ids:
+                raise InvariantViolation("a condensed summary needs sources")
+            marks = ",".join("?" * len(ids))
+            rows = conn.execute(
+                f"SELECT id, depth, status, parent_id, first_seq, last_seq, tokens, start_at, end_at, session_id "
+                f"FROM summaries WHERE id IN ({marks})",
+                ids,
+            ).fetchall()
+            by_id = {r[0]: r for r in rows}
+            if len(by_id) != len(ids):
+                raise InvariantViolation("unknown or repeated source summary")
+            src = [by_id[i] for i in ids]
+            depths = {r[1] for r in src}
+            if len(depths) != 1 or s.depth != src[0][1] + 1:
+                raise InvariantViolation("sources must share one depth d and the summary must have depth d+1")
+            for r in src:
+                if r[2] != "active" or r[9] != s.session_id:
+                    raise InvariantViolation(f"source {r[0]} is not an active summary of this session")
+                if r[3] is not None:
+                    raise InvariantViolation(f"source {r[0]} already has an active parent {r[3]}")
+            src.sort(key=lambda r: r[4])
+            if [r[0] for r in src] != ids:
+                raise InvariantViolation("sources must be given in coverage order")
+            first, last = src[0][4], src[-1][5]
+            between = conn.execute(
+                "SELECT count(*) FROM summaries WHERE session_id = ? AND status = 'active' AND depth = ? "
+                "AND first_seq >= ? AND last_seq <= ?",
+                (s.session_id, src[0][1], first, last),
+            ).fetchone()[0]
+            if between != len(src):
+                raise InvariantViolation("condensed sources must be contiguous")
+            source_tokens = sum(r[6] for r in src)
+            start_at = min(r[7] for r in src)
+            end_at = max(r[8] for r in src)
+            kind = "condensed"
+            edges = [(s.id, i, "summary", sid) for i, sid in enumerate(ids)]
+        conn.execute(
+            f"INSERT INTO summaries ({_SUMMARY_COLS}) VALUES ({','.join('?' * 25)})",
+            (
+                s.id, s.session_id, s.depth, kind, "active", s.tier, s.backend, s.model, s.prompt_version,
+                s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last, start_at, end_at,
+                None, w.supersede[0] if w.supersede else None, None, utcnow(), s.duration_s, s.llm_seconds, s.run_id,
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO summary_sources (summary_id, position, source_type, source_id) VALUES (?, ?, ?, ?)", edges
+        )
+        if kind == "condensed":
+            conn.executemany("UPDATE summaries SET parent_id = ? WHERE id = ?", [(s.id, i) for i in w.source_ids or []])
+        if s.run_id:
+            conn.execute(
+                f"UPDATE runs SET {s.tier} = {s.tier} + 1, summaries_created = summaries_created + 1, "
+                "llm_seconds = llm_seconds + ? WHERE id = ?",
+                (s.llm_seconds, s.run_id),
+            )
+
+    def supersede_all(self: Store, session_id: str, run_id: str | None = None) -> int:
+        """Mark every active summary of a session superseded (the start of a whole-session redo)."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE summaries SET status = 'superseded', parent_id = NULL, "
+                "superseded_by = coalesce(superseded_by, ?) WHERE session_id = ? AND status = 'active'",
+                (f"run:{run_id}" if run_id else None, session_id),
+            )
+            return cur.rowcount
+
+    def revert_run(self: Store, run_id: str) -> int:
+        """Undo a re-summarise: its summaries become superseded and the ones it replaced active again.
+
+        Refused if anything newer builds on the run's summaries. Returns how many were restored.
+        """
+        with self.transaction() as conn:
+            made = [r[0] for r in conn.execute(
+                "SELECT id FROM summaries WHERE run_id = ? AND status = 'active'", (run_id,)
+            )]
+            replaced = [r[0] for r in conn.execute(
+                "SELECT id FROM summaries WHERE status = 'superseded' AND (superseded_by = ? OR superseded_by IN "
+                f"(SELECT id FROM summaries WHERE run_id = ?))",
+                (f"run:{run_id}", run_id),
+            )]
+            if not made and not replaced:
+                raise StoreError(f"run {run_id} has nothing to revert")
+            made_set = set(made)
+            for sid in made:
+                parent = conn.execute("SELECT parent_id FROM summaries WHERE id = ?", (sid,)).fetchone()[0]
+                if parent is not None and parent not in made_set:
+                    raise StoreError(f"cannot revert run {run_id}: summary {parent} was built on it since")
+            session = conn.execute("SELECT session_id FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if made:
+                marks = ",".join("?" * len(made))
+                conn.execute(
+                    f"UPDATE summaries SET status = 'superseded', parent_id = NULL, superseded_by = ? WHERE id IN ({marks})",
+                    (f"revert:{run_id}", *made),
+                )
+            restored = 0
+            for sid in replaced:
+                conn.execute("UPDATE summaries SET status = 'active', superseded_by = NULL WHERE id = ?", (sid,))
+                restored += 1
+            # rebuild parent links of the restored set from their edges
+            for sid in replaced:
+                for (child,) in conn.execute(
+                    "SELECT source_id FROM summary_sources WHERE summary_id = ? AND source_type = 'summary'", (sid,)
+                ).fetchall():
+                    conn.execute(
+                        "UPDATE summaries SET parent_id = ? WHERE id = ? AND status = 'active'", (sid, child)
+                    )
+            if session:
+                self._check_leaves_disjoint(conn, session[0])
+            return restored
+
+    def _check_leaves_disjoint(self: Store, conn: sqlite3.Connection, session_id: str) -> None:
+        last = -1
+        for first, end in conn.execute(
+            "SELECT first_seq, last_seq FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+            "ORDER BY first_seq",
+            (session_id,),
+        ):
+            if first <= last:
+                raise InvariantViolation("this change would leave overlapping active leaves")
+            last = end
+
+    # ------------------------------------------------------------------ runs
+    def start_run(
+        self: Store, session_id: str, kind: str, backend: str, model: str | None, target: str | None = None
+    ) -> Run:
+        rid = new_id("r")
+        pid, host = self.runner_identity()
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO runs (id, session_id, kind, status, backend, model, started_at, target, pid, host) "
+                "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                (rid, session_id, kind, backend, model, utcnow(), target, pid, host),
+            )
+        run = self.get_run(rid)
+        assert run is not None
+        return run
+
+    def finish_run(self: Store, run_id: str, status: str, *, wall_seconds: float, error: str | None = None) -> Run:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, wall_seconds = ?, error = ? WHERE id = ?",
+                (status, utcnow(), wall_seconds, error, run_id),
+            )
+        run = self.get_run(run_id)
+        assert run is not None
+        return run
+
+    def get_run(self: Store, run_id: str) -> Run | None:
+        row = self.conn.execute(f"SELECT {_RUN_COLS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return _run(row) if row else None
+
+    def runs(self: Store, session_id: str) -> list[Run]:
+        rows = self.conn.execute(
+            f"SELECT {_RUN_COLS} FROM runs WHERE session_id = ? ORDER BY started_at, id", (session_id,)
+        )
+        return [_run(r) for r in rows]
+
+    def mark_interrupted_runs(self: Store) -> int:
+        """Runs left ``running`` by a process that is gone become ``interrupted``.
+
+        A run whose process is still alive on this host (a concurrent CLI run) is left alone.
+        """
+        rows = self.conn.execute("SELECT id, pid, host FROM runs WHERE status = 'running'").fetchall()
+        _, host = self.runner_identity()
+        dead = [r[0] for r in rows if not (r[2] == host and r[1] and _alive(r[1]))]
+        if not dead:
+            return 0
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE runs SET status = 'interrupted', finished_at = coalesce(finished_at, ?), "
+                "error = coalesce(error, 'the process running it stopped') WHERE id = ? AND status = 'running'",
+                [(utcnow(), rid) for rid in dead],
+            )
+        return len(dead)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,209 @@
+"""Opening a database file safely.
+
+Every check that can refuse a file runs *before* anything is written to it: a file that is
+not SQLite, belongs to another application, is damaged or has a newer schema is left
+byte-identical and reported in one line. Only then do we switch on WAL and migrate.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from urllib.parse import quote
+
+from .schema import APP_ID, MIGRATIONS, OUR_TABLES, SCHEMA_VERSION
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 30_000
+
+
+class StoreError(Exception):
+    """A problem with the database file, worded for the user (one line)."""
+
+
+class NotADatabase(StoreError):
+    pass
+
+
+class ForeignDatabase(StoreError):
+    pass
+
+
+class NewerSchema(StoreError):
+    pass
+
+
+class DamagedDatabase(StoreError):
+    pass
+
+
+class ReadOnlyError(StoreError):
+    """A write was attempted on a database opened read-only."""
+
+
+def _ro_uri(path: Path, immutable: bool = False) -> str:
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    return uri + "&immutable=1" if immutable else uri
+
+
+def _configure(conn: sqlite3.Connection, readonly: bool) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not readonly:
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -32000")
+
+
+def connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    """A new connection with our pragmas. ``isolation_level=None``: we issue BEGIN ourselves."""
+    if readonly:
+        try:
+            conn = sqlite3.connect(_ro_uri(path), uri=True, isolation_level=None, check_same_thread=False)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            # A WAL file in a read-only directory cannot get its -shm: read it as immutable.
+            conn = sqlite3.connect(_ro_uri(path, immutable=True), uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    _configure(conn, readonly)
+    return conn
+
+
+def inspect_file(path: Path) -> str:
+    """Classify ``path`` without writing: 'new' (absent or empty), 'sqlite', or raise StoreError."""
+    if path.is_dir():
+        raise NotADatabase(f"{path} is a directory, not a database file")
+    if not path.exists():
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.exists():
+            raise StoreError(f"cannot create {path}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise StoreError(f"cannot create {path}: no permission to write in {parent}")
+        return "new"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(100)
+    except PermissionError:
+        raise StoreError(f"cannot read {path}: permission denied") from None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not head:
+        return "new"
+    if not head.startswith(SQLITE_MAGIC):
+        raise NotADatabase(f"{path} is not a hiermem-tui database (not an SQLite file)")
+    if len(head) < 100:
+        raise DamagedDatabase(f"{path} is damaged: the SQLite header is truncated")
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    page_count = int.from_bytes(head[28:32], "big")
+    header_valid = head[24:28] == head[92:96]
+    if header_valid and page_count and path.stat().st_size < page_size * page_count:
+        raise DamagedDatabase(
+            f"{path} is damaged: truncated ({path.stat().st_size} bytes, header says {page_size * page_count})"
+        )
+    return "sqlite"
+
+
+def check_schema(conn: sqlite3.Connection, path: Path) -> int:
+    """Return the schema version of an SQLite file we may use; raise if it is not ours.
+
+    0 means an empty SQLite file that we may initialise.
+    """
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise DamagedDatabase(f"{path} is damaged or not a database ({exc})") from None
+    user_tables = {t for t in tables if not t.startswith("sqlite_")}
+    if not user_tables:
+        if version:
+            raise ForeignDatabase(f"{path} is an SQLite file of another application (user_version {version})")
+        return 0
+    app = None
+    if "meta" in user_tables:
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
+            app = row[0] if row else None
+        except sqlite3.DatabaseError:
+            app = None
+    if app != APP_ID:
+        shown = ", ".join(sorted(user_tables)[:5])
+        raise ForeignDatabase(
+            f"{path} belongs to another application (tables: {shown}); hiermem-tui will not touch it"
+        )
+    if version > SCHEMA_VERSION:
+        raise NewerSchema(
+            f"{path} was written by a newer hiermem-tui (schema {version}; this version knows up to "
+            f"{SCHEMA_VERSION}): upgrade hiermem-tui"
+        )
+    missing = OUR_TABLES - user_tables
+    if version >= 1 and missing:
+        raise DamagedDatabase(f"{path} is missing tables {', '.join(sorted(missing))}")
+    return version
+
+
+def migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Apply every migration after ``version``, each in its own transaction with its user_version."""
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        script = MIGRATIONS[target - 1]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # executescript would COMMIT first; run statement by statement inside our transaction.
+            for statement in _split_sql(script):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {target}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a script into complete statements (triggers contain ';' inside BEGIN…END)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+
+class ConnectionPool:
+    """One connection per thread (sqlite3 connections are not to be shared across threads).
+
+    Owned by one Store instance; not a global. Textual workers and the CLI's parallel
+    runner each get their own connection, and WAL lets readers go on while one writes.
+    """
+
+    def __init__(self, path: Path, readonly: bool) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, self.readonly)
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,233 @@
+"""Row types returned by the store. Plain frozen dataclasses: cheap, hashable, Textual-free."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "system", "tool"]
+Tier = Literal["normal", "aggressive", "fallback"]
+SummaryKind = Literal["leaf", "condensed"]
+RunKind = Literal["leaf", "condense", "full", "resummarize", "resummarize-session"]
+RunStatus = Literal["running", "done", "cancelled", "failed", "interrupted"]
+TIERS: tuple[Tier, ...] = ("normal", "aggressive", "fallback")
+
+
+def iso(dt: datetime) -> str:
+    """The one timestamp format the store writes: UTC, millisecond precision, ``Z``.
+
+    One fixed-width format means text order is time order, so SQL can compare and
+    ``max()`` timestamps without parsing them.
+    """
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    dt = dt.astimezone(timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str) -> datetime:
+    """Inverse of :func:`iso` (also accepts any ISO-8601 text with an offset)."""
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt
+
+
+def utcnow() -> str:
+    return iso(datetime.now(timezone.utc))
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    title: str
+    source: str
+    source_ref: str | None
+    created_at: str
+    updated_at: str
+    episodes: int
+    tokens: int
+    summaries: int
+    max_depth: int | None
+    covered_episodes: int
+    covered_tokens: int
+    fallbacks: int
+    top_tokens: int
+    last_summarized_seq: int | None
+    last_summary_at: str | None
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def coverage(self) -> float:
+        """Fraction of episodes under an active leaf (0..1)."""
+        return self.covered_episodes / self.episodes if self.episodes else 0.0
+
+    @property
+    def uncompacted_tokens(self) -> int:
+        """What a model would see now: unsummarised episodes plus top-level summaries."""
+        return self.tokens - self.covered_tokens + self.top_tokens
+
+    @property
+    def new_episodes(self) -> int:
+        """Episodes after the last active leaf (what a leaf pass could still take)."""
+        done = -1 if self.last_summarized_seq is None else self.last_summarized_seq
+        return self.episodes - (done + 1)
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``sessions --json`` element (DESIGN §6), plus a few extra fields."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "source": self.source,
+            "episodes": self.episodes,
+            "tokens": self.tokens,
+            "summaries": self.summaries,
+            "max_depth": self.max_depth,
+            "covered_episodes": self.covered_episodes,
+            "fallbacks": self.fallbacks,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "uncompacted_tokens": self.uncompacted_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    id: str
+    session_id: str
+    seq: int
+    role: Role
+    content: str
+    created_at: str
+    tokens: int
+    synthetic_time: bool
+    metadata: dict[str, Any] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    id: str
+    session_id: str
+    depth: int
+    kind: SummaryKind
+    status: Literal["active", "superseded"]
+    tier: Tier
+    backend: str
+    model: str | None
+    prompt_version: str
+    content: str
+    tokens: int
+    source_tokens: int
+    input_tokens: int | None
+    output_tokens: int | None
+    first_seq: int
+    last_seq: int
+    start_at: str
+    end_at: str
+    parent_id: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    created_at: str
+    duration_s: float
+    llm_seconds: float
+    run_id: str | None
+
+    @property
+    def episode_count(self) -> int:
+        return self.last_seq - self.first_seq + 1
+
+    @property
+    def ratio(self) -> float:
+        """Compression: output tokens / source tokens."""
+        return self.tokens / self.source_tokens if self.source_tokens else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySpan:
+    """The lightweight shape of a summary for maps and planners (no text)."""
+
+    id: str
+    depth: int
+    kind: SummaryKind
+    tier: Tier
+    first_seq: int
+    last_seq: int
+    tokens: int
+    parent_id: str | None
+    start_at: str
+    end_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    id: str
+    session_id: str
+    kind: RunKind
+    status: RunStatus
+    backend: str
+    model: str | None
+    started_at: str
+    finished_at: str | None
+    normal: int
+    aggressive: int
+    fallback: int
+    summaries_created: int
+    llm_seconds: float
+    wall_seconds: float
+    error: str | None
+    target: str | None
+
+    @property
+    def tiers(self) -> dict[str, int]:
+        return {"normal": self.normal, "aggressive": self.aggressive, "fallback": self.fallback}
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``runs`` element of ``export --format json`` (DESIGN §6)."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "status": self.status,
+            "backend": self.backend,
+            "model": self.model,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "tiers": self.tiers,
+            "summaries_created": self.summaries_created,
+            "llm_seconds": round(self.llm_seconds, 3),
+            "wall_seconds": round(self.wall_seconds, 3),
+            "error": self.error,
+        }
+
+
+@dataclass(slots=True)
+class NewSummary:
+    """A summary to write. Coverage, times and ``source_tokens`` are derived by the store."""
+
+    id: str
+    session_id: str
+    depth: int
+    tier: Tier
+    backend: str
+    model: str | None
+    prompt_version: str
+    content: str
+    tokens: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    duration_s: float = 0.0
+    llm_seconds: float = 0.0
+    run_id: str | None = None
+
+
+@dataclass(slots=True)
+class SummaryWrite:
+    """One summary and its edges. Exactly one of ``episode_range`` (leaf) or ``source_ids``
+    (condensed) is set. ``supersede`` lists active summaries this write replaces."""
+
+    summary: NewSummary
+    episode_range: tuple[int, int] | None = None
+    source_ids: list[str] | None = None
+    supersede: list[str] = field(default_factory=list)

@@ -1,0 +1,179 @@
+"""The SQLite schema, as a list of migrations keyed by ``PRAGMA user_version``.
+
+Aggregates on ``sessions`` are maintained by triggers, not by application code, so that
+other tools writing sessions and episodes straight into the file (the README documents
+how) keep them right too, and listing 10k sessions never has to scan episodes.
+Guard triggers make two invariants structural: episodes are immutable once written and
+summaries are never deleted.
+"""
+
+from __future__ import annotations
+
+APP_ID = "hiermem-tui"
+
+# Recomputes every summary-derived aggregate of one session from its *active* summaries.
+# Active summaries of a session are few (thousands at most) and indexed, so this is cheap.
+_RECOMPUTE = """
+    UPDATE sessions SET
+        (summary_count, max_depth, covered_episodes, covered_tokens, fallback_count,
+         top_tokens, last_summarized_seq, last_summary_at) = (
+            SELECT count(*),
+                   max(depth),
+                   coalesce(sum(CASE WHEN kind = 'leaf' THEN last_seq - first_seq + 1 END), 0),
+                   coalesce(sum(CASE WHEN kind = 'leaf' THEN source_tokens END), 0),
+                   coalesce(sum(tier = 'fallback'), 0),
+                   coalesce(sum(CASE WHEN parent_id IS NULL THEN tokens END), 0),
+                   max(CASE WHEN kind = 'leaf' THEN last_seq END),
+                   max(created_at)
+            FROM summaries WHERE session_id = {sid} AND status = 'active')
+    WHERE id = {sid};
+"""
+
+MIGRATIONS: list[str] = [
+    # ---- version 1 -------------------------------------------------------------------
+    f"""
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    INSERT INTO meta (key, value) VALUES ('app', '{APP_ID}');
+
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        title       TEXT NOT NULL DEFAULT '',
+        source      TEXT NOT NULL DEFAULT 'unknown',
+        source_ref  TEXT,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        metadata    TEXT NOT NULL DEFAULT '{{}}',
+        -- aggregates, kept by triggers
+        episode_count       INTEGER NOT NULL DEFAULT 0,
+        token_count         INTEGER NOT NULL DEFAULT 0,
+        summary_count       INTEGER NOT NULL DEFAULT 0,
+        max_depth           INTEGER,
+        covered_episodes    INTEGER NOT NULL DEFAULT 0,
+        covered_tokens      INTEGER NOT NULL DEFAULT 0,
+        fallback_count      INTEGER NOT NULL DEFAULT 0,
+        top_tokens          INTEGER NOT NULL DEFAULT 0,
+        last_summarized_seq INTEGER,
+        last_summary_at     TEXT
+    );
+    CREATE INDEX sessions_updated ON sessions (updated_at, id);
+    CREATE INDEX sessions_title ON sessions (title COLLATE NOCASE, id);
+
+    CREATE TABLE episodes (
+        id         TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        seq        INTEGER NOT NULL CHECK (seq >= 0),
+        role       TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+        content    TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        tokens     INTEGER,
+        synthetic_time INTEGER NOT NULL DEFAULT 0,
+        metadata   TEXT,
+        UNIQUE (session_id, seq)
+    );
+
+    CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id),
+        kind        TEXT NOT NULL CHECK (kind IN ('leaf', 'condense', 'full', 'resummarize', 'resummarize-session')),
+        status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'failed', 'interrupted')),
+        backend     TEXT NOT NULL,
+        model       TEXT,
+        started_at  TEXT NOT NULL,
+        finished_at TEXT,
+        normal      INTEGER NOT NULL DEFAULT 0,
+        aggressive  INTEGER NOT NULL DEFAULT 0,
+        fallback    INTEGER NOT NULL DEFAULT 0,
+        summaries_created INTEGER NOT NULL DEFAULT 0,
+        llm_seconds  REAL NOT NULL DEFAULT 0,
+        wall_seconds REAL NOT NULL DEFAULT 0,
+        error       TEXT,
+        target      TEXT,
+        pid         INTEGER,
+        host        TEXT
+    );
+    CREATE INDEX runs_session ON runs (session_id, started_at);
+    CREATE INDEX runs_status ON runs (status) WHERE status = 'running';
+
+    CREATE TABLE summaries (
+        id            TEXT PRIMARY KEY,
+        session_id    TEXT NOT NULL REFERENCES sessions (id),
+        depth         INTEGER NOT NULL CHECK (depth >= 0),
+        kind          TEXT NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+        status        TEXT NOT NULL CHECK (status IN ('active', 'superseded')),
+        tier          TEXT NOT NULL CHECK (tier IN ('normal', 'aggressive', 'fallback')),
+        backend       TEXT NOT NULL,
+        model         TEXT,
+        prompt_version TEXT NOT NULL,
+        content       TEXT NOT NULL,
+        tokens        INTEGER NOT NULL,
+        source_tokens INTEGER NOT NULL,
+        input_tokens  INTEGER,
+        output_tokens INTEGER,
+        first_seq     INTEGER NOT NULL,
+        last_seq      INTEGER NOT NULL,
+        start_at      TEXT NOT NULL,
+        end_at        TEXT NOT NULL,
+        parent_id     TEXT REFERENCES summaries (id),
+        supersedes    TEXT REFERENCES summaries (id),
+        superseded_by TEXT,  -- the newer version, or "run:<id>" / "revert:<id>" for whole-run changes
+        created_at    TEXT NOT NULL,
+        duration_s    REAL NOT NULL DEFAULT 0,
+        llm_seconds   REAL NOT NULL DEFAULT 0,
+        run_id        TEXT REFERENCES runs (id),
+        CHECK ((kind = 'leaf') = (depth = 0)),
+        CHECK (first_seq <= last_seq)
+    );
+    CREATE INDEX summaries_active ON summaries (session_id, depth, first_seq) WHERE status = 'active';
+    CREATE INDEX summaries_span ON summaries (session_id, kind, first_seq, last_seq);
+    CREATE INDEX summaries_parent ON summaries (parent_id) WHERE parent_id IS NOT NULL;
+    CREATE INDEX summaries_run ON summaries (run_id);
+
+    CREATE TABLE summary_sources (
+        summary_id  TEXT NOT NULL REFERENCES summaries (id),
+        position    INTEGER NOT NULL,
+        source_type TEXT NOT NULL CHECK (source_type IN ('episode', 'summary')),
+        source_id   TEXT NOT NULL,
+        PRIMARY KEY (summary_id, position)
+    ) WITHOUT ROWID;
+    CREATE INDEX summary_sources_source ON summary_sources (source_id);
+
+    -- episode aggregates
+    CREATE TRIGGER episodes_ai AFTER INSERT ON episodes BEGIN
+        UPDATE sessions SET
+            episode_count = episode_count + 1,
+            token_count = token_count + coalesce(NEW.tokens, 0),
+            updated_at = max(updated_at, NEW.created_at)
+        WHERE id = NEW.session_id;
+    END;
+    CREATE TRIGGER episodes_tokens_au AFTER UPDATE OF tokens ON episodes BEGIN
+        UPDATE sessions SET token_count = token_count - coalesce(OLD.tokens, 0) + coalesce(NEW.tokens, 0)
+        WHERE id = NEW.session_id;
+    END;
+    CREATE TRIGGER episodes_immutable BEFORE UPDATE OF session_id, seq, role, content, created_at ON episodes BEGIN
+        SELECT RAISE(ABORT, 'episodes are immutable');
+    END;
+    CREATE TRIGGER episodes_no_delete BEFORE DELETE ON episodes BEGIN
+        SELECT RAISE(ABORT, 'episodes are never deleted');
+    END;
+
+    -- summary aggregates
+    CREATE TRIGGER summaries_ai AFTER INSERT ON summaries BEGIN
+        {_RECOMPUTE.format(sid="NEW.session_id")}
+    END;
+    CREATE TRIGGER summaries_au AFTER UPDATE OF status, parent_id, tokens, tier ON summaries BEGIN
+        {_RECOMPUTE.format(sid="NEW.session_id")}
+    END;
+    CREATE TRIGGER summaries_no_delete BEFORE DELETE ON summaries BEGIN
+        SELECT RAISE(ABORT, 'summaries are never deleted');
+    END;
+    CREATE TRIGGER summaries_immutable BEFORE UPDATE OF content, first_seq, last_seq, depth, kind, session_id ON summaries BEGIN
+        SELECT RAISE(ABORT, 'summary text and coverage are immutable; write a new version');
+    END;
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+OUR_TABLES = {"meta", "sessions", "episodes", "summaries", "summary_sources", "runs"}

