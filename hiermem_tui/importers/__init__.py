@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -93,8 +94,19 @@ def import_paths(
         before = (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present)
         try:
             with store.transaction():
+                # Pipeline: while session N is written here, session N+1 is being tokenised
+                # on another core (tiktoken releases the GIL), so an import costs little more
+                # than tokenising its text.
+                pending: tuple[ParsedSession, Future[list[int]]] | None = None
                 for parsed in module.parse(path, report.problems):
-                    load_session(store, parsed, str(path), report)
+                    counting = store.tokenizer.count_many_later([e.content for e in parsed.episodes])
+                    if pending is not None:
+                        load_session(store, pending[0], str(path), report, pending[1].result())
+                        if on_progress:
+                            on_progress(str(path), report)
+                    pending = (parsed, counting)
+                if pending is not None:
+                    load_session(store, pending[0], str(path), report, pending[1].result())
                     if on_progress:
                         on_progress(str(path), report)
         except FormatError:
@@ -107,7 +119,9 @@ def import_paths(
     return report
 
 
-def load_session(store: Store, parsed: ParsedSession, ref: str | None, report: ImportReport) -> None:
+def load_session(
+    store: Store, parsed: ParsedSession, ref: str | None, report: ImportReport, tokens: list[int] | None = None
+) -> None:
     """Write one parsed session: create it if new, then append only the episodes not yet stored."""
     from ..store import NewEpisode
 
@@ -131,7 +145,7 @@ def load_session(store: Store, parsed: ParsedSession, ref: str | None, report: I
         )
         for i, ep in enumerate(parsed.episodes)
     ]
-    appended, present = store.append_episodes(parsed.id, episodes)
+    appended, present = store.append_episodes(parsed.id, episodes, tokens)
     report.episodes_appended += appended
     report.episodes_present += present
 

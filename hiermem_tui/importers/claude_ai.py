@@ -1,0 +1,200 @@
+"""Claude.ai data export (``conversations.json``, the export ``.zip``, or the unzipped folder).
+
+Each conversation lists ``chat_messages`` already in order; ``sender`` human → ``user``,
+assistant → ``assistant``. When a message has ``content`` blocks they are preferred over the flat
+``text``: text blocks literally, ``thinking`` left out (counted), ``tool_use`` as
+``[tool_use web_search] {json}``. A run of ``tool_result`` blocks inside an assistant message
+becomes its own role-``tool`` episode so tool output reads the same as in the other importers;
+such split parts get ``source_id`` ``<uuid>#1``, ``#2``… after the message's own ``<uuid>``.
+Attachments with extracted text (long pastes land there) are appended under
+``[attachment <name>]``; uploaded files without text become ``[file <name>]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems, utc_from_iso
+from hiermem_tui.importers.chatgpt import (
+    OUTPUT_TEXT_MAX,
+    clip,
+    export_head,
+    first_key,
+    load_export_json,
+    title_from,
+)
+from hiermem_tui.importers.claude_code import compact_json
+
+NAME = "claude"
+DESCRIPTION = "Claude.ai data export: conversations.json or the export .zip"
+
+_SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A JSON array whose first conversation has ``chat_messages`` (ChatGPT's has ``mapping``)."""
+    return first_key(export_head(path, head), ("mapping", "chat_messages")) == "chat_messages"
+
+
+def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
+    """Yield one session per conversation; malformed conversations or messages are skipped and reported."""
+    data = load_export_json(path)
+    if not isinstance(data, list):
+        raise FormatError(f"{path.name}: not a Claude.ai export (top level is not a list of conversations)")
+    if data and not any(isinstance(c, dict) and "chat_messages" in c for c in data):
+        chatgpt = any(isinstance(c, dict) and "mapping" in c for c in data)
+        hint = " (looks like a ChatGPT export)" if chatgpt else ""
+        raise FormatError(f"{path.name}: not a Claude.ai export, no conversation has 'chat_messages'{hint}")
+    for index, conv in enumerate(data):
+        where = f"{path.name}[{index}]"
+        if not isinstance(conv, dict):
+            problems.skip("conversation is not an object", where)
+            continue
+        session = _conversation(conv, where, problems)
+        if session is not None:
+            yield session
+
+
+def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> ParsedSession | None:
+    uuid = conv.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        problems.skip("conversation without a uuid", where)
+        return None
+    where = f"{where} {uuid}"
+    messages = conv.get("chat_messages")
+    if not isinstance(messages, list):
+        problems.skip("conversation without chat_messages", where)
+        return None
+    episodes: list[ParsedEpisode] = []
+    thinking = 0
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            problems.skip("message is not an object", f"{where} message {i}")
+            continue
+        role = _SENDERS.get(str(msg.get("sender")))
+        if role is None:
+            problems.skip("unknown sender", f"{where} message {i}")
+            continue
+        parts, n_thinking = _segments(msg, role)
+        thinking += n_thinking
+        mid = msg.get("uuid") if isinstance(msg.get("uuid"), str) and msg.get("uuid") else None
+        when = utc_from_iso(msg.get("created_at"))
+        for k, (seg_role, text, meta) in enumerate(parts):
+            source_id = mid if k == 0 or mid is None else f"{mid}#{k}"
+            episodes.append(ParsedEpisode(seg_role, text, when, source_id, meta or None))
+
+    name = conv.get("name") if isinstance(conv.get("name"), str) else ""
+    title = name.strip() or next((title_from(e.content) for e in episodes if e.role == "user"), "") or "Untitled"
+    metadata: dict[str, Any] = {}
+    updated = utc_from_iso(conv.get("updated_at"))
+    if updated:
+        metadata["updated_at"] = updated.isoformat()
+    if isinstance(conv.get("model"), str):
+        metadata["model"] = conv["model"]
+    if isinstance(conv.get("summary"), str) and conv["summary"].strip():
+        metadata["summary"] = conv["summary"]
+    if thinking:
+        metadata["thinking_blocks"] = thinking
+    return ParsedSession(
+        id=f"{NAME}:{uuid}",
+        title=title,
+        source=NAME,
+        episodes=episodes,
+        created_at=utc_from_iso(conv.get("created_at")),
+        metadata=metadata,
+    )
+
+
+def _segments(msg: dict[str, Any], role: str) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
+    """A message as ``(role, text, metadata)`` pieces (tool results split out) and its thinking count."""
+    segments: list[tuple[str, list[str], dict[str, Any]]] = []
+    thinking = 0
+    blocks = msg.get("content")
+    if isinstance(blocks, list) and blocks:
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype in ("thinking", "redacted_thinking"):
+                thinking += 1
+                continue
+            seg_role = "tool" if btype == "tool_result" else role
+            if not segments or segments[-1][0] != seg_role:
+                segments.append((seg_role, [], {"content_types": []}))
+            _, texts, meta = segments[-1]
+            if btype not in meta["content_types"]:
+                meta["content_types"].append(btype)
+            texts.append(_render_block(block, meta))
+    if not any(t.strip() for _, texts, _ in segments for t in texts):
+        text = msg.get("text")
+        segments = [(role, [text], {})] if isinstance(text, str) and text.strip() else []
+    extras = _attachments(msg)
+    if extras:
+        if segments and segments[0][0] == role:
+            segments[0][1].extend(extras)
+        else:
+            segments.insert(0, (role, extras, {}))
+        segments[0][2]["attachments"] = len(extras)
+    out = []
+    for seg_role, texts, meta in segments:
+        text = "\n\n".join(t for t in texts if t)
+        if text.strip():
+            out.append((seg_role, text, meta))
+    return out, thinking
+
+
+def _render_block(block: dict[str, Any], meta: dict[str, Any]) -> str:
+    btype = block.get("type")
+    if btype == "text":
+        return block["text"] if isinstance(block.get("text"), str) else ""
+    if btype == "tool_use":
+        name = str(block.get("name") or "?")
+        meta.setdefault("tools", []).append(name)
+        return f"[tool_use {name}] {compact_json(block.get('input'))}"
+    if btype == "tool_result":
+        if isinstance(block.get("name"), str):
+            meta.setdefault("tools", []).append(block["name"])
+        if block.get("is_error"):
+            meta["is_error"] = True
+        text = _result_text(block.get("content"))
+        return clip(text, OUTPUT_TEXT_MAX) if text.strip() else "[no output]"
+    return f"[{btype or 'block'}]"
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else compact_json(content)
+    out: list[str] = []
+    for item in content:
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            out.append(item["text"])
+        elif isinstance(item, dict) and isinstance(item.get("title"), str):
+            url = item.get("url") if isinstance(item.get("url"), str) else ""
+            out.append(f"[{item.get('type') or 'result'}] {item['title']} {url}".rstrip())
+        elif isinstance(item, dict):
+            out.append(f"[{item.get('type') or 'result'}]")
+    return "\n".join(out)
+
+
+def _attachments(msg: dict[str, Any]) -> list[str]:
+    """Attached text (pastes, documents) and the names of uploaded files, as a reader would see them."""
+    out: list[str] = []
+    names: set[str] = set()
+    for att in msg.get("attachments") or []:
+        if not isinstance(att, dict):
+            continue
+        name = str(att.get("file_name") or "attachment")
+        names.add(name)
+        body = att.get("extracted_content")
+        if isinstance(body, str) and body.strip():
+            out.append(f"[attachment {name}]\n{clip(body, OUTPUT_TEXT_MAX)}")
+        else:
+            out.append(f"[attachment {name}]")
+    for f in msg.get("files") or []:
+        if isinstance(f, dict) and str(f.get("file_name") or "file") not in names:
+            out.append(f"[file {f.get('file_name') or 'file'}]")
+    return out

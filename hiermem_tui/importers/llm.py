@@ -1,0 +1,507 @@
+"""Simon Willison's ``llm`` — ``logs.db``, in both of its layouts.
+
+Legacy: ``conversations`` + ``responses`` (one row = a prompt and its reply). Newer: a
+content-addressed message tree — ``threads`` point at a tip message, ``messages`` link to
+their parent, ``parts`` hold the content, ``turns`` record each model call (with its time).
+During the transition llm writes both, reusing the conversation id as the thread id and the
+response id as the turn id, so one chat can be stored twice: each id is emitted once, from
+whichever layout holds more of it (ties go to the newer layout, which keeps tool parts).
+
+Schema assumptions (columns are found with PRAGMA table_info; a missing one reads as NULL):
+a part has ``type`` and either ``text`` or text borrowed from ``fragments`` (through
+``parts.fragment_id`` or a ``part_fragments`` table — joined in order, an approximation of how
+llm composes them); tool parts name the tool in ``tool_name`` or ``name`` and keep
+``arguments``/``output`` in columns or in a JSON ``payload``. Message times are those of the
+earliest turn whose chain reaches the message (llm's own ``message_tree`` view does the same).
+
+This module also holds the read-only SQLite helpers the oterm and Open WebUI importers share.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from hiermem_tui.importers.base import (
+    ROLES,
+    FormatError,
+    ParsedEpisode,
+    ParsedSession,
+    Problems,
+    utc_from_iso,
+)
+
+NAME = "llm"
+DESCRIPTION = "Simon Willison's llm logs.db (legacy responses and newer threads/messages)"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+Schema = dict[str, set[str]]
+
+
+# --- read-only SQLite access (shared with oterm and openwebui) ---------------------------
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """Open a source database so that nothing can change it.
+
+    ``mode=ro`` refuses every write. A WAL-mode file needs its ``-wal``/``-shm`` to be read;
+    when no ``-wal`` exists (the owning app closed cleanly) all data is in the main file, and
+    ``immutable=1`` is used so SQLite does not create stray ``-wal``/``-shm`` files next to
+    the user's database. If the owning app is running, the ``-wal`` exists and is read.
+    """
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not header.startswith(SQLITE_MAGIC):
+        raise FormatError(f"{path.name} is not a SQLite database")
+    params = "mode=ro"
+    if len(header) > 18 and header[18] == 2 and not Path(f"{path}-wal").exists():
+        params += "&immutable=1"
+    uri = f"file:{quote(str(path.absolute()))}?{params}"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        conn.row_factory = sqlite3.Row
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise FormatError(f"cannot open SQLite database {path.name}: {exc}") from exc
+    return conn
+
+
+def _ident(name: str) -> str:
+    """Quote an SQL identifier (table names come from the file, so never trust them)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def read_schema(conn: sqlite3.Connection) -> Schema:
+    """Table name → column names, so importers adapt to the schema version they meet."""
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        name: {row[1] for row in conn.execute(f"PRAGMA table_info({_ident(name)})")}
+        for name in names
+    }
+
+
+def sniff_sqlite(path: Path, head: bytes, accept: Callable[[Schema], bool]) -> bool:
+    """Shared sniff: a SQLite header, then a look at the tables (never raises)."""
+    if not head.startswith(SQLITE_MAGIC):
+        return False
+    try:
+        conn = open_readonly(path)
+    except FormatError:
+        return False
+    try:
+        return accept(read_schema(conn))
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def select_list(present: set[str], wanted: tuple[str, ...]) -> str:
+    """``a, b, NULL AS c`` — read optional columns without a query per schema version."""
+    return ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in wanted)
+
+
+def snippet(text: str, limit: int = 80) -> str:
+    """First non-blank line, clipped: a title for sources that have none."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def compact_json(value: Any) -> str:
+    """Tool arguments as one short literal line (JSON text is re-serialised compactly)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+# --- format detection --------------------------------------------------------------------
+
+
+def _has_legacy(schema: Schema) -> bool:
+    return {"id", "prompt", "response"} <= schema.get("responses", set())
+
+
+def _has_threads(schema: Schema) -> bool:
+    return (
+        {"id", "tip_message_hash"} <= schema.get("threads", set())
+        and {"hash", "parent_hash", "role"} <= schema.get("messages", set())
+        and {"message_hash", "type"} <= schema.get("parts", set())
+    )
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    return sniff_sqlite(path, head, lambda s: _has_legacy(s) or _has_threads(s))
+
+
+# --- legacy layout ----------------------------------------------------------------------
+
+_RESPONSE_COLUMNS = (
+    "id", "model", "prompt", "system", "response", "conversation_id",
+    "datetime_utc", "duration_ms", "input_tokens", "output_tokens",
+)  # fmt: skip
+
+
+class _Legacy:
+    """``conversations`` + ``responses``: one row becomes a prompt and a reply episode."""
+
+    def __init__(self, conn: sqlite3.Connection, schema: Schema, path: Path):
+        self.conn, self.schema, self.path = conn, schema, path
+        self.names: dict[str, tuple[str, str]] = {}
+        if {"id", "name"} <= schema.get("conversations", set()):
+            cols = select_list(schema["conversations"], ("id", "name", "model"))
+            for row in conn.execute(f"SELECT {cols} FROM conversations"):
+                self.names[str(row["id"])] = (row["name"] or "", row["model"] or "")
+        # Tool traffic is small next to the text; holding it per response id avoids a
+        # full scan of an unindexed table for every response.
+        self.calls = self._tool_rows("tool_calls", "arguments")
+        self.results = self._tool_rows("tool_results", "output")
+        self.seen: set[str] = set()
+
+    def _tool_rows(self, table: str, body: str) -> dict[str, list[str]]:
+        cols = self.schema.get(table, set())
+        if not {"response_id", "name"} <= cols:
+            return {}
+        order = "id" if "id" in cols else "rowid"
+        columns = select_list(cols, (body,))
+        sql = f"SELECT response_id, name, {columns} FROM {table} ORDER BY {order}"
+        out: dict[str, list[str]] = {}
+        for row in self.conn.execute(sql):
+            if table == "tool_calls":
+                text = f"[tool_call {row['name']}({compact_json(row[body] or '{}')})]"
+            else:
+                text = f"[tool_result {row['name']}] {row[body] or ''}"
+            out.setdefault(str(row["response_id"]), []).append(text)
+        return out
+
+    def batches(self) -> Iterator[tuple[str, list[sqlite3.Row]]]:
+        """Rows grouped by conversation (one sorted scan); a NULL conversation is its own."""
+        cols = select_list(self.schema["responses"], _RESPONSE_COLUMNS)
+        rows = self.conn.execute(
+            f"SELECT {cols} FROM responses "
+            "ORDER BY conversation_id IS NULL, conversation_id, datetime_utc, rowid"
+        )
+        key: str | None = None
+        batch: list[sqlite3.Row] = []
+        for row in rows:
+            conv = row["conversation_id"]
+            row_key = str(conv) if conv is not None else None
+            if batch and (row_key is None or row_key != key):
+                yield key or str(batch[0]["id"]), batch
+                batch = []
+            key = row_key
+            batch.append(row)
+            self.seen.add(row_key or str(row["id"]))
+        if batch:
+            yield key or str(batch[0]["id"]), batch
+
+    def without_responses(self) -> list[str]:
+        """Conversations that no response row points at (call after ``batches``)."""
+        return [cid for cid in self.names if cid not in self.seen]
+
+    def session(
+        self, key: str, rows: list[sqlite3.Row], problems: Problems
+    ) -> ParsedSession | None:
+        episodes: list[ParsedEpisode] = []
+        last_system = ""
+        for row in rows:
+            rid = str(row["id"])
+            when = utc_from_iso(row["datetime_utc"])
+            system = row["system"] or ""
+            # The system prompt opens the chat; rows repeat it, so only a change is news.
+            if system.strip() and system != last_system:
+                episodes.append(ParsedEpisode("system", system, when, f"{rid}:system"))
+                last_system = system
+            if rid in self.results:
+                tool_text = "\n".join(self.results[rid])
+                episodes.append(ParsedEpisode("tool", tool_text, when, f"{rid}:tool_results"))
+            prompt, reply = row["prompt"] or "", row["response"] or ""
+            if rid in self.calls:
+                reply = "\n".join(([reply] if reply.strip() else []) + self.calls[rid])
+            if not prompt.strip() and not reply.strip() and rid not in self.results:
+                where = f"{self.path.name}:responses {rid}"
+                problems.skip("response row with neither prompt nor response", where)
+                continue
+            if prompt.strip():
+                episodes.append(ParsedEpisode("user", prompt, when, f"{rid}:prompt"))
+            if reply.strip():
+                done = when
+                duration = row["duration_ms"]
+                if when is not None and isinstance(duration, int) and duration > 0:
+                    done = when + timedelta(milliseconds=duration)
+                keys = ("model", "input_tokens", "output_tokens")
+                meta = {k: row[k] for k in keys if row[k] is not None}
+                reply_id = f"{rid}:response"
+                episodes.append(ParsedEpisode("assistant", reply, done, reply_id, meta or None))
+        if not episodes:
+            return None
+        name, model = self.names.get(key, ("", ""))
+        first_user = next((e.content for e in episodes if e.role == "user"), "")
+        return ParsedSession(
+            id=f"{NAME}:{key}",
+            title=name or snippet(first_user) or key,
+            source=NAME,
+            episodes=episodes,
+            created_at=next((e.created_at for e in episodes if e.created_at), None),
+            metadata={"layout": "responses", **({"model": model} if model else {})},
+        )
+
+
+# --- newer layout: threads / messages / parts / turns ------------------------------------
+
+
+class _Threads:
+    """Reads threads as chains of messages; keeps only the turn index in memory."""
+
+    def __init__(self, conn: sqlite3.Connection, schema: Schema, path: Path):
+        self.conn, self.schema, self.path = conn, schema, path
+        self.part_cols = schema["parts"]
+        self.turn_at: dict[str, tuple[datetime, str]] = {}
+        turn_cols = schema.get("turns", set())
+        if {"tip_message_hash", "datetime_utc"} <= turn_cols:
+            cols = select_list(turn_cols, ("tip_message_hash", "datetime_utc", "model"))
+            for row in conn.execute(f"SELECT {cols} FROM turns ORDER BY datetime_utc, rowid"):
+                when = utc_from_iso(row["datetime_utc"])
+                tip = row["tip_message_hash"]
+                if tip and when and tip not in self.turn_at:  # rows come oldest first
+                    self.turn_at[tip] = (when, row["model"] or "")
+
+    def thread_rows(self) -> list[sqlite3.Row]:
+        wanted = ("id", "name", "tip_message_hash", "datetime_utc")
+        cols = select_list(self.schema["threads"], wanted)
+        return list(self.conn.execute(f"SELECT {cols} FROM threads ORDER BY datetime_utc, id"))
+
+    def loose_turns(self) -> list[sqlite3.Row]:
+        """Turns logged outside any thread: each is a one-off chat of its own."""
+        cols = self.schema.get("turns", set())
+        if not {"id", "thread_id", "tip_message_hash"} <= cols:
+            return []
+        sql = (
+            f"SELECT id, NULL AS name, tip_message_hash, {select_list(cols, ('datetime_utc',))} "
+            "FROM turns WHERE thread_id IS NULL ORDER BY datetime_utc, id"
+        )
+        return list(self.conn.execute(sql))
+
+    def session(self, thread: sqlite3.Row, problems: Problems) -> ParsedSession | None:
+        tid = str(thread["id"])
+        where = f"{self.path.name}:thread {tid}"
+        chain = self._chain(thread["tip_message_hash"], where, problems)
+        start = utc_from_iso(thread["datetime_utc"])
+        times = self._times([m["hash"] for m in chain], start)
+        episodes: list[ParsedEpisode] = []
+        for message, when in zip(chain, times):
+            role = (message["role"] or "").strip().lower()
+            if role not in ROLES:
+                problems.skip(f"unknown message role {role[:20]!r}", where)
+                continue
+            content = "\n\n".join(self._parts(message["hash"]))
+            if not content.strip():
+                continue  # e.g. reasoning only: nothing a reader would see
+            meta = None
+            if role == "assistant" and self.turn_at.get(message["hash"], (None, ""))[1]:
+                meta = {"model": self.turn_at[message["hash"]][1]}
+            episodes.append(ParsedEpisode(role, content, when, message["hash"], meta))
+        if not episodes:
+            problems.skip("thread with no messages", where)
+            return None
+        first_user = next((e.content for e in episodes if e.role == "user"), "")
+        return ParsedSession(
+            id=f"{NAME}:{tid}",
+            title=thread["name"] or snippet(first_user) or tid,
+            source=NAME,
+            episodes=episodes,
+            created_at=start or next((e.created_at for e in episodes if e.created_at), None),
+            metadata={"layout": "threads"},
+        )
+
+    def _chain(self, tip: str | None, where: str, problems: Problems) -> list[sqlite3.Row]:
+        """Tip → root through parent_hash, reversed; stops (and reports) on a cycle or a gap."""
+        chain: list[sqlite3.Row] = []
+        seen: set[str] = set()
+        current = tip
+        while current:
+            if current in seen:
+                problems.skip("cycle in message parents", where)
+                break
+            seen.add(current)
+            row = self.conn.execute(
+                "SELECT hash, parent_hash, role FROM messages WHERE hash = ?", (current,)
+            ).fetchone()
+            if row is None:
+                problems.skip("thread refers to a missing message", where)
+                break
+            chain.append(row)
+            current = row["parent_hash"]
+        chain.reverse()
+        return chain
+
+    def _times(self, hashes: list[str], fallback: datetime | None) -> list[datetime | None]:
+        """Earliest turn whose tip is at or after each message; gaps take the previous time."""
+        covering: list[datetime | None] = [None] * len(hashes)
+        best: datetime | None = None
+        for index in range(len(hashes) - 1, -1, -1):
+            hit = self.turn_at.get(hashes[index])
+            if hit and (best is None or hit[0] < best):
+                best = hit[0]
+            covering[index] = best
+        previous = fallback
+        for index, when in enumerate(covering):
+            if when is None:
+                covering[index] = previous
+            previous = covering[index]
+        return covering
+
+    def _parts(self, message_hash: str) -> Iterator[str]:
+        """Each visible part as literal text; reasoning is model-internal and left out."""
+        cols = self.part_cols
+        wanted = ("id", "type", "text", "tool_name", "name", "arguments", "output", "payload")
+        order = "position" if "position" in cols else "rowid"
+        sql = (
+            f"SELECT {select_list(cols, wanted + ('fragment_id',))} FROM parts "
+            f"WHERE message_hash = ? ORDER BY {order}"
+        )
+        for part in self.conn.execute(sql, (message_hash,)).fetchall():
+            kind = part["type"] or ""
+            try:
+                payload = json.loads(part["payload"]) if part["payload"] else {}
+            except (json.JSONDecodeError, RecursionError):
+                payload = {}
+            if not isinstance(payload, dict):
+                payload = {}
+            name = part["tool_name"] or part["name"] or payload.get("name") or ""
+            if kind == "reasoning":
+                continue
+            if kind == "text":
+                text = part["text"] or self._fragments(part)
+                if text:
+                    yield text
+            elif kind == "tool_call":
+                args = part["arguments"]
+                if args is None:
+                    args = payload.get("arguments", {})
+                yield f"[tool_call {name}({compact_json(args)})]"
+            elif kind == "tool_result":
+                output = part["output"]
+                if output is None:
+                    output = payload.get("output", part["text"] or "")
+                text = output if isinstance(output, str) else compact_json(output)
+                yield f"[tool_result {name}] {text}"
+            elif kind == "attachment":
+                yield self._attachment(part)
+            else:
+                yield f"[{kind or 'part'}]"
+
+    def _fragments(self, part: sqlite3.Row) -> str:
+        """Text stored by reference to ``fragments`` (two schema variants)."""
+        if "content" not in self.schema.get("fragments", set()):
+            return ""
+        if part["fragment_id"] is not None:
+            sql = "SELECT content FROM fragments WHERE id = ?"
+            row = self.conn.execute(sql, (part["fragment_id"],)).fetchone()
+            return (row["content"] or "") if row else ""
+        if part["id"] is not None and "part_fragments" in self.schema:
+            sql = (
+                "SELECT f.content FROM part_fragments pf JOIN fragments f ON f.id = pf.fragment_id"
+                ' WHERE pf.part_id = ? ORDER BY pf."order"'
+            )
+            return "".join(r["content"] or "" for r in self.conn.execute(sql, (part["id"],)))
+        return ""
+
+    def _attachment(self, part: sqlite3.Row) -> str:
+        """A placeholder: the bytes stay in the source, the reader learns what was attached."""
+        linked = "part_attachments" in self.schema
+        if part["id"] is not None and linked and "attachments" in self.schema:
+            cols = select_list(self.schema["attachments"], ("type", "path", "url"))
+            sql = (
+                f"SELECT {cols} FROM part_attachments pa JOIN attachments a"
+                ' ON a.id = pa.attachment_id WHERE pa.part_id = ? ORDER BY pa."order"'
+            )
+            row = self.conn.execute(sql, (part["id"],)).fetchone()
+            if row:
+                detail = " ".join(str(v) for v in (row["type"], row["path"] or row["url"]) if v)
+                return f"[attachment: {detail}]" if detail else "[attachment]"
+        return "[attachment]"
+
+
+# --- putting it together ----------------------------------------------------------------
+
+
+def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
+    conn = open_readonly(path)
+    try:
+        try:
+            schema = read_schema(conn)
+        except sqlite3.Error as exc:
+            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
+        legacy, threaded = _has_legacy(schema), _has_threads(schema)
+        if not (legacy or threaded):
+            raise FormatError(
+                f"{path.name} is not an llm logs.db (no responses or threads/messages/parts tables)"
+            )
+        try:
+            yield from _sessions(conn, schema, path, problems, legacy, threaded)
+        except sqlite3.Error as exc:
+            raise FormatError(f"error reading {path.name}: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def _merge(into: Problems, scratch: Problems) -> None:
+    """Keep the problems of whichever twin was chosen (the other one's are moot)."""
+    into.count += scratch.count
+    into.reasons.update(scratch.reasons)
+    room = into.max_examples - len(into.examples)
+    into.examples.extend(scratch.examples[: max(room, 0)])
+
+
+def _sessions(
+    conn: sqlite3.Connection,
+    schema: Schema,
+    path: Path,
+    problems: Problems,
+    legacy: bool,
+    threaded: bool,
+) -> Iterator[ParsedSession]:
+    """Legacy sessions first (a thread with the same id competes with each), then the rest."""
+    reader = _Threads(conn, schema, path) if threaded else None
+    pending: dict[str, sqlite3.Row] = {}
+    if reader is not None:
+        pending = {str(r["id"]): r for r in reader.thread_rows() + reader.loose_turns()}
+    if legacy:
+        old = _Legacy(conn, schema, path)
+        for key, rows in old.batches():
+            scratch = Problems()
+            session = old.session(key, rows, scratch)
+            twin = pending.pop(key, None)
+            if twin is not None and reader is not None:
+                twin_scratch = Problems()
+                other = reader.session(twin, twin_scratch)
+                if other is not None and (
+                    session is None or len(other.episodes) >= len(session.episodes)
+                ):
+                    session, scratch = other, twin_scratch
+            _merge(problems, scratch)
+            if session is None:
+                problems.skip("conversation with no usable messages", f"{path.name}:{key}")
+            else:
+                yield session
+        for key in old.without_responses():
+            if key not in pending:
+                problems.skip("conversation with no responses", f"{path.name}:{key}")
+    if reader is not None:
+        for row in pending.values():
+            session = reader.session(row, problems)
+            if session is not None:
+                yield session

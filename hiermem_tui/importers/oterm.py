@@ -1,0 +1,154 @@
+"""oterm — ``store.db``: ``chat(id, name, model, system, …)`` and
+``message(id, chat_id, author, text, images)``.
+
+oterm keeps no timestamps, so episodes carry none (the store fills them and flags them
+synthetic) and order is ``message.id`` (``rowid`` in old files whose message table had no id).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems
+from hiermem_tui.importers.llm import (
+    Schema,
+    open_readonly,
+    read_schema,
+    select_list,
+    sniff_sqlite,
+    snippet,
+)
+
+NAME = "oterm"
+DESCRIPTION = "oterm store.db (chat and message tables)"
+
+# Old oterm releases wrote "me"/"ollama"; newer ones "user"/"assistant".
+AUTHORS = {
+    "user": "user",
+    "me": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ollama": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "tool": "tool",
+}
+
+
+def _is_oterm(schema: Schema) -> bool:
+    """``chat`` + ``message(chat_id, author, text)``. Open WebUI also has ``chat`` and a
+    (channel) ``message`` table, but its ``chat`` has a ``chat`` JSON column and its messages
+    no ``author``: checking columns keeps the two sniffs apart."""
+    chat = schema.get("chat", set())
+    message = schema.get("message", set())
+    return (
+        "id" in chat
+        and "chat" not in chat
+        and ("name" in chat or "model" in chat)
+        and {"chat_id", "author", "text"} <= message
+    )
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    return sniff_sqlite(path, head, _is_oterm)
+
+
+def _images_note(raw: Any) -> str:
+    """Images stay in the source; the episode says how many there were."""
+    if not raw:
+        return ""
+    try:
+        images = json.loads(raw) if isinstance(raw, str) else raw
+    except (json.JSONDecodeError, RecursionError):
+        return ""
+    count = len(images) if isinstance(images, list) else 0
+    return f"[{count} image{'s' if count != 1 else ''} attached]" if count else ""
+
+
+def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
+    conn = open_readonly(path)
+    try:
+        try:
+            schema = read_schema(conn)
+        except sqlite3.Error as exc:
+            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
+        if not _is_oterm(schema):
+            raise FormatError(f"{path.name} is not an oterm store.db (no chat/message tables)")
+        try:
+            yield from _sessions(conn, schema, path, problems)
+        except sqlite3.Error as exc:
+            raise FormatError(f"error reading {path.name}: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def _sessions(
+    conn: sqlite3.Connection, schema: Schema, path: Path, problems: Problems
+) -> Iterator[ParsedSession]:
+    """One sorted scan of ``message`` grouped by chat; chats are few, so they are held."""
+    chat_cols = select_list(schema["chat"], ("id", "name", "model", "system", "provider"))
+    chats = {row["id"]: row for row in conn.execute(f"SELECT {chat_cols} FROM chat")}
+    has_id = "id" in schema["message"]
+    order = "id" if has_id else "rowid"
+    msg_cols = select_list(schema["message"], ("chat_id", "author", "text", "images"))
+    rows = conn.execute(
+        f"SELECT {order} AS _mid, {msg_cols} FROM message ORDER BY chat_id, {order}"
+    )
+    batch: list[sqlite3.Row] = []
+    seen: set[Any] = set()
+    for row in rows:
+        if batch and row["chat_id"] != batch[0]["chat_id"]:
+            yield from _session(batch, chats, path, problems)
+            batch = []
+        batch.append(row)
+        seen.add(row["chat_id"])
+    if batch:
+        yield from _session(batch, chats, path, problems)
+    for chat_id in sorted(chats.keys() - seen, key=str):
+        problems.skip("chat with no messages", f"{path.name}:chat {chat_id}")
+
+
+def _session(
+    rows: list[sqlite3.Row], chats: dict[Any, sqlite3.Row], path: Path, problems: Problems
+) -> Iterator[ParsedSession]:
+    chat_id = rows[0]["chat_id"]
+    chat = chats.get(chat_id)
+    if chat is None:
+        # oterm deletes chats without SQLite enforcing the cascade, so orphans are leftovers
+        # of chats the user deleted: importing them would resurrect them.
+        problems.skip("messages of a deleted chat", f"{path.name}:chat {chat_id}")
+        return
+    episodes: list[ParsedEpisode] = []
+    system = chat["system"]
+    if isinstance(system, str) and system.strip():
+        episodes.append(ParsedEpisode(role="system", content=system, source_id="system"))
+    for row in rows:
+        where = f"{path.name}:message {row['_mid']}"
+        author = row["author"]
+        role = AUTHORS.get(author.strip().lower()) if isinstance(author, str) else None
+        if role is None:
+            problems.skip(f"unknown author {str(author)[:20]!r}", where)
+            continue
+        text = row["text"] if isinstance(row["text"], str) else ""
+        note = _images_note(row["images"])
+        content = "\n\n".join(p for p in (text, note) if p.strip())
+        if not content:
+            problems.skip("empty message", where)
+            continue
+        episodes.append(ParsedEpisode(role=role, content=content, source_id=str(row["_mid"])))
+    if not any(e.role != "system" for e in episodes):
+        problems.skip("chat with no usable messages", f"{path.name}:chat {chat_id}")
+        return
+    first_user = next((e.content for e in episodes if e.role == "user"), "")
+    metadata = {k: chat[k] for k in ("model", "provider") if chat[k]}
+    yield ParsedSession(
+        id=f"{NAME}:{chat_id}",
+        title=chat["name"] or snippet(first_user) or f"oterm chat {chat_id}",
+        source=NAME,
+        episodes=episodes,
+        metadata=metadata,
+    )
