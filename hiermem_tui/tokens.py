@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
+import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import tiktoken
@@ -63,7 +66,7 @@ def _load_ranks(path: Path) -> dict[bytes, int]:
 class Tokenizer:
     """Counts cl100k_base tokens. Build one per process and pass it in (no global state)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, threads: int | None = None) -> None:
         ranks = _load_ranks(path or ranks_path())
         self._enc = tiktoken.Encoding(
             name="cl100k_base",
@@ -71,6 +74,28 @@ class Tokenizer:
             mergeable_ranks=ranks,
             special_tokens=_SPECIAL,
         )
+        # tiktoken's Rust core releases the GIL while encoding, so a few long-lived threads
+        # count in parallel. One pool per Tokenizer (tiktoken's own batch API starts a new
+        # pool on every call, which costs more than it saves for small batches).
+        self._threads = max(1, threads or (os.cpu_count() or 2))
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="tokens")
+            return self._pool
+
+    def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+
+    def _count_list(self, texts: Sequence[str]) -> list[int]:
+        enc = self._enc.encode_ordinary
+        return [len(enc(t)) if t else 0 for t in texts]
 
     def count(self, text: str) -> int:
         """Tokens in ``text``; special-token strings in chat content are counted as plain text."""
@@ -79,10 +104,42 @@ class Tokenizer:
         return len(self._enc.encode_ordinary(text))
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        """Counts for many texts at once (tiktoken batches them across threads)."""
-        if not texts:
-            return []
-        return [len(t) for t in self._enc.encode_ordinary_batch(list(texts))]
+        """Counts for many texts, split across the pool's threads when the batch is big."""
+        if len(texts) < 64 or self._threads == 1:
+            return self._count_list(texts)
+        step = -(-len(texts) // self._threads)
+        parts = [texts[i : i + step] for i in range(0, len(texts), step)]
+        out: list[int] = []
+        for counts in self._executor().map(self._count_list, parts):
+            out.extend(counts)
+        return out
+
+    def count_many_later(self, texts: Sequence[str]) -> Future[list[int]]:
+        """Start counting in the background; lets an importer parse and write the previous
+        session while this one is tokenised on another core."""
+        pool = self._executor()
+        items = list(texts)
+        if len(items) < 64 or self._threads == 1:
+            return pool.submit(self._count_list, items)
+        step = -(-len(items) // self._threads)
+        parts = [pool.submit(self._count_list, items[i : i + step]) for i in range(0, len(items), step)]
+        done: Future[list[int]] = Future()
+        remaining = [len(parts)]
+        lock = threading.Lock()
+
+        def _one_finished(_: Future[list[int]]) -> None:
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last:
+                try:
+                    done.set_result([n for part in parts for n in part.result()])
+                except BaseException as exc:  # propagate a worker failure to the waiter
+                    done.set_exception(exc)
+
+        for part in parts:
+            part.add_done_callback(_one_finished)
+        return done
 
     def encode(self, text: str) -> list[int]:
         return self._enc.encode_ordinary(text)

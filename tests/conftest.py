@@ -10,6 +10,7 @@ import pytest
 
 from hiermem_tui.store import NewEpisode, Store
 from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import fake_ollama  # noqa: F401  (a fixture: the fake Ollama server)
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 

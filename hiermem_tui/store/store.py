@@ -269,13 +269,18 @@ class Store(DagMixin):
             return True
 
     # ------------------------------------------------------------------ episodes
-    def append_episodes(self, session_id: str, episodes: Sequence[NewEpisode]) -> tuple[int, int]:
+    def append_episodes(
+        self, session_id: str, episodes: Sequence[NewEpisode], tokens: Sequence[int] | None = None
+    ) -> tuple[int, int]:
         """Append the episodes not already stored (by key), in order, with seq, tokens and times.
 
         Returns (appended, already_present). Idempotent: a second call with the same input
         appends nothing; a grown source appends only its new tail. Missing timestamps are
         filled deterministically (previous + 1 s) and flagged ``synthetic_time``.
+        ``tokens``, if given, are the precomputed counts of ``episodes`` (same order).
         """
+        if tokens is not None and len(tokens) != len(episodes):
+            raise ValueError("tokens must align with episodes")
         with self.transaction() as conn:
             row = conn.execute(
                 "SELECT episode_count, created_at FROM sessions WHERE id = ?", (session_id,)
@@ -292,20 +297,24 @@ class Store(DagMixin):
                 ).fetchone()
                 prev = parse_iso(last[0]) if last else None
             fresh: list[NewEpisode] = []
-            for ep in episodes:
+            fresh_tokens: list[int] = []
+            for i, ep in enumerate(episodes):
                 eid = f"{session_id}/{ep.key}"
                 if eid in known:
                     continue
                 known.add(eid)
                 fresh.append(ep)
+                if tokens is not None:
+                    fresh_tokens.append(tokens[i])
             if not fresh:
                 return 0, len(episodes)
             if prev is None:
                 prev = parse_iso(row[1]) - timedelta(seconds=1)
-            tokens = self.tokenizer.count_many([e.content for e in fresh])
+            if tokens is None:
+                fresh_tokens = self.tokenizer.count_many([e.content for e in fresh])
             rows = []
             seq = count
-            for ep, n in zip(fresh, tokens):
+            for ep, n in zip(fresh, fresh_tokens):
                 synthetic = ep.created_at is None
                 when = prev + timedelta(seconds=1) if synthetic else ep.created_at
                 prev = when

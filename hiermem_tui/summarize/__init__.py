@@ -1,0 +1,48 @@
+"""Summary text from a backend (Ollama or the built-in extractive digest), in three tiers.
+
+The compaction runner builds ``SummaryRequest``s and calls ``Summariser.summarise``; it
+never talks to a backend directly except for ``check()`` before a run and ``aclose()``.
+"""
+
+from hiermem_tui.summarize.extractive import ExtractiveBackend, extractive_digest
+from hiermem_tui.summarize.ollama_backend import OllamaBackend, normalize_host, resolve_model
+from hiermem_tui.summarize.prompts import Prompt, build_prompt, prompt_version
+from hiermem_tui.summarize.summariser import Summariser
+from hiermem_tui.summarize.types import (
+    Backend,
+    BackendUnavailable,
+    Generation,
+    ModelError,
+    ModelMissing,
+    RunAborted,
+    SourceItem,
+    SummariserError,
+    SummaryEvent,
+    SummaryRequest,
+    SummaryResult,
+    Tier,
+)
+
+__all__ = [
+    "Backend",
+    "BackendUnavailable",
+    "ExtractiveBackend",
+    "Generation",
+    "ModelError",
+    "ModelMissing",
+    "OllamaBackend",
+    "Prompt",
+    "RunAborted",
+    "SourceItem",
+    "Summariser",
+    "SummariserError",
+    "SummaryEvent",
+    "SummaryRequest",
+    "SummaryResult",
+    "Tier",
+    "build_prompt",
+    "extractive_digest",
+    "normalize_host",
+    "prompt_version",
+    "resolve_model",
+]

@@ -1,0 +1,303 @@
+"""The Ollama backend: a streaming chat call with the settings Ollama users get bitten by.
+
+Why each setting (DESIGN §4, "Ollama specifics"):
+- ``num_ctx`` is sent on every call, because Ollama silently cuts prompts longer than its
+  default context. It is sized from our own token count of the prompt (+10 % for the
+  model's tokenizer being different) plus ``num_predict`` plus slack, rounded up to a
+  multiple of 1024, at least 2048, never above the model's trained context
+  (``/api/show``, ``<arch>.context_length``) nor ``num_ctx_cap``. It only ever grows for
+  a given model within one backend: Ollama reloads the model whenever ``num_ctx``
+  changes, which costs seconds per call, so a stable value is much faster.
+- ``num_predict`` bounds a model that loops; ``keep_alive`` keeps the model loaded between
+  summaries of one run.
+- Errors are sorted by what the caller must do: BackendUnavailable (server unreachable or
+  connection lost: retry, then abort the run), ModelMissing (stop and tell the user),
+  ModelError (this call failed: try the next tier). ``timeout_s`` bounds a whole call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import re
+import time
+from typing import Any
+
+import httpx
+import ollama
+import pydantic
+
+from hiermem_tui.summarize.types import (
+    BackendUnavailable,
+    ChunkCallback,
+    Generation,
+    ModelError,
+    ModelMissing,
+    SummariserError,
+)
+from hiermem_tui.tokens import Tokenizer
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+MIN_NUM_CTX = 2048
+NUM_CTX_STEP = 1024
+NUM_CTX_SLACK = 64  # chat template tokens around the two messages
+PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
+
+
+def normalize_host(host: str | None) -> str:
+    """The base URL for ``host`` (else ``$OLLAMA_HOST``, else the default), as Ollama reads it.
+
+    Bare hosts get ``http://`` and port 11434; an explicit scheme without a port gets 80/443.
+    """
+    raw = (host or os.environ.get("OLLAMA_HOST") or "").strip() or DEFAULT_HOST
+    scheme, sep, rest = raw.partition("://")
+    if sep:
+        default_port = "443" if scheme == "https" else "80"
+    else:
+        scheme, rest, default_port = "http", raw, "11434"
+    hostport, _, path = rest.partition("/")
+    if hostport.startswith("[") and "]" in hostport:
+        end = hostport.index("]")
+        name, port = hostport[: end + 1], hostport[end + 2 :]
+    else:
+        name, _, port = hostport.partition(":")
+    path = path.strip("/")
+    return f"{scheme}://{name or '127.0.0.1'}:{port or default_port}" + (f"/{path}" if path else "")
+
+
+def _canonical(name: str) -> str:
+    return name if ":" in name else f"{name}:latest"
+
+
+def match_model(wanted: str, installed: list[str]) -> str | None:
+    """The installed name for ``wanted``, treating ``x`` and ``x:latest`` as the same model."""
+    return next((name for name in installed if _canonical(name) == _canonical(wanted)), None)
+
+
+def round_num_ctx(needed: int, ceiling: int | None) -> int:
+    """``needed`` rounded up to a multiple of 1024 (at least 2048), capped at ``ceiling``."""
+    value = max(MIN_NUM_CTX, math.ceil(needed / NUM_CTX_STEP) * NUM_CTX_STEP)
+    if ceiling:
+        cap = ceiling // NUM_CTX_STEP * NUM_CTX_STEP if ceiling >= NUM_CTX_STEP else ceiling
+        value = min(value, cap)
+    return value
+
+
+def _unreachable(host: str, reason: str) -> BackendUnavailable:
+    return BackendUnavailable(
+        f"Ollama is not reachable at {host} ({reason}); start it with 'ollama serve' or pass --ollama-host"
+    )
+
+
+def translate_error(exc: BaseException, host: str, model: str | None) -> SummariserError | None:
+    """Our error for a failure of the ollama client / httpx, or None if it is not one."""
+    if isinstance(exc, SummariserError):
+        return exc
+    if isinstance(exc, ollama.ResponseError):
+        detail = str(exc.error).strip().splitlines()[0] if str(exc.error).strip() else "no details"
+        if exc.status_code == 404 and "not found" in detail.lower():
+            return ModelMissing(
+                f"model '{model}' is not available in Ollama at {host} ({detail}); "
+                f"pull it with 'ollama pull {model}' or pass --model"
+            )
+        where = "mid-answer" if exc.status_code == -1 else f"HTTP {exc.status_code}"
+        return ModelError(f"Ollama failed on model '{model}' ({where}): {detail}")
+    if isinstance(exc, httpx.ConnectTimeout):
+        return _unreachable(host, "connection timed out")
+    if isinstance(exc, httpx.TimeoutException):
+        return ModelError(f"model '{model}' stopped answering (read timed out)")
+    if isinstance(exc, (httpx.ConnectError, ConnectionError)):
+        # the ollama client replaces httpx's error by a generic one; the cause stays in __context__
+        text = f"{exc} {exc.__context__ or ''}".lower()
+        dns = any(k in text for k in ("name or service", "nodename", "getaddrinfo", "name resolution"))
+        return _unreachable(host, "host not found" if dns else "connection refused")
+    if isinstance(exc, httpx.RemoteProtocolError) and "without sending" in str(exc) and "body" not in str(exc):
+        return _unreachable(host, "connection closed before an answer")
+    if isinstance(exc, (httpx.TransportError, OSError)):
+        return _unreachable(host, "connection lost mid-answer")
+    if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
+        return ModelError(f"Ollama sent a response that could not be read for model '{model}'")
+    return None
+
+
+def _host_of(client: ollama.AsyncClient) -> str:
+    inner = getattr(client, "_client", None)
+    return str(getattr(inner, "base_url", "Ollama")).rstrip("/")
+
+
+async def resolve_model(client: ollama.AsyncClient | str | None, configured: str | None) -> str:
+    """The model to use: ``configured``, else the one Ollama has loaded (``/api/ps``).
+
+    With neither, raises ModelMissing listing what is installed, because guessing among
+    installed models could pick a 70B model on a laptop. ``client`` may be a host URL.
+    """
+    if configured and configured.strip():
+        return configured.strip()
+    own = not isinstance(client, ollama.AsyncClient)
+    c = ollama.AsyncClient(host=normalize_host(client)) if own else client  # type: ignore[arg-type]
+    host = _host_of(c)
+    try:
+        try:
+            loaded = [m.model or m.name for m in (await c.ps()).models]
+        except Exception as exc:
+            err = translate_error(exc, host, None)
+            if err is None or isinstance(err, BackendUnavailable):
+                raise err or exc from None
+            loaded = []  # an old Ollama without /api/ps: nothing known to be loaded
+        names = [m for m in loaded if m]
+        if names:
+            return names[0]
+        try:
+            installed = [m.model for m in (await c.list()).models if m.model]
+        except Exception as exc:
+            raise (translate_error(exc, host, None) or exc) from None
+        if not installed:
+            raise ModelMissing(
+                f"no model chosen and none installed in Ollama at {host}; "
+                "pull one (for example 'ollama pull llama3.2') and pass --model"
+            )
+        raise ModelMissing(f"no model chosen; installed: {', '.join(installed)} — pass --model")
+    finally:
+        if own:
+            await c.close()
+
+
+class OllamaBackend:
+    """Summaries from a local Ollama server through the official async client."""
+
+    name = "ollama"
+
+    def __init__(
+        self,
+        host: str | None,
+        model: str | None,
+        tokenizer: Tokenizer,
+        *,
+        timeout_s: float = 300,
+        keep_alive: str | float = "10m",
+        num_ctx_cap: int | None = None,
+    ) -> None:
+        self.host = normalize_host(host)
+        self.model = model.strip() if model and model.strip() else None
+        self.tokenizer = tokenizer
+        self.timeout_s = timeout_s
+        self.keep_alive = keep_alive
+        self.num_ctx_cap = num_ctx_cap
+        timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        self._client = ollama.AsyncClient(host=self.host, timeout=timeout)
+        self._context: dict[str, int | None] = {}
+        self._num_ctx: dict[str, int] = {}
+
+    def _error(self, exc: Exception) -> Exception:
+        """Our error for ``exc``; re-raise ``exc`` itself when it is none of ours (a bug)."""
+        err = translate_error(exc, self.host, self.model)
+        if err is None:
+            raise exc
+        return err
+
+    async def check(self) -> None:
+        """Fail fast, before a run: the server answers and the model is installed."""
+        try:
+            installed = [m.model for m in (await self._client.list()).models if m.model]
+        except Exception as exc:
+            raise self._error(exc) from None
+        if self.model is None:
+            self.model = await resolve_model(self._client, None)
+        found = match_model(self.model, installed)
+        if found is None:
+            listed = ", ".join(installed) if installed else "none"
+            raise ModelMissing(
+                f"model '{self.model}' is not installed in Ollama at {self.host}; installed: {listed} — "
+                f"pull it with 'ollama pull {self.model}' or pass --model"
+            )
+        self.model = found
+        await self.context_length(found)
+
+    async def _ensure_model(self) -> str:
+        if self.model is None:
+            self.model = await resolve_model(self._client, None)
+        return self.model
+
+    async def context_length(self, model: str) -> int | None:
+        """The model's trained context (``/api/show``), asked once per model; None if unknown."""
+        if model not in self._context:
+            try:
+                info = (await self._client.show(model)).modelinfo or {}
+            except Exception as exc:
+                err = self._error(exc)
+                if not isinstance(err, ModelError):
+                    raise err from None
+                info = {}  # a model-level oddity: go on without a ceiling
+            found = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
+            self._context[model] = found[0] if found else None
+        return self._context[model]
+
+    def num_ctx_for(self, model: str, prompt_tokens: int, num_predict: int, limit: int | None) -> int:
+        """The context to ask for (see module docstring); never shrinks for one model."""
+        needed = math.ceil(prompt_tokens * PROMPT_MARGIN) + num_predict + NUM_CTX_SLACK
+        ceilings = [c for c in (limit, self.num_ctx_cap) if c]
+        ceiling = min(ceilings) if ceilings else None
+        value = max(round_num_ctx(needed, ceiling), self._num_ctx.get(model, 0))
+        if ceiling:
+            value = min(value, round_num_ctx(ceiling, ceiling))
+        self._num_ctx[model] = value
+        return value
+
+    async def generate(
+        self,
+        system: str,
+        prompt: str,
+        *,
+        temperature: float,
+        num_predict: int,
+        on_chunk: ChunkCallback | None = None,
+    ) -> Generation:
+        """Stream one chat answer. Cancelling the awaiting task aborts the HTTP request."""
+        model = await self._ensure_model()
+        limit = await self.context_length(model)
+        prompt_tokens = self.tokenizer.count(system) + self.tokenizer.count(prompt)
+        options: dict[str, Any] = {
+            "temperature": temperature,
+            "num_predict": num_predict,
+            "num_ctx": self.num_ctx_for(model, prompt_tokens, num_predict, limit),
+        }
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        started = time.monotonic()
+        parts: list[str] = []
+        final: Any = None
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                stream = await self._client.chat(
+                    model=model, messages=messages, stream=True, options=options, keep_alive=self.keep_alive
+                )
+                async with contextlib.aclosing(stream):
+                    async for part in stream:
+                        content = part.message.content if part.message else None
+                        if content:
+                            parts.append(content)
+                            if on_chunk is not None:
+                                on_chunk(len(parts))
+                        if part.done:
+                            final = part
+        except TimeoutError:
+            raise ModelError(f"model '{model}' timed out after {self.timeout_s:g}s") from None
+        except Exception as exc:
+            if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+                # httpx's read timeout equals ours; whichever fires first, say the same thing
+                raise ModelError(f"model '{model}' timed out after {self.timeout_s:g}s") from None
+            raise self._error(exc) from None
+        text = _THINK.sub("", "".join(parts), count=1)
+        return Generation(
+            text=text,
+            prompt_eval_count=getattr(final, "prompt_eval_count", None),
+            eval_count=getattr(final, "eval_count", None),
+            seconds=time.monotonic() - started,
+            done_reason=getattr(final, "done_reason", None),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -1,0 +1,92 @@
+"""The extractive digest: deterministic, bulleted, de-duplicated, within the target."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hiermem_tui.summarize import ExtractiveBackend, Summariser, extractive_digest
+from hiermem_tui.summarize.extractive import EMPTY_DIGEST, sentences
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+
+T0 = datetime(2025, 1, 2, 10, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return Tokenizer()
+
+
+def req(tok: Tokenizer, texts: list[str], target: int = 200, kind: str = "episode") -> SummaryRequest:
+    items = [
+        SourceItem(kind, t, tok.count(t), T0, T0, role="user" if i % 2 == 0 else "assistant",  # type: ignore[arg-type]
+                   depth=None if kind == "episode" else 0, label=f"#{i}")
+        for i, t in enumerate(texts)
+    ]
+    return SummaryRequest(0 if kind == "episode" else 1, items, target)
+
+
+TEXTS = [
+    "The build fails on CI. It works locally. The error is ModuleNotFoundError: foo.bar.",
+    "Add foo to install_requires in setup.cfg. Then rerun `pip install -e .` and the tests.",
+    "Thanks, that fixed it! The build fails on CI.",
+    "ok",
+]
+
+
+def test_first_and_last_sentences_bulleted(tok: Tokenizer) -> None:
+    digest = extractive_digest(req(tok, TEXTS), tok)
+    lines = digest.splitlines()
+    assert all(line.startswith("- ") for line in lines)
+    assert lines[0] == "- user: The build fails on CI. … The error is ModuleNotFoundError: foo.bar."
+    assert lines[1] == "- assistant: Add foo to install_requires in setup.cfg. … Then rerun `pip install -e .` and the tests."
+    assert "It works locally" not in digest  # a middle sentence
+    assert lines[2] == "- user: Thanks, that fixed it!"  # its repeated last sentence is dropped
+    assert lines[3] == "- assistant: ok"
+    assert digest.count("The build fails on CI.") == 1
+
+
+def test_deterministic(tok: Tokenizer) -> None:
+    r = req(tok, TEXTS)
+    assert extractive_digest(r, tok) == extractive_digest(r, tok)
+
+
+def test_within_target_and_fair_to_every_source(tok: Tokenizer) -> None:
+    huge = "word " * 3000 + "."
+    texts = [huge, "The second source says something specific about config.toml.", huge + " Final remark here."]
+    r = req(tok, texts, target=120)
+    digest = extractive_digest(r, tok)
+    assert tok.count(digest) <= 120
+    assert "config.toml" in digest  # the huge first source did not crowd it out
+
+
+@pytest.mark.parametrize("target", [5, 17, 60, 333])
+def test_never_over_target(tok: Tokenizer, target: int) -> None:
+    texts = [f"Sentence {i} about ünïcödé ✓ and emojis 🎉🎉. Closing line {i}." for i in range(40)]
+    assert tok.count(extractive_digest(req(tok, texts, target=target), tok)) <= target
+
+
+def test_empty_sources_give_a_placeholder(tok: Tokenizer) -> None:
+    assert extractive_digest(req(tok, ["", "```\n---\n```"]), tok) == EMPTY_DIGEST
+
+
+def test_sentences_split_lines_and_skip_punctuation() -> None:
+    assert sentences("First one.  Second?\n```\n$ make test\n---") == ["First one.", "Second?", "$ make test"]
+
+
+def test_summaries_have_no_role_prefix(tok: Tokenizer) -> None:
+    digest = extractive_digest(req(tok, ["Leaf one covered setup. It ended well."], kind="summary"), tok)
+    assert digest == "- Leaf one covered setup. … It ended well."
+
+
+async def test_extractive_backend_tiers(tok: Tokenizer) -> None:
+    s = Summariser(ExtractiveBackend(tok), tok)
+    long_req = req(tok, TEXTS * 5, target=60)
+    res = await s.summarise(long_req)
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "extractive", None, "extractive-v1")
+    assert res.text == extractive_digest(long_req, tok) and res.tokens < res.source_tokens
+    assert res.attempts == 0 and res.llm_seconds == 0
+    short = await s.summarise(req(tok, ["ok"], target=60))  # digest "- user: ok" is longer than "ok"
+    assert short.tier == "fallback" and short.backend == "extractive"

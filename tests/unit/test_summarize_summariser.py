@@ -1,0 +1,235 @@
+"""The three tiers of DESIGN §4 and the connection-failure policy, through the fake server
+with the real ollama client (nothing of ours is mocked)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from hiermem_tui.summarize import (
+    ModelError,
+    ModelMissing,
+    OllamaBackend,
+    RunAborted,
+    Summariser,
+    SummaryEvent,
+    extractive_digest,
+)
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import (
+    Drop,
+    Fail,
+    FakeOllama,
+    Hang,
+    Reply,
+    StreamError,
+    closed_port_url,
+    empty,
+    free_port,
+    longer_than_input,
+)
+
+T0 = datetime(2025, 1, 2, 10, 0, tzinfo=timezone.utc)
+SHORT = "The user fixed the CI failure by adding foo to setup.cfg."
+MESSAGES = [
+    ("user", "Our CI fails with ModuleNotFoundError: No module named 'foo'. Locally everything passes."),
+    ("assistant", "CI installs from setup.cfg, so add foo to install_requires there, then rerun the job."),
+    ("user", "Done, I edited setup.cfg and pushed commit 3f2a1b. The pipeline is green now."),
+    ("assistant", "Great. Consider pinning foo>=1.4 since 1.3 had the import bug we saw yesterday."),
+]
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return Tokenizer()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama() as server:
+        yield server
+
+
+@pytest.fixture
+async def backend(fake: FakeOllama, tok: Tokenizer) -> AsyncIterator[OllamaBackend]:
+    b = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=5)
+    yield b
+    await b.aclose()
+
+
+class Sleeps:
+    """A zero-delay, recording stand-in for asyncio.sleep (backoff is injectable)."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
+
+def leaf(tok: Tokenizer, target: int = 60) -> SummaryRequest:
+    items = [
+        SourceItem("episode", text, tok.count(text), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i),
+                   role=role, label=f"#{i}")
+        for i, (role, text) in enumerate(MESSAGES)
+    ]
+    return SummaryRequest(0, items, target, prior_summary="Earlier the user set up the repository.")
+
+
+async def test_normal_accepted(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Reply(SHORT, prompt_eval_count=512, eval_count=14))
+    req = leaf(tok)
+    res = await Summariser(backend, tok).summarise(req)
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "ollama", "llama3.2", "leaf-v1")
+    assert res.text == SHORT and res.tokens == tok.count(SHORT)
+    assert res.source_tokens == sum(tok.count(t) for _, t in MESSAGES) == req.source_tokens
+    assert (res.input_tokens, res.output_tokens, res.attempts) == (512, 14, 1)
+    assert 0 < res.llm_seconds <= res.duration_s and res.notes == ()
+
+
+@pytest.mark.parametrize(
+    ("first", "why"),
+    [
+        (longer_than_input(), "not shorter than input"),
+        (empty(), "empty answer"),
+        (Reply("   \n\t "), "empty answer"),
+        (Fail(), "HTTP 500"),
+        (StreamError(), "mid-answer"),
+    ],
+)
+async def test_normal_rejected_goes_aggressive(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, first: object, why: str
+) -> None:
+    fake.script(first, Reply(SHORT))  # type: ignore[arg-type]
+    res = await Summariser(backend, tok).summarise(leaf(tok))
+    assert res.tier == "aggressive" and res.text == SHORT and res.backend == "ollama"
+    assert res.prompt_version == "leaf-v1+aggressive-v1" and res.attempts == 2
+    assert why in res.notes[0]
+    temps = [b["options"]["temperature"] for b in fake.chat_bodies]
+    assert temps == [0.2, 0.1]
+
+
+async def test_aggressive_accepts_any_non_empty_answer(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(empty(), longer_than_input())
+    res = await Summariser(backend, tok).summarise(leaf(tok))
+    assert res.tier == "aggressive" and res.tokens > 0
+
+
+@pytest.mark.parametrize("second", [Fail(), empty(), Reply("\n")])
+async def test_both_fail_gives_fallback(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, second: object
+) -> None:
+    fake.script(Fail(), second)  # type: ignore[arg-type]
+    req = leaf(tok)
+    res = await Summariser(backend, tok).summarise(req)
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("fallback", "extractive", None, "extractive-v1")
+    assert res.text == extractive_digest(req, tok) and res.tokens <= req.target_tokens
+    assert res.attempts == 2 and len(res.notes) == 2
+
+
+async def test_without_fallback_both_failing_raises(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Fail(), Fail())
+    with pytest.raises(ModelError, match="no acceptable summary"):
+        await Summariser(backend, tok, extractive_fallback=False).summarise(leaf(tok))
+
+
+async def test_hang_past_timeout_moves_to_next_tier(fake: FakeOllama, tok: Tokenizer) -> None:
+    slow = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=0.3)
+    fake.script(Hang(), Reply(SHORT))
+    res = await Summariser(slow, tok).summarise(leaf(tok))
+    assert res.tier == "aggressive" and "timed out after 0.3s" in res.notes[0]
+    assert await asyncio.to_thread(fake.chat_requests[0].disconnected.wait, 5)
+    await slow.aclose()
+
+
+async def test_refused_connection_retries_then_aborts(tok: Tokenizer) -> None:
+    url = closed_port_url()
+    down = OllamaBackend(url, "llama3.2", tok)
+    sleeps = Sleeps()
+    s = Summariser(down, tok, sleep=sleeps)
+    with pytest.raises(RunAborted) as err:
+        await s.summarise(leaf(tok))
+    assert sleeps.delays == [0.5, 1.0]
+    assert str(err.value).startswith(f"Ollama is not reachable at {url} (connection refused)")
+    assert "gave up after 3 failed attempts" in str(err.value)
+    await down.aclose()
+
+
+async def test_dropped_stream_is_a_connection_failure(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Drop(after_chunks=3), Reply(SHORT))
+    sleeps = Sleeps()
+    s = Summariser(backend, tok, sleep=sleeps)
+    events: list[SummaryEvent] = []
+    res = await s.summarise(leaf(tok), on_event=events.append)
+    assert res.tier == "normal" and res.attempts == 2 and sleeps.delays == [0.5]
+    assert s.connection_failures == 0  # the success reset the count
+    assert [e.kind for e in events if e.kind != "progress"] == ["attempt", "retry", "attempt"]
+    assert "connection lost mid-answer" in next(e.message for e in events if e.kind == "retry")
+    fake.script(Drop(after_chunks=1), Drop(), Drop(after_chunks=2))
+    with pytest.raises(RunAborted):
+        await s.summarise(leaf(tok))
+    assert sleeps.delays == [0.5, 0.5, 1.0]
+
+
+async def test_model_errors_break_a_run_of_connection_failures(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer
+) -> None:
+    fake.script(Drop(), Drop(), Fail(), Drop(), Drop(), Reply(SHORT))
+    res = await Summariser(backend, tok, sleep=Sleeps()).summarise(leaf(tok))
+    assert res.tier == "aggressive" and res.attempts == 6
+
+
+async def test_flaky_server_recovers(tok: Tokenizer) -> None:
+    port = free_port()
+    backend = OllamaBackend(f"http://127.0.0.1:{port}", "llama3.2", tok)
+    started: list[FakeOllama] = []
+
+    async def start_server_then_continue(delay: float) -> None:
+        if not started:
+            started.append(FakeOllama(port=port).start())
+
+    try:
+        res = await Summariser(backend, tok, sleep=start_server_then_continue).summarise(leaf(tok))
+        assert res.tier == "normal" and res.attempts == 2 and len(started[0].chat_requests) == 1
+    finally:
+        await backend.aclose()
+        for server in started:
+            server.stop()
+
+
+async def test_missing_model_propagates_instead_of_falling_back(fake: FakeOllama, tok: Tokenizer) -> None:
+    gone = OllamaBackend(fake.url, "removed-model", tok)
+    with pytest.raises(ModelMissing, match="removed-model"):
+        await Summariser(gone, tok).summarise(leaf(tok))
+    await gone.aclose()
+
+
+async def test_cancel_mid_call_aborts_request(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Hang())
+    task = asyncio.create_task(Summariser(backend, tok).summarise(leaf(tok)))
+    (rec,) = await fake.await_chats(1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await asyncio.to_thread(rec.disconnected.wait, 5)
+    assert len(fake.chat_requests) == 1  # no next tier after a cancel
+
+
+async def test_progress_events(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Fail(), Reply("one two three four"))
+    events: list[SummaryEvent] = []
+    await Summariser(backend, tok).summarise(leaf(tok), on_event=events.append)
+    assert [(e.kind, e.tier) for e in events if e.kind == "attempt"] == [("attempt", "normal"), ("attempt", "aggressive")]
+    assert [e.chunks for e in events if e.kind == "progress"] == [1, 2, 3, 4]
+
+
+async def test_condensed_request_uses_depth_prompt(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    texts = ["Leaf A: the user configured CI and fixed setup.cfg. " * 3, "Leaf B: pinned foo>=1.4 after review. " * 3]
+    items = [SourceItem("summary", t, tok.count(t), T0, T0 + timedelta(hours=1), depth=0) for t in texts]
+    res = await Summariser(backend, tok).summarise(SummaryRequest(1, items, 40))
+    assert res.prompt_version == "condensed-d1-v1" and res.tier == "normal"
+    assert "(leaf summary, 2025-01-02 10:00 UTC to 2025-01-02 11:00 UTC)" in fake.chat_bodies[0]["messages"][1]["content"]
