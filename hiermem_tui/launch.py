@@ -1,0 +1,33 @@
+"""Opening the TUI from the CLI: resolve the database (or the demo copy), then build the app
+through the one factory the tests use too."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .commands.common import EXIT_OK, CliContext
+
+
+def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
+    from .tui.app import make_app
+
+    settings = ctx.settings
+    demo_path = None
+    if demo:
+        from .demo_db import fresh_demo_copy
+
+        demo_path = fresh_demo_copy(settings, ctx.tokenizer)
+        settings = replace(settings, db_path=demo_path)
+        ctx = replace(ctx, settings=settings)
+    store = ctx.open_store()
+    try:
+        store.fill_missing_tokens()
+        app = make_app(settings, store)
+        app.run()
+        return int(app.return_code or EXIT_OK)
+    finally:
+        store.close()
+        if demo_path is not None:
+            from .demo_db import cleanup_demo_copy
+
+            cleanup_demo_copy(demo_path)
