@@ -16,16 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems, utc_from_iso
-from hiermem_tui.importers.chatgpt import (
+from hiermem_tui.importers._util import (
     OUTPUT_TEXT_MAX,
     clip,
-    export_head,
-    first_key,
-    load_export_json,
-    title_from,
+    compact_json,
+    export_conversations,
+    first_user_title,
+    sniff_export,
 )
-from hiermem_tui.importers.claude_code import compact_json
+from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "claude"
 DESCRIPTION = "Claude.ai data export: conversations.json or the export .zip"
@@ -35,23 +34,12 @@ _SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
 
 def sniff(path: Path, head: bytes) -> bool:
     """A JSON array whose first conversation has ``chat_messages`` (ChatGPT's has ``mapping``)."""
-    return first_key(export_head(path, head), ("mapping", "chat_messages")) == "chat_messages"
+    return sniff_export(path, head, "chat_messages")
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
     """Yield one session per conversation; malformed conversations or messages are skipped and reported."""
-    data = load_export_json(path)
-    if not isinstance(data, list):
-        raise FormatError(f"{path.name}: not a Claude.ai export (top level is not a list of conversations)")
-    if data and not any(isinstance(c, dict) and "chat_messages" in c for c in data):
-        chatgpt = any(isinstance(c, dict) and "mapping" in c for c in data)
-        hint = " (looks like a ChatGPT export)" if chatgpt else ""
-        raise FormatError(f"{path.name}: not a Claude.ai export, no conversation has 'chat_messages'{hint}")
-    for index, conv in enumerate(data):
-        where = f"{path.name}[{index}]"
-        if not isinstance(conv, dict):
-            problems.skip("conversation is not an object", where)
-            continue
+    for conv, where in export_conversations(path, problems, "chat_messages"):
         session = _conversation(conv, where, problems)
         if session is not None:
             yield session
@@ -86,7 +74,7 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
             episodes.append(ParsedEpisode(seg_role, text, when, source_id, meta or None))
 
     name = conv.get("name") if isinstance(conv.get("name"), str) else ""
-    title = name.strip() or next((title_from(e.content) for e in episodes if e.role == "user"), "") or "Untitled"
+    title = name.strip() or first_user_title(episodes) or "Untitled"
     metadata: dict[str, Any] = {}
     updated = utc_from_iso(conv.get("updated_at"))
     if updated:

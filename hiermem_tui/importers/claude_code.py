@@ -20,123 +20,37 @@ What becomes an episode, in file order:
 
 Sidechain records (subagents) are excluded and counted; ``summary`` records give the title;
 other record types are not episodes. Records repeated in a resumed session (same ``uuid``) are
-kept once. This module also holds the JSONL and tool-rendering helpers ``codex`` reuses.
+kept once. The JSONL reading and tool rendering shared with ``codex`` live in ``_util``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems, utc_from_iso
-from hiermem_tui.importers.chatgpt import OUTPUT_TEXT_MAX, clip, title_from
+from hiermem_tui.importers._util import (
+    OUTPUT_TEXT_MAX,
+    clip,
+    compact_json,
+    head_records,
+    iter_jsonl,
+    numbered_id,
+    read_jsonl_input,
+    sniff_dir,
+    title_from,
+)
+from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "claude-code"
 DESCRIPTION = "Claude Code session logs: a .jsonl file or a ~/.claude/projects folder"
 
-TOOL_INPUT_MAX = 4000  # compact JSON of a tool call's input
-PRECHECK_LINES = 50  # non-blank lines looked at to decide "is this the format at all"
 _SYSTEM_KEPT = ("compact_boundary", "api_error", "local_command")
 _PARTIAL_KEY = re.compile(rb'(?<!\\)"(sessionId|parentUuid|leafUuid)"\s*:')
-
-
-# --------------------------------------------------------------------------- shared helpers
-
-
-_BAD = object()  # marks a line that did not decode
-
-
-def decode_line(raw: bytes) -> tuple[Any, str]:
-    """One JSONL line → ``(value, "")``, or ``(_BAD, reason)``; strict UTF-8 per line."""
-    try:
-        return json.loads(raw.decode("utf-8").removeprefix("\ufeff")), ""
-    except UnicodeDecodeError:
-        return _BAD, "invalid UTF-8"
-    except RecursionError:
-        return _BAD, "JSON nested too deeply"
-    except ValueError:
-        return _BAD, "not JSON"
-
-
-def iter_jsonl(path: Path, problems: Problems | None, limit: int | None = None) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` per non-blank line; bad lines are reported (when ``problems``) and skipped.
-
-    Each line is decoded on its own so one bad byte or bracket costs one line, not the file.
-    """
-    seen = 0
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            seen += 1
-            if limit is not None and seen > limit:
-                return
-            value, reason = decode_line(raw)
-            if value is _BAD:
-                if problems is not None:
-                    problems.skip(reason, f"{path.name}:{lineno}")
-                continue
-            yield lineno, value
-
-
-def head_records(head: bytes) -> list[Any]:
-    """JSON values of the complete lines in a file head (for sniffing); bad lines are ignored."""
-    lines = head.split(b"\n")
-    if len(lines) > 1:
-        lines = lines[:-1]  # the last one may be cut off
-    values = (decode_line(raw)[0] for raw in lines[:PRECHECK_LINES] if raw.strip())
-    return [v for v in values if v is not _BAD]
-
-
-def compact_json(value: Any, limit: int = TOOL_INPUT_MAX) -> str:
-    """One-line JSON of a tool input, clipped so a whole written file does not become one episode."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=False)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return clip(text, limit)
-
-
-def jsonl_files(path: Path) -> list[Path]:
-    """Every ``*.jsonl`` under a folder, sorted, so imports are deterministic."""
-    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-
-
-def sniff_dir(
-    path: Path, pattern: str, check: Callable[[Path, bytes], bool], max_dirs: int = 200, max_depth: int = 5
-) -> bool:
-    """Judge a folder by the first matching file found in a bounded, sorted walk.
-
-    Bounded so that pointing ``--format auto`` at a huge tree stays cheap; sorted so the same
-    folder is always judged by the same file.
-    """
-    queue: list[tuple[Path, int]] = [(path, 0)]
-    visited = 0
-    while queue and visited < max_dirs:
-        folder, depth = queue.pop(0)
-        visited += 1
-        try:
-            entries = sorted(folder.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_file() and entry.match(pattern):
-                try:
-                    with entry.open("rb") as fh:
-                        return bool(check(entry, fh.read(65536)))
-                except OSError:
-                    return False
-        queue.extend((e, depth + 1) for e in entries if depth < max_depth and e.is_dir() and not e.name.startswith("."))
-    return False
-
-
-# --------------------------------------------------------------------------- the importer
 
 
 def _is_record(value: Any) -> bool:
@@ -185,28 +99,16 @@ class _Session:
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
     """Read every session in a file or folder, then yield them in order of first appearance."""
-    files = jsonl_files(path) if path.is_dir() else [path]
-    if not files:
-        raise FormatError(f"{path}: no .jsonl files in this folder")
     sessions: dict[str, _Session] = {}
-    read_any = False
-    for file in files:
-        label = str(file.relative_to(path)) if path.is_dir() else file.name
-        try:
-            if not any(_is_record(v) for _, v in iter_jsonl(file, None, PRECHECK_LINES)):
-                if not path.is_dir():
-                    raise FormatError(f"{label}: not a Claude Code session log (no session records)")
-                problems.skip("not a Claude Code session file", label)
-                continue
-            _read_file(file, sessions, problems)
-        except OSError as exc:
-            if not path.is_dir():
-                raise FormatError(f"{label}: cannot read ({exc.strerror or exc})") from None
-            problems.skip("unreadable file", label)
-            continue
-        read_any = True
-    if not read_any:
-        raise FormatError(f"{path}: no Claude Code session logs found")
+    read_jsonl_input(
+        path,
+        problems,
+        _is_record,
+        lambda file: _read_file(file, sessions, problems),
+        wrong_file="not a Claude Code session log (no session records)",
+        skip_reason="not a Claude Code session file",
+        none_found="no Claude Code session logs found",
+    )
     for acc in sessions.values():
         session = _finish(acc)
         if session is not None:
@@ -390,13 +292,8 @@ def _finish(acc: _Session) -> ParsedSession | None:
         content = "\n\n".join(p for p in d.parts if p)
         if not content.strip():
             continue
-        source_id = d.source_id
-        if source_id is not None:
-            used[source_id] += 1
-            if used[source_id] > 1:
-                source_id = f"{source_id}#{used[source_id] - 1}"
-        meta = d.metadata or None
-        episodes.append(ParsedEpisode(d.role, content, d.created_at, source_id, meta))
+        source_id = numbered_id(d.source_id, used)
+        episodes.append(ParsedEpisode(d.role, content, d.created_at, source_id, d.metadata or None))
     if not episodes:
         return None
     title = next((s for leaf, s in reversed(acc.summaries) if leaf in acc.uuids), "")

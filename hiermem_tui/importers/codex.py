@@ -31,16 +31,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems, utc_from_iso
-from hiermem_tui.importers.chatgpt import OUTPUT_TEXT_MAX, clip, title_from
-from hiermem_tui.importers.claude_code import (
-    PRECHECK_LINES,
+from hiermem_tui.importers._util import (
+    OUTPUT_TEXT_MAX,
+    clip,
     compact_json,
+    first_user_title,
     head_records,
     iter_jsonl,
-    jsonl_files,
+    numbered_id,
+    read_jsonl_input,
     sniff_dir,
 )
+from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "codex"
 DESCRIPTION = "OpenAI Codex CLI rollouts: a rollout-*.jsonl file or ~/.codex/sessions"
@@ -105,28 +107,16 @@ class _Session:
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
     """Read every rollout in a file or folder, then yield sessions in order of first appearance."""
-    files = jsonl_files(path) if path.is_dir() else [path]
-    if not files:
-        raise FormatError(f"{path}: no .jsonl files in this folder")
     sessions: dict[str, _Session] = {}
-    read_any = False
-    for file in files:
-        label = str(file.relative_to(path)) if path.is_dir() else file.name
-        try:
-            if not any(_is_line(v) for _, v in iter_jsonl(file, None, PRECHECK_LINES)):
-                if not path.is_dir():
-                    raise FormatError(f"{label}: not a Codex rollout (no session or response lines)")
-                problems.skip("not a Codex rollout file", label)
-                continue
-            _read_file(file, sessions, problems)
-        except OSError as exc:
-            if not path.is_dir():
-                raise FormatError(f"{label}: cannot read ({exc.strerror or exc})") from None
-            problems.skip("unreadable file", label)
-            continue
-        read_any = True
-    if not read_any:
-        raise FormatError(f"{path}: no Codex rollouts found")
+    read_jsonl_input(
+        path,
+        problems,
+        _is_line,
+        lambda file: _read_file(file, sessions, problems),
+        wrong_file="not a Codex rollout (no session or response lines)",
+        skip_reason="not a Codex rollout file",
+        none_found="no Codex rollouts found",
+    )
     for acc in sessions.values():
         session = _finish(acc)
         if session is not None:
@@ -295,16 +285,12 @@ def _finish(acc: _Session) -> ParsedSession | None:
     for item in acc.items:
         if item.kind in drop or not item.text.strip():
             continue
-        source_id = item.source_id
-        if source_id is not None:
-            used[source_id] += 1
-            if used[source_id] > 1:
-                source_id = f"{source_id}#{used[source_id] - 1}"
+        source_id = numbered_id(item.source_id, used)
         episodes.append(ParsedEpisode(item.role, item.text, item.created_at, source_id, item.metadata or None))
     if not episodes:
         return None
     times = [e.created_at for e in episodes if e.created_at is not None]
-    title = next((title_from(e.content) for e in episodes if e.role == "user"), "") or "Untitled"
+    title = first_user_title(episodes) or "Untitled"
     metadata: dict[str, Any] = dict(acc.info)
     metadata["files"] = acc.files
     if acc.models:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from hiermem_tui.importers._sqlite import SQLITE_MAGIC
 from hiermem_tui.importers.base import (
     ROLES,
     FormatError,
@@ -86,7 +87,7 @@ def _check_line(raw: bytes, lineno: int) -> tuple[str, str | None, ParsedEpisode
         obj = _decode_line(raw, lineno)
     except UnicodeDecodeError:
         return "invalid UTF-8"
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError covers JSONDecodeError and huge integers
         return "not valid JSON"
     return _record(obj)
 
@@ -142,7 +143,7 @@ def sniff(path: Path, head: bytes) -> bool:
     Other JSONL formats (Claude Code, Codex, ShareGPT) never have top-level ``session`` +
     ``role`` + ``content`` together, so one valid record is enough evidence.
     """
-    if not head or head.startswith(b"SQLite format 3\x00"):
+    if not head or head.startswith(SQLITE_MAGIC):
         return False
     lines = head.split(b"\n")
     if len(head) >= 65536 and not head.endswith(b"\n"):

@@ -13,109 +13,31 @@ a part has ``type`` and either ``text`` or text borrowed from ``fragments`` (thr
 llm composes them); tool parts name the tool in ``tool_name`` or ``name`` and keep
 ``arguments``/``output`` in columns or in a JSON ``payload``. Message times are those of the
 earliest turn whose chain reaches the message (llm's own ``message_tree`` view does the same).
-
-This module also holds the read-only SQLite helpers the oterm and Open WebUI importers share.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from hiermem_tui.importers.base import (
-    ROLES,
-    FormatError,
-    ParsedEpisode,
-    ParsedSession,
-    Problems,
-    utc_from_iso,
-)
+from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite
+from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "llm"
 DESCRIPTION = "Simon Willison's llm logs.db (legacy responses and newer threads/messages)"
-SQLITE_MAGIC = b"SQLite format 3\x00"
-Schema = dict[str, set[str]]
 
 
-# --- read-only SQLite access (shared with oterm and openwebui) ---------------------------
+def _args_json(value: Any) -> str:
+    """Tool arguments as one short literal line (JSON text is re-serialised compactly).
 
-
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """Open a source database so that nothing can change it.
-
-    ``mode=ro`` refuses every write. A WAL-mode file needs its ``-wal``/``-shm`` to be read;
-    when no ``-wal`` exists (the owning app closed cleanly) all data is in the main file, and
-    ``immutable=1`` is used so SQLite does not create stray ``-wal``/``-shm`` files next to
-    the user's database. If the owning app is running, the ``-wal`` exists and is read.
+    Unlike ``_util.compact_json`` (Claude-style tool input: spaced, key order kept, clipped)
+    this sorts keys, packs tightly and never clips; both are kept so stored text stays the same.
     """
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-    except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if not header.startswith(SQLITE_MAGIC):
-        raise FormatError(f"{path.name} is not a SQLite database")
-    params = "mode=ro"
-    if len(header) > 18 and header[18] == 2 and not Path(f"{path}-wal").exists():
-        params += "&immutable=1"
-    uri = f"file:{quote(str(path.absolute()))}?{params}"
-    try:
-        conn = sqlite3.connect(uri, uri=True)
-        conn.row_factory = sqlite3.Row
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
-        raise FormatError(f"cannot open SQLite database {path.name}: {exc}") from exc
-    return conn
-
-
-def _ident(name: str) -> str:
-    """Quote an SQL identifier (table names come from the file, so never trust them)."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def read_schema(conn: sqlite3.Connection) -> Schema:
-    """Table name → column names, so importers adapt to the schema version they meet."""
-    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {
-        name: {row[1] for row in conn.execute(f"PRAGMA table_info({_ident(name)})")}
-        for name in names
-    }
-
-
-def sniff_sqlite(path: Path, head: bytes, accept: Callable[[Schema], bool]) -> bool:
-    """Shared sniff: a SQLite header, then a look at the tables (never raises)."""
-    if not head.startswith(SQLITE_MAGIC):
-        return False
-    try:
-        conn = open_readonly(path)
-    except FormatError:
-        return False
-    try:
-        return accept(read_schema(conn))
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
-
-
-def select_list(present: set[str], wanted: tuple[str, ...]) -> str:
-    """``a, b, NULL AS c`` — read optional columns without a query per schema version."""
-    return ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in wanted)
-
-
-def snippet(text: str, limit: int = 80) -> str:
-    """First non-blank line, clipped: a title for sources that have none."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def compact_json(value: Any) -> str:
-    """Tool arguments as one short literal line (JSON text is re-serialised compactly)."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -180,7 +102,7 @@ class _Legacy:
         out: dict[str, list[str]] = {}
         for row in self.conn.execute(sql):
             if table == "tool_calls":
-                text = f"[tool_call {row['name']}({compact_json(row[body] or '{}')})]"
+                text = f"[tool_call {row['name']}({_args_json(row[body] or '{}')})]"
             else:
                 text = f"[tool_result {row['name']}] {row[body] or ''}"
             out.setdefault(str(row["response_id"]), []).append(text)
@@ -248,10 +170,9 @@ class _Legacy:
         if not episodes:
             return None
         name, model = self.names.get(key, ("", ""))
-        first_user = next((e.content for e in episodes if e.role == "user"), "")
         return ParsedSession(
             id=f"{NAME}:{key}",
-            title=name or snippet(first_user) or key,
+            title=name or first_user_title(episodes, trim_cut=True) or key,
             source=NAME,
             episodes=episodes,
             created_at=next((e.created_at for e in episodes if e.created_at), None),
@@ -316,10 +237,9 @@ class _Threads:
         if not episodes:
             problems.skip("thread with no messages", where)
             return None
-        first_user = next((e.content for e in episodes if e.role == "user"), "")
         return ParsedSession(
             id=f"{NAME}:{tid}",
-            title=thread["name"] or snippet(first_user) or tid,
+            title=thread["name"] or first_user_title(episodes, trim_cut=True) or tid,
             source=NAME,
             episodes=episodes,
             created_at=start or next((e.created_at for e in episodes if e.created_at), None),
@@ -391,12 +311,12 @@ class _Threads:
                 args = part["arguments"]
                 if args is None:
                     args = payload.get("arguments", {})
-                yield f"[tool_call {name}({compact_json(args)})]"
+                yield f"[tool_call {name}({_args_json(args)})]"
             elif kind == "tool_result":
                 output = part["output"]
                 if output is None:
                     output = payload.get("output", part["text"] or "")
-                text = output if isinstance(output, str) else compact_json(output)
+                text = output if isinstance(output, str) else _args_json(output)
                 yield f"[tool_result {name}] {text}"
             elif kind == "attachment":
                 yield self._attachment(part)
@@ -439,23 +359,9 @@ class _Threads:
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
-    conn = open_readonly(path)
-    try:
-        try:
-            schema = read_schema(conn)
-        except sqlite3.Error as exc:
-            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
-        legacy, threaded = _has_legacy(schema), _has_threads(schema)
-        if not (legacy or threaded):
-            raise FormatError(
-                f"{path.name} is not an llm logs.db (no responses or threads/messages/parts tables)"
-            )
-        try:
-            yield from _sessions(conn, schema, path, problems, legacy, threaded)
-        except sqlite3.Error as exc:
-            raise FormatError(f"error reading {path.name}: {exc}") from exc
-    finally:
-        conn.close()
+    what = "an llm logs.db (no responses or threads/messages/parts tables)"
+    with open_source(path, lambda s: _has_legacy(s) or _has_threads(s), what) as (conn, schema):
+        yield from _sessions(conn, schema, path, problems, _has_legacy(schema), _has_threads(schema))
 
 
 def _merge(into: Problems, scratch: Problems) -> None:

@@ -13,22 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers.base import (
-    ROLES,
-    FormatError,
-    ParsedEpisode,
-    ParsedSession,
-    Problems,
-    utc_from_epoch,
-)
-from hiermem_tui.importers.llm import (
-    Schema,
-    open_readonly,
-    read_schema,
-    select_list,
-    sniff_sqlite,
-    snippet,
-)
+from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite
+from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch
 
 NAME = "openwebui"
 DESCRIPTION = "Open WebUI webui.db (chat table with a JSON message tree per chat)"
@@ -48,25 +35,14 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
-    conn = open_readonly(path)
-    try:
-        try:
-            schema = read_schema(conn)
-        except sqlite3.Error as exc:
-            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
-        if not _is_openwebui(schema):
-            raise FormatError(f"{path.name} is not an Open WebUI webui.db (no chat JSON table)")
+    what = "an Open WebUI webui.db (no chat JSON table)"
+    with open_source(path, _is_openwebui, what) as (conn, schema):
         cols = select_list(schema["chat"], _CHAT_COLUMNS)
         order = "created_at, id" if "created_at" in schema["chat"] else "id"
-        try:
-            for row in conn.execute(f"SELECT {cols} FROM chat ORDER BY {order}"):
-                session = _session(row, path, problems)
-                if session is not None:
-                    yield session
-        except sqlite3.Error as exc:
-            raise FormatError(f"error reading {path.name}: {exc}") from exc
-    finally:
-        conn.close()
+        for row in conn.execute(f"SELECT {cols} FROM chat ORDER BY {order}"):
+            session = _session(row, path, problems)
+            if session is not None:
+                yield session
 
 
 def _branch(data: dict[str, Any], where: str, problems: Problems) -> list[dict[str, Any]] | None:
@@ -171,11 +147,10 @@ def _session(row: sqlite3.Row, path: Path, problems: Problems) -> ParsedSession 
     title = row["title"] if isinstance(row["title"], str) and row["title"].strip() else ""
     if not title and isinstance(data.get("title"), str):
         title = data["title"]
-    first_user = next((e.content for e in episodes if e.role == "user"), "")
     metadata = {k: bool(row[k]) for k in ("archived", "pinned") if row[k]}
     return ParsedSession(
         id=f"{NAME}:{chat_id}",
-        title=title.strip() or snippet(first_user) or chat_id,
+        title=title.strip() or first_user_title(episodes, trim_cut=True) or chat_id,
         source=NAME,
         episodes=episodes,
         created_at=utc_from_epoch(row["created_at"]),

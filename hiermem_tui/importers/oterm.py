@@ -13,15 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems
-from hiermem_tui.importers.llm import (
-    Schema,
-    open_readonly,
-    read_schema,
-    select_list,
-    sniff_sqlite,
-    snippet,
-)
+from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite
+from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems
 
 NAME = "oterm"
 DESCRIPTION = "oterm store.db (chat and message tables)"
@@ -70,20 +64,8 @@ def _images_note(raw: Any) -> str:
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
-    conn = open_readonly(path)
-    try:
-        try:
-            schema = read_schema(conn)
-        except sqlite3.Error as exc:
-            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
-        if not _is_oterm(schema):
-            raise FormatError(f"{path.name} is not an oterm store.db (no chat/message tables)")
-        try:
-            yield from _sessions(conn, schema, path, problems)
-        except sqlite3.Error as exc:
-            raise FormatError(f"error reading {path.name}: {exc}") from exc
-    finally:
-        conn.close()
+    with open_source(path, _is_oterm, "an oterm store.db (no chat/message tables)") as (conn, schema):
+        yield from _sessions(conn, schema, path, problems)
 
 
 def _sessions(
@@ -143,11 +125,10 @@ def _session(
     if not any(e.role != "system" for e in episodes):
         problems.skip("chat with no usable messages", f"{path.name}:chat {chat_id}")
         return
-    first_user = next((e.content for e in episodes if e.role == "user"), "")
     metadata = {k: chat[k] for k in ("model", "provider") if chat[k]}
     yield ParsedSession(
         id=f"{NAME}:{chat_id}",
-        title=chat["name"] or snippet(first_user) or f"oterm chat {chat_id}",
+        title=chat["name"] or first_user_title(episodes, trim_cut=True) or f"oterm chat {chat_id}",
         source=NAME,
         episodes=episodes,
         metadata=metadata,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hiermem_tui.importers._util import first_user_title
 from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems
 
 NAME = "sharegpt"
@@ -50,16 +51,6 @@ class _Record:
     where: str
 
 
-def _title(episodes: list[ParsedEpisode], fallback: str) -> str:
-    """First line of the first user message: datasets have no titles of their own."""
-    for episode in episodes:
-        if episode.role == "user":
-            line = next((ln.strip() for ln in episode.content.splitlines() if ln.strip()), "")
-            if line:
-                return line if len(line) <= 80 else line[:79].rstrip() + "…"
-    return fallback
-
-
 def _load(path: Path) -> list[tuple[Any, str]]:
     """The file's records with a location each; FormatError when it is not JSON at all."""
     try:
@@ -83,6 +74,10 @@ def _load(path: Path) -> list[tuple[Any, str]]:
         raise FormatError(
             f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from exc
+    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit limit
+        if stripped.startswith("{"):
+            return _load_lines(text, path)
+        raise FormatError(f"{path.name} is not valid JSON ({exc})") from exc
     if isinstance(data, list):
         return [(item, f"{path.name}[{index}]") for index, item in enumerate(data)]
     if isinstance(data, dict):
@@ -99,7 +94,7 @@ def _load_lines(text: str, path: Path) -> list[tuple[Any, str]]:
         where = f"{path.name}:{lineno}"
         try:
             out.append((json.loads(line), where))
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: also ints over Python's digit limit
             out.append((_BAD_JSON, where))
     return out
 
@@ -206,7 +201,8 @@ def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
             metadata["pieces"] = [r.id for r in members]
         yield ParsedSession(
             id=f"{NAME}:{key}",
-            title=_title(episodes, key),
+            # Datasets have no titles of their own (turns are never blank, so this has text).
+            title=first_user_title(episodes, trim_cut=True) or key,
             source=NAME,
             episodes=episodes,
             metadata=metadata,
@@ -228,7 +224,7 @@ def sniff(path: Path, head: bytes) -> bool:
         start = len(text) - len(text[1:].lstrip())
     try:
         first, _ = decoder.raw_decode(text, start)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         if len(head) < 65536:
             return False
         first_obj = text[start : start + 4096]

@@ -1,0 +1,107 @@
+"""Read-only access to other apps' SQLite files (llm, oterm, Open WebUI).
+
+Shared so that every SQLite importer opens a user's database the same careful way (it must
+never be changed, nor get stray ``-wal``/``-shm`` files), adapts to whatever schema version it
+meets, and turns SQLite failures into one-line ``FormatError``s instead of tracebacks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from hiermem_tui.importers.base import FormatError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+Schema = dict[str, set[str]]
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """Open a source database so that nothing can change it.
+
+    ``mode=ro`` refuses every write. A WAL-mode file needs its ``-wal``/``-shm`` to be read;
+    when no ``-wal`` exists (the owning app closed cleanly) all data is in the main file, and
+    ``immutable=1`` is used so SQLite does not create stray ``-wal``/``-shm`` files next to
+    the user's database. If the owning app is running, the ``-wal`` exists and is read.
+    """
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if not header.startswith(SQLITE_MAGIC):
+        raise FormatError(f"{path.name} is not a SQLite database")
+    params = "mode=ro"
+    if len(header) > 18 and header[18] == 2 and not Path(f"{path}-wal").exists():
+        params += "&immutable=1"
+    uri = f"file:{quote(str(path.absolute()))}?{params}"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        conn.row_factory = sqlite3.Row
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise FormatError(f"cannot open SQLite database {path.name}: {exc}") from exc
+    return conn
+
+
+def _ident(name: str) -> str:
+    """Quote an SQL identifier (table names come from the file, so never trust them)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def read_schema(conn: sqlite3.Connection) -> Schema:
+    """Table name → column names, so importers adapt to the schema version they meet."""
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        name: {row[1] for row in conn.execute(f"PRAGMA table_info({_ident(name)})")}
+        for name in names
+    }
+
+
+def sniff_sqlite(path: Path, head: bytes, accept: Callable[[Schema], bool]) -> bool:
+    """Shared sniff: a SQLite header, then a look at the tables (never raises)."""
+    if not head.startswith(SQLITE_MAGIC):
+        return False
+    try:
+        conn = open_readonly(path)
+    except FormatError:
+        return False
+    try:
+        return accept(read_schema(conn))
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+@contextmanager
+def open_source(
+    path: Path, accept: Callable[[Schema], bool], what: str
+) -> Iterator[tuple[sqlite3.Connection, Schema]]:
+    """The read-only connection and schema of a source that ``accept`` recognises; closed on exit.
+
+    Fails with ``<file> is not <what>`` when the tables are not the format's. A SQLite error
+    while the body reads (a damaged page, a file locked away) becomes one ``FormatError`` line.
+    """
+    conn = open_readonly(path)
+    try:
+        try:
+            schema = read_schema(conn)
+        except sqlite3.Error as exc:
+            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
+        if not accept(schema):
+            raise FormatError(f"{path.name} is not {what}")
+        try:
+            yield conn, schema
+        except sqlite3.Error as exc:
+            raise FormatError(f"error reading {path.name}: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def select_list(present: set[str], wanted: tuple[str, ...]) -> str:
+    """``a, b, NULL AS c`` — read optional columns without a query per schema version."""
+    return ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in wanted)
