@@ -305,6 +305,11 @@ class DagMixin:
             )]
             if not made and not replaced:
                 raise StoreError(f"run {run_id} has nothing to revert")
+            replaced_since = conn.execute(
+                "SELECT count(*) FROM summaries WHERE run_id = ? AND status = 'superseded'", (run_id,)
+            ).fetchone()[0]
+            if replaced_since:
+                raise StoreError(f"cannot revert run {run_id}: its summaries have been replaced since")
             made_set = set(made)
             for sid in made:
                 parent = conn.execute("SELECT parent_id FROM summaries WHERE id = ?", (sid,)).fetchone()[0]
@@ -316,6 +321,10 @@ class DagMixin:
                 conn.execute(
                     f"UPDATE summaries SET status = 'superseded', parent_id = NULL, superseded_by = ? WHERE id IN ({marks})",
                     (f"revert:{run_id}", *made),
+                )
+                # older summaries the run's condensed ones had adopted are parentless again
+                conn.execute(
+                    f"UPDATE summaries SET parent_id = NULL WHERE status = 'active' AND parent_id IN ({marks})", made
                 )
             restored = 0
             for sid in replaced:

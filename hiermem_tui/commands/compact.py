@@ -1,0 +1,268 @@
+"""``hiermem-tui compact``: leaf / condensation / full passes over sessions (DESIGN §6).
+
+Output contract:
+
+* ``--json``: one object per run ``{"run_id", "session", "status", "summaries_created",
+  "tiers": {...}, "llm_seconds", "wall_seconds"}``. It is a single object when exactly one
+  ``--session`` was named and no trigger (``--if-over`` / ``--min-new``) was given — the
+  cases where exactly one run is certain — and an array otherwise (``--all``, several
+  sessions, or triggers, which may select none).
+* without ``--json``: one line per run on stdout.
+* when stderr is a terminal: a live progress line there (``\\r`` rewrites, nothing fancy),
+  wiped before anything else is printed.
+* a failed run also prints its error as one line on stderr.
+
+Which sessions get a run: every named session that passes the triggers (a run with 0
+summaries if nothing is due); with ``--all``, only sessions where something is due.
+
+Exit codes: 0 all runs done; 130 interrupted by Ctrl-C (runs read ``cancelled``, what they
+finished is kept); 1 a run failed, or Ollama is unreachable / the model is missing (checked
+before any run is recorded: nothing is written); 2 bad usage (unknown session id, …).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ..compaction import (
+    CancelToken,
+    Runner,
+    RunEvent,
+    RunFinished,
+    RunRefused,
+    RunStarted,
+    SummaryStarted,
+    SummaryWritten,
+    UnknownSession,
+    make_runner,
+    select_sessions,
+)
+from ..store import Run, Store
+from ..summarize import Backend, BackendUnavailable, ModelMissing
+from ..textsafe import one_line
+from ..tokens import Tokenizer
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
+
+EXIT_INTERRUPTED = 130
+T = TypeVar("T")
+
+
+def add_backend_options(p: argparse.ArgumentParser) -> None:
+    """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings."""
+    add_db_option(p)
+    p.add_argument("--backend", choices=("ollama", "extractive"), default=argparse.SUPPRESS,
+                   help="what writes summaries (default: ollama)")
+    p.add_argument("--model", metavar="NAME", default=argparse.SUPPRESS,
+                   help="Ollama model (default: the one Ollama has loaded)")
+    p.add_argument("--ollama-host", metavar="URL", default=argparse.SUPPRESS,
+                   help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per run (DESIGN §6)")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, not {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a number ≥ 1")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compact", help="summarise sessions into the summary DAG")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--session", metavar="ID", nargs="+", action="extend", help="session id(s) to compact")
+    which.add_argument("--all", action="store_true", help="every session (with triggers: every matching one)")
+    p.add_argument("--pass", dest="pass_", choices=("leaf", "condense", "full"), default="full",
+                   help="leaf, condense, or full = leaf then condense until nothing is eligible (default)")
+    add_backend_options(p)
+    p.add_argument("--parallel", metavar="N", type=_positive, default=argparse.SUPPRESS,
+                   help="summaries made at once (different sessions, condensation groups of one depth)")
+    p.add_argument("--if-over", metavar="TOKENS", type=_non_negative,
+                   help="only sessions whose uncompacted tokens exceed TOKENS")
+    p.add_argument("--min-new", metavar="N", type=_non_negative,
+                   help="only sessions with at least N episodes after the last summary")
+    p.set_defaults(func=run)
+
+
+# ---------------------------------------------------------------- shared with resummarize
+def run_json(run: Run) -> dict[str, Any]:
+    """The ``compact --json`` / ``resummarize --json`` object (DESIGN §6), exactly these keys."""
+    return {
+        "run_id": run.id,
+        "session": run.session_id,
+        "status": run.status,
+        "summaries_created": run.summaries_created,
+        "tiers": run.tiers,
+        "llm_seconds": round(run.llm_seconds, 3),
+        "wall_seconds": round(run.wall_seconds, 3),
+    }
+
+
+def human_line(run: Run) -> str:
+    t = run.tiers
+    return (
+        f"{one_line(run.session_id, 60)}: {run.status} — {run.summaries_created} summaries "
+        f"(normal {t['normal']}, aggressive {t['aggressive']}, fallback {t['fallback']}) "
+        f"in {run.wall_seconds:.1f}s, model {run.llm_seconds:.1f}s [run {run.id}]"
+    )
+
+
+class Reporter:
+    """Turns runner events into the CLI's output: human lines, errors, the progress line."""
+
+    def __init__(self, ctx: CliContext, *, json_mode: bool) -> None:
+        self.ctx = ctx
+        self.json_mode = json_mode
+        self.live = ctx.is_tty  # stderr: harmless next to JSON on stdout
+        self.planned: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.tiers: dict[str, dict[str, int]] = {}
+        self.rate: float | None = None
+        self.what = ""
+        self._width = 0
+
+    def __call__(self, ev: RunEvent) -> None:
+        if isinstance(ev, RunStarted):
+            self.planned[ev.run_id] = ev.planned
+            self.done[ev.run_id] = 0
+        elif isinstance(ev, SummaryStarted):
+            self.planned[ev.run_id] = ev.planned
+            self.what = f"{one_line(ev.session_id, 24)} {ev.what}"
+        elif isinstance(ev, SummaryWritten):
+            self.planned[ev.run_id] = ev.planned
+            self.done[ev.run_id] = ev.done
+            self.tiers[ev.run_id] = ev.tiers.as_dict()
+            self.rate = ev.tokens_per_s if ev.tokens_per_s is not None else self.rate
+        elif isinstance(ev, RunFinished):
+            self.clear()
+            if not self.json_mode:
+                self.ctx.say(human_line(ev.run))
+            if ev.status == "failed":
+                self.ctx.warn(f"hiermem-tui: session {one_line(ev.session_id, 60)}: {one_line(ev.error or 'failed', 300)}")
+        if self.live and not isinstance(ev, RunFinished):
+            self.draw()
+
+    def draw(self) -> None:
+        done, total = sum(self.done.values()), sum(self.planned.values())
+        tiers = [sum(t[k] for t in self.tiers.values()) for k in ("normal", "aggressive", "fallback")]
+        width = 20
+        filled = width * done // total if total else 0
+        rate = f" {self.rate:.0f} tok/s" if self.rate else ""
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                f"n:{tiers[0]} a:{tiers[1]} f:{tiers[2]}{rate}  {self.what}")[:150]
+        pad = " " * max(0, self._width - len(line))
+        self.ctx.stderr.write("\r" + line + pad)
+        self.ctx.stderr.flush()
+        self._width = len(line)
+
+    def clear(self) -> None:
+        if self.live and self._width:
+            self.ctx.stderr.write("\r" + " " * self._width + "\r")
+            self.ctx.stderr.flush()
+            self._width = 0
+
+
+async def run_job(backend: Backend, cancel: CancelToken, ctx: CliContext, job: Callable[[], Awaitable[T]]) -> T:
+    """Run ``job`` with Ctrl-C mapped to the CancelToken, and close the backend after.
+
+    A second Ctrl-C falls back to Python's default (KeyboardInterrupt): the run then reads
+    ``running`` until the next open marks it ``interrupted``.
+    """
+    loop = asyncio.get_running_loop()
+
+    def on_sigint() -> None:
+        ctx.warn("\nhiermem-tui: cancelling (Ctrl-C again to quit at once)…")
+        cancel.cancel()
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        installed = False
+    try:
+        return await job()
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+        await backend.aclose()
+
+
+def exit_code(runs: list[Run], cancel: CancelToken) -> int:
+    if cancel.cancelled or any(r.status == "cancelled" for r in runs):
+        return EXIT_INTERRUPTED
+    if any(r.status != "done" for r in runs):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def build_runner(ctx: CliContext, store: Store, reporter: Reporter) -> tuple[Runner, Backend, CancelToken]:
+    """Backend, summariser and runner from ``ctx.settings`` (one of each per invocation)."""
+    cancel = CancelToken()
+    runner = make_runner(store, ctx.settings, tokenizer=ctx.tokenizer, on_event=reporter, cancel=cancel)
+    return runner, runner.summariser.backend, cancel
+
+
+def drive(ctx: CliContext, backend: Backend, cancel: CancelToken, job: Callable[[], Awaitable[T]],
+          reporter: Reporter) -> T:
+    """Run ``job`` to completion; a backend that is not ready becomes one line and exit 1."""
+    try:
+        return asyncio.run(run_job(backend, cancel, ctx, job))
+    except (BackendUnavailable, ModelMissing) as exc:
+        raise CliError(str(exc), EXIT_FAILED) from None
+    except (RunRefused, UnknownSession) as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    finally:
+        reporter.clear()
+
+
+def print_json(ctx: CliContext, runs: list[Run], *, as_array: bool) -> None:
+    payload: Any = [run_json(r) for r in runs] if as_array or not runs else run_json(runs[0])
+    ctx.say(json.dumps(payload, ensure_ascii=False))
+
+
+def open_for_job(ctx: CliContext) -> Store:
+    """The writable store, sharing one tokenizer with the backend."""
+    if ctx.tokenizer is None:
+        ctx.tokenizer = Tokenizer()
+    return ctx.open_writable()
+
+
+# ---------------------------------------------------------------- compact
+def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    named = list(dict.fromkeys(args.session or []))
+    triggers = args.if_over is not None or args.min_new is not None
+    as_array = bool(args.all or len(named) > 1 or triggers)
+    store = open_for_job(ctx)
+    try:
+        try:
+            sessions = select_sessions(store, session_ids=named, all_sessions=args.all,
+                                       if_over=args.if_over, min_new=args.min_new)
+        except UnknownSession as exc:
+            raise CliError(str(exc), EXIT_USAGE) from None
+        reporter = Reporter(ctx, json_mode=args.json)
+        runner, backend, cancel = build_runner(ctx, store, reporter)
+        ids = (s.id for s in sessions)
+        runs = drive(ctx, backend, cancel, lambda: runner.compact_many(ids, args.pass_, skip_idle=args.all), reporter)
+        if args.json:
+            print_json(ctx, runs, as_array=as_array)
+        elif not runs:
+            ctx.say("nothing to compact")
+        return exit_code(runs, cancel)
+    finally:
+        store.close()

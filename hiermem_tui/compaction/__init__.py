@@ -1,0 +1,80 @@
+"""Compaction: the planner (pure: what is eligible) and the runner (does it, reports
+progress through small events, can be cancelled from any thread).
+
+``make_runner`` / ``compact_sessions`` build everything from :class:`Settings` for callers
+that do not need to hold the pieces (the demo builder, scripts); the CLI and the TUI use
+the same factory so a run behaves the same wherever it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ..config import Settings
+from ..store import Run, Store
+from ..summarize import Backend, ExtractiveBackend, OllamaBackend, Summariser
+from ..tokens import Tokenizer
+from .events import (
+    CancelToken,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    SummaryAttempt,
+    SummaryStarted,
+    SummaryWritten,
+    TierCounts,
+)
+from .planner import CondenseGroup, EpisodeRange, LeafChunk
+from .runner import PassKind, Runner, RunRefused
+from .select import UnknownSession, passes_triggers, select_sessions
+
+__all__ = [
+    "CancelToken", "CondenseGroup", "EpisodeRange", "LeafChunk", "PassKind", "RunEvent", "RunFinished",
+    "RunRefused", "RunStarted", "Runner", "SummaryAttempt", "SummaryStarted", "SummaryWritten", "TierCounts",
+    "UnknownSession", "compact_sessions", "make_backend", "make_runner", "passes_triggers", "select_sessions",
+]
+
+
+def make_backend(settings: Settings, tokenizer: Tokenizer) -> Backend:
+    """The backend ``settings.backend`` names, configured from ``settings`` (the caller closes it)."""
+    if settings.backend == "extractive":
+        return ExtractiveBackend(tokenizer)
+    return OllamaBackend(settings.ollama_host, settings.model, tokenizer,
+                         timeout_s=settings.timeout_s, keep_alive=settings.keep_alive)
+
+
+def make_runner(
+    store: Store,
+    settings: Settings,
+    *,
+    tokenizer: Tokenizer | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> Runner:
+    """A Runner with a fresh backend and summariser; close with ``await runner.summariser.backend.aclose()``."""
+    tok = tokenizer or store.tokenizer
+    backend = make_backend(settings, tok)
+    return Runner(store, Summariser(backend, tok), settings.policy, parallel=settings.parallel,
+                  on_event=on_event, cancel=cancel)
+
+
+async def compact_sessions(
+    store: Store,
+    session_ids: Iterable[str],
+    pass_: PassKind,
+    settings: Settings,
+    *,
+    tokenizer: Tokenizer | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+    cancel: CancelToken | None = None,
+    skip_idle: bool = False,
+) -> list[Run]:
+    """One job over ``session_ids`` (see :meth:`Runner.compact_many`); the backend is closed after.
+
+    Raises BackendUnavailable / ModelMissing before recording anything if the backend is not ready.
+    """
+    runner = make_runner(store, settings, tokenizer=tokenizer, on_event=on_event, cancel=cancel)
+    try:
+        return await runner.compact_many(session_ids, pass_, skip_idle=skip_idle)
+    finally:
+        await runner.summariser.backend.aclose()

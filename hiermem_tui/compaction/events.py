@@ -1,0 +1,150 @@
+"""Progress events of a compaction run, and the token that cancels one.
+
+Events are small frozen dataclasses with no Textual in sight: the TUI receives them in a
+worker thread (the runner calls ``on_event`` synchronously on its own loop thread) and
+forwards them with ``post_message``; the CLI turns them into a one-line progress bar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from typing import Union
+
+from ..store.models import Run, Summary
+
+
+@dataclass(frozen=True, slots=True)
+class TierCounts:
+    """How many summaries each tier produced so far in one run."""
+
+    normal: int = 0
+    aggressive: int = 0
+    fallback: int = 0
+
+    def add(self, tier: str) -> TierCounts:
+        return TierCounts(
+            self.normal + (tier == "normal"), self.aggressive + (tier == "aggressive"), self.fallback + (tier == "fallback")
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {"normal": self.normal, "aggressive": self.aggressive, "fallback": self.fallback}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """A run was recorded; ``planned`` is how many summaries it expects to write (an estimate
+    for passes that condense: the actual count can differ if another process writes too)."""
+
+    run_id: str
+    session_id: str
+    kind: str
+    planned: int
+    backend: str
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryStarted:
+    """One summary is being made. ``what`` is for people: "leaf #259–263", "depth 2 over 4 summaries"."""
+
+    run_id: str
+    session_id: str
+    what: str
+    depth: int
+    first_seq: int
+    last_seq: int
+    planned: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryAttempt:
+    """The summariser is calling the model for ``tier`` (``retry``: the server did not answer)."""
+
+    run_id: str
+    session_id: str
+    what: str
+    tier: str
+    attempt: int
+    retry: bool = False
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryWritten:
+    """A summary was committed (with its edges and the run's counters).
+
+    ``tokens_per_s`` is output tokens over model time so far in this run (None before any
+    model time was spent, e.g. with the extractive backend).
+    """
+
+    run_id: str
+    session_id: str
+    summary: Summary
+    tiers: TierCounts
+    done: int
+    planned: int
+    tokens_per_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """The run ended: ``status`` is done, cancelled or failed; ``run`` is the stored row."""
+
+    run_id: str
+    session_id: str
+    status: str
+    run: Run
+    error: str | None
+
+
+RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryWritten, RunFinished]
+
+
+class CancelToken:
+    """Cancels a job from any thread: ``cancel()`` aborts in-flight model calls at once.
+
+    The runner registers each summarise task it starts (with its loop); ``cancel()`` asks
+    each such loop, thread-safely, to cancel its task, which aborts the HTTP request. Work
+    already committed is kept. One token can serve several concurrent runs of one job.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._event = threading.Event()
+        self._tasks: dict[asyncio.Task[object], asyncio.AbstractEventLoop] = {}
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Request cancellation; safe to call from any thread, any number of times."""
+        with self._lock:
+            self._event.set()
+            pending = list(self._tasks.items())
+        for task, loop in pending:
+            if loop.is_closed():
+                continue
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop closed in between
+                pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until cancelled (or ``timeout``); for threads that watch the token."""
+        return self._event.wait(timeout)
+
+    def attach(self, task: asyncio.Task[object]) -> None:
+        """Register a running task of the current loop (cancelled right away if already cancelled)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if not self._event.is_set():
+                self._tasks[task] = loop
+                return
+        task.cancel()
+
+    def detach(self, task: asyncio.Task[object]) -> None:
+        with self._lock:
+            self._tasks.pop(task, None)

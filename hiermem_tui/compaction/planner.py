@@ -1,0 +1,204 @@
+"""What is eligible for compaction: pure functions over lightweight shapes, no I/O.
+
+The runner feeds these with numbers it read cheaply from the store — ``(seq, tokens)``
+pairs and :class:`~hiermem_tui.store.SummarySpan` rows — so planning a 50k-episode session
+never loads episode text, and every rule of DESIGN §5 can be tested without a database.
+
+Leaf chunking rules (documented because the policy leaves two corners open):
+
+* The last ``fresh_tail`` episodes of a session are never in a chunk.
+* Chunks fill greedily, oldest first, up to ``leaf_chunk_tokens``; a chunk closes as soon
+  as the next episode would not fit. A single episode larger than the budget is a chunk
+  of its own.
+* ``leaf_min_episodes`` governs the *leftover* at the end of a range that can still grow
+  (the range running into the fresh tail): it waits until it has that many episodes or is
+  full. A chunk closed because the budget is full is emitted even if it has fewer
+  episodes — otherwise a run of large messages could never be summarised.
+* A range that is *closed* — followed by an active leaf, e.g. the hole a reverted run
+  left — can never grow, so its leftover is emitted whatever its size.
+
+Condensation rules: at one depth, active summaries without a parent that are adjacent in
+coverage (``next.first_seq == prev.last_seq + 1``) with no parented summary between them
+form runs; each run yields ``fanout``-sized groups from its oldest end; partial groups
+wait. A pass works on the shallowest depth that has a full group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from ..config import Policy
+from ..store.models import SummarySpan
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRange:
+    """A run of unsummarised, eligible episodes. ``closed``: an active leaf follows it."""
+
+    first_seq: int
+    last_seq: int
+    closed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LeafChunk:
+    """Episodes ``first_seq..last_seq`` to summarise into one leaf."""
+
+    first_seq: int
+    last_seq: int
+    tokens: int
+
+    @property
+    def episodes(self) -> int:
+        return self.last_seq - self.first_seq + 1
+
+    def label(self) -> str:
+        return f"leaf #{self.first_seq}–{self.last_seq}"
+
+
+@dataclass(frozen=True, slots=True)
+class CondenseGroup:
+    """``source_ids`` (contiguous, coverage order) of depth ``depth - 1`` → one summary of ``depth``."""
+
+    depth: int
+    source_ids: tuple[str, ...]
+    first_seq: int
+    last_seq: int
+
+    def label(self) -> str:
+        return f"depth {self.depth} over {len(self.source_ids)} summaries (#{self.first_seq}–{self.last_seq})"
+
+
+def eligible_ranges(
+    unsummarised: Sequence[tuple[int, int]], episode_count: int, fresh_tail: int
+) -> list[EpisodeRange]:
+    """Clip the unsummarised seq ranges to what lies before the fresh tail.
+
+    A range that ends before the eligibility limit ended because an active leaf starts
+    right after it, so it is ``closed``; the one cut by the limit can still grow.
+    """
+    limit = episode_count - fresh_tail - 1  # last eligible seq
+    out: list[EpisodeRange] = []
+    for first, last in unsummarised:
+        if first > limit:
+            break
+        end = min(last, limit)
+        out.append(EpisodeRange(first, end, closed=end < limit and end == last))
+    return out
+
+
+def chunk_range(
+    items: Iterable[tuple[int, int]], *, budget: int, min_episodes: int, closed: bool
+) -> list[LeafChunk]:
+    """Greedy chunks over one contiguous run of ``(seq, tokens)`` pairs (see module docs)."""
+    chunks: list[LeafChunk] = []
+    first = last = -1
+    total = count = 0
+    for seq, tokens in items:
+        tokens = max(0, int(tokens or 0))
+        if count and total + tokens > budget:
+            chunks.append(LeafChunk(first, last, total))
+            count = 0
+        if count == 0:
+            first, total = seq, 0
+        last = seq
+        total += tokens
+        count += 1
+    if count and (closed or count >= min_episodes or total >= budget):
+        chunks.append(LeafChunk(first, last, total))
+    return chunks
+
+
+def plan_leaf_chunks(
+    ranges: Iterable[tuple[EpisodeRange, Iterable[tuple[int, int]]]], policy: Policy
+) -> list[LeafChunk]:
+    """Chunks for every eligible range, oldest first. ``ranges`` pairs each range with its
+    ``(seq, tokens)`` rows in seq order (an iterator is fine: it is consumed once)."""
+    chunks: list[LeafChunk] = []
+    for rng, items in ranges:
+        chunks.extend(
+            chunk_range(items, budget=policy.leaf_chunk_tokens, min_episodes=policy.leaf_min_episodes, closed=rng.closed)
+        )
+    return chunks
+
+
+def _runs(spans: Sequence[SummarySpan]) -> list[list[SummarySpan]]:
+    """Maximal runs of coverage-adjacent parentless spans of one depth (input: one depth, sorted)."""
+    runs: list[list[SummarySpan]] = []
+    cur: list[SummarySpan] = []
+    for s in spans:
+        if s.parent_id is not None:
+            if cur:
+                runs.append(cur)
+            cur = []
+            continue
+        if cur and s.first_seq != cur[-1].last_seq + 1:
+            runs.append(cur)
+            cur = []
+        cur.append(s)
+    if cur:
+        runs.append(cur)
+    return runs
+
+
+def groups_at_depth(spans: Sequence[SummarySpan], depth: int, fanout: int) -> list[CondenseGroup]:
+    """Full groups of ``fanout`` condensable summaries of ``depth`` → summaries of ``depth + 1``."""
+    level = sorted((s for s in spans if s.depth == depth), key=lambda s: s.first_seq)
+    groups: list[CondenseGroup] = []
+    for run in _runs(level):
+        for i in range(0, len(run) - fanout + 1, fanout):
+            part = run[i : i + fanout]
+            groups.append(CondenseGroup(depth + 1, tuple(s.id for s in part), part[0].first_seq, part[-1].last_seq))
+    return groups
+
+
+def plan_condense(spans: Sequence[SummarySpan], fanout: int) -> list[CondenseGroup]:
+    """The groups of the shallowest depth that has at least one full group (else [])."""
+    for depth in sorted({s.depth for s in spans}):
+        groups = groups_at_depth(spans, depth, fanout)
+        if groups:
+            return groups
+    return []
+
+
+def _apply(spans: list[SummarySpan], groups: Sequence[CondenseGroup], tag: str) -> list[SummarySpan]:
+    """The spans after ``groups`` were condensed (a simulation for counting, ids synthetic)."""
+    parent_of: dict[str, str] = {}
+    new: list[SummarySpan] = []
+    by_id = {s.id: s for s in spans}
+    for n, g in enumerate(groups):
+        pid = f"{tag}{n}"
+        srcs = [by_id[i] for i in g.source_ids]
+        for i in g.source_ids:
+            parent_of[i] = pid
+        new.append(SummarySpan(
+            pid, g.depth, "condensed", "normal", g.first_seq, g.last_seq, sum(s.tokens for s in srcs), None,
+            min(s.start_at for s in srcs), max(s.end_at for s in srcs),
+        ))
+    return [replace(s, parent_id=parent_of[s.id]) if s.id in parent_of else s for s in spans] + new
+
+
+def count_condensations(spans: Sequence[SummarySpan], fanout: int) -> int:
+    """How many summaries a condensation pass would write, by simulating it."""
+    state = list(spans)
+    total = 0
+    rounds = 0
+    while groups := plan_condense(state, fanout):
+        total += len(groups)
+        state = _apply(state, groups, f"~sim{rounds}_")
+        rounds += 1
+    return total
+
+
+def leaf_spans(chunks: Sequence[LeafChunk]) -> list[SummarySpan]:
+    """Synthetic spans for planned leaves, so a full pass can be counted before it runs."""
+    return [
+        SummarySpan(f"~leaf{i}", 0, "leaf", "normal", c.first_seq, c.last_seq, 0, None, "", "")
+        for i, c in enumerate(chunks)
+    ]
+
+
+def count_full(spans: Sequence[SummarySpan], chunks: Sequence[LeafChunk], fanout: int) -> int:
+    """Summaries a full pass would write: the leaves, then every condensation they enable."""
+    return len(chunks) + count_condensations([*spans, *leaf_spans(chunks)], fanout)

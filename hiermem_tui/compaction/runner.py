@@ -1,0 +1,442 @@
+"""Does the compaction the planner says is due: runs, progress events, cancellation.
+
+One :class:`Runner` serves one job (a CLI invocation, one TUI action). Everything runs on
+one asyncio loop; model calls may overlap (``parallel``) but store writes happen between
+awaits on the loop's thread, so they are serialised without locks. Each summary is one
+``write_summaries`` transaction (summary, edges, run counters), so whatever a cancel, a
+failure or a kill interrupts, what was committed is consistent and kept.
+
+Job outcomes, by design:
+
+* backend not ready (``BackendUnavailable`` / ``ModelMissing`` from ``check()``): raised
+  before any run is recorded — nothing is written;
+* ``CancelToken.cancel()``: in-flight model calls are aborted, the run is ``cancelled``;
+* any error during a run: the run is ``failed`` with a one-line ``error``; when it is the
+  server going away (``RunAborted``), the job also starts no further sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..config import Policy
+from ..store import Episode, NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id, parse_iso
+from ..summarize import (
+    BackendUnavailable,
+    ModelMissing,
+    RunAborted,
+    Summariser,
+    SummariserError,
+    SummaryEvent,
+    SummaryRequest,
+    SummaryResult,
+)
+from ..summarize.types import SourceItem
+from . import planner
+from .events import (
+    CancelToken,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    SummaryAttempt,
+    SummaryStarted,
+    SummaryWritten,
+    TierCounts,
+)
+
+PassKind = Literal["leaf", "condense", "full"]
+_TOKENS_SQL = (
+    "SELECT seq, CASE WHEN tokens IS NULL THEN length(content) / 4 ELSE tokens END "
+    "FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq"
+)
+_PRIOR_SQL = (
+    "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+    "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1"
+)
+
+
+class RunRefused(Exception):
+    """The job cannot start as asked (unknown session, unknown or superseded summary)."""
+
+
+class _Cancelled(Exception):
+    """Raised inside a run when the CancelToken fired."""
+
+
+@dataclass(slots=True)
+class _RunState:
+    run: Run
+    planned: int
+    started: float
+    done: int = 0
+    tiers: TierCounts = field(default_factory=TierCounts)
+    out_tokens: int = 0
+    llm_seconds: float = 0.0
+
+
+def _episode_item(ep: Episode) -> SourceItem:
+    when = parse_iso(ep.created_at)
+    return SourceItem("episode", ep.content, ep.tokens, when, when, role=ep.role, label=f"#{ep.seq}")
+
+
+def _summary_item(s: Summary) -> SourceItem:
+    return SourceItem("summary", s.content, s.tokens, parse_iso(s.start_at), parse_iso(s.end_at), depth=s.depth, label=s.id)
+
+
+def _server_gone(exc: BaseException) -> bool:
+    leaves = _flatten(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return any(isinstance(e, (RunAborted, BackendUnavailable, ModelMissing)) for e in leaves)
+
+
+def _flatten(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_flatten(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
+class Runner:
+    """Leaf, condensation and full passes, and re-summarising, over one Store.
+
+    ``summariser.backend`` is checked once before the first run; the caller owns the
+    backend and closes it (``await backend.aclose()``). ``on_event`` is called on the
+    loop's thread with small immutable events; ``cancel`` may be fired from any thread.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        summariser: Summariser,
+        policy: Policy,
+        *,
+        parallel: int = 1,
+        on_event: Callable[[RunEvent], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> None:
+        self.store = store
+        self.summariser = summariser
+        self.policy = policy
+        self.parallel = max(1, int(parallel))
+        self.on_event = on_event
+        self.cancel = cancel or CancelToken()
+        self._checked = False
+        self._check_error: SummariserError | None = None
+        self._stop_job = False
+        self._limits: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+
+    # ------------------------------------------------------------------ public API
+    async def check(self) -> None:
+        """Fail fast: raises BackendUnavailable / ModelMissing with a one-line message.
+
+        Called before the first run is recorded; the answer (success or the error) is kept
+        for the life of this Runner, so concurrent sessions do not each probe the server.
+        """
+        if self._checked:
+            return
+        if self._check_error is not None:
+            raise self._check_error
+        try:
+            await self.summariser.backend.check()
+        except SummariserError as exc:
+            self._check_error = exc
+            self._stop_job = True
+            raise
+        self._checked = True
+
+    async def compact(self, session_id: str, pass_: PassKind = "full", *, skip_idle: bool = False) -> Run | None:
+        """One pass over one session. ``skip_idle``: record no run when nothing is eligible (returns None).
+
+        The backend is checked only when a run is about to be recorded."""
+        if self.store.get_session(session_id) is None:
+            raise RunRefused(f"no session {session_id} in this database")
+        if pass_ == "leaf":
+            chunks = self.plan_leaf(session_id)
+            planned = len(chunks)
+        elif pass_ == "condense":
+            chunks = []
+            planned = planner.count_condensations(self.store.spans(session_id), self.policy.condense_fanout)
+        elif pass_ == "full":
+            chunks = self.plan_leaf(session_id)
+            planned = planner.count_full(self.store.spans(session_id), chunks, self.policy.condense_fanout)
+        else:
+            raise RunRefused(f"unknown pass {pass_!r}: choose leaf, condense or full")
+        if planned == 0 and skip_idle:
+            return None
+        await self.check()
+
+        async def body(st: _RunState) -> None:
+            await self._leaves(st, chunks)
+            if pass_ != "leaf":
+                await self._condense(st)
+
+        return await self._execute(session_id, pass_, None, planned, body)
+
+    async def compact_many(
+        self, session_ids: Iterable[str], pass_: PassKind = "full", *, skip_idle: bool = False
+    ) -> list[Run]:
+        """Compact sessions, up to ``parallel`` at once; runs are returned in input order.
+
+        After a cancel, or a run failing because the server went away, no further session starts.
+        A failed backend check is raised as itself (not as an exception group).
+        """
+        self._stop_job = self._check_error is not None
+        it = iter(enumerate(session_ids))
+        out: list[tuple[int, Run]] = []
+
+        async def worker() -> None:
+            for i, sid in it:  # one shared iterator: workers take the next session in turn
+                if self.cancel.cancelled or self._stop_job:
+                    return
+                run = await self.compact(sid, pass_, skip_idle=skip_idle)
+                if run is not None:
+                    out.append((i, run))
+
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(self.parallel):
+                    tg.create_task(worker())
+        except BaseExceptionGroup as group:
+            leaves = _flatten(group)
+            raise leaves[0] from None
+        return [run for _, run in sorted(out, key=lambda p: p[0])]
+
+    async def resummarize_summary(self, summary_id: str) -> Run:
+        """A new version of one active summary from the same sources; every ancestor is
+        re-condensed with the new child. The whole chain commits in one transaction (or,
+        if cancelled or failed before that, nothing does)."""
+        s = self.store.get_summary(summary_id)
+        if s is None:
+            raise RunRefused(f"no summary {summary_id} in this database")
+        if s.status != "active":
+            raise RunRefused(f"summary {summary_id} is superseded; re-summarise its active version instead")
+        chain = [s]
+        while chain[-1].parent_id is not None:
+            parent = self.store.get_summary(chain[-1].parent_id)
+            if parent is None:
+                break
+            chain.append(parent)
+        await self.check()
+
+        async def body(st: _RunState) -> None:
+            await self._rechain(st, chain)
+
+        return await self._execute(s.session_id, "resummarize", s.id, len(chain), body)
+
+    async def resummarize_session(self, session_id: str) -> Run:
+        """Supersede every active summary of the session, then a full pass (with this
+        Runner's backend). ``revert_run`` on the returned run restores the old summaries."""
+        session = self.store.get_session(session_id)
+        if session is None:
+            raise RunRefused(f"no session {session_id} in this database")
+        await self.check()
+        whole = [(0, session.episodes - 1)] if session.episodes else []
+        chunks = self._chunks(session_id, whole, session.episodes)
+        planned = planner.count_full([], chunks, self.policy.condense_fanout)
+
+        async def body(st: _RunState) -> None:
+            self.store.supersede_all(session_id, st.run.id)
+            await self._leaves(st, chunks)
+            await self._condense(st)
+
+        return await self._execute(session_id, "resummarize-session", None, planned, body)
+
+    def plan_leaf(self, session_id: str) -> list[planner.LeafChunk]:
+        """The leaf chunks due now, read as ``(seq, tokens)`` only (no episode text)."""
+        session = self.store.get_session(session_id)
+        if session is None:
+            return []
+        return self._chunks(session_id, self.store.unsummarised_ranges(session_id), session.episodes)
+
+    # ------------------------------------------------------------------ planning helpers
+    def _chunks(self, session_id: str, gaps: Sequence[tuple[int, int]], episodes: int) -> list[planner.LeafChunk]:
+        conn = self.store.conn
+        ranges = planner.eligible_ranges(gaps, episodes, self.policy.fresh_tail)
+        rows = ((r, conn.execute(_TOKENS_SQL, (session_id, r.first_seq, r.last_seq))) for r in ranges)
+        return planner.plan_leaf_chunks(rows, self.policy)
+
+    # ------------------------------------------------------------------ run lifecycle
+    def _emit(self, event: RunEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    async def _execute(
+        self, session_id: str, kind: str, target: str | None, planned: int,
+        body: Callable[[_RunState], Awaitable[None]],
+    ) -> Run:
+        backend = self.summariser.backend
+        run = self.store.start_run(session_id, kind, backend.name, backend.model, target)
+        st = _RunState(run=run, planned=planned, started=time.monotonic())
+        self._emit(RunStarted(run.id, session_id, kind, planned, backend.name, backend.model))
+        status, error = "done", None
+        try:
+            await body(st)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            self._finish(st, "cancelled", "the job was cancelled")
+            raise
+        except BaseException as exc:  # noqa: BLE001 - classified into a run status below
+            status, error = self._classify(exc)
+            if _server_gone(exc):
+                self._stop_job = True  # other sessions would only fail the same way
+        return self._finish(st, status, error)
+
+    def _finish(self, st: _RunState, status: str, error: str | None) -> Run:
+        run = self.store.finish_run(st.run.id, status, wall_seconds=time.monotonic() - st.started, error=error)
+        self._emit(RunFinished(run.id, run.session_id, status, run, error))
+        return run
+
+    def _classify(self, exc: BaseException) -> tuple[str, str | None]:
+        """(status, error) for what ended a run; a failure wins over a cancel in a group."""
+        if isinstance(exc, BaseExceptionGroup):
+            parts = [self._classify(e) for e in exc.exceptions]
+            failed = [p for p in parts if p[0] == "failed"]
+            return failed[0] if failed else parts[0]
+        if isinstance(exc, _Cancelled):
+            return "cancelled", None
+        if isinstance(exc, (SummariserError, StoreError)):
+            return "failed", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return "failed", f"unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
+
+    # ------------------------------------------------------------------ making summaries
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._limits is None or self._limits[0] is not loop:
+            self._limits = (loop, asyncio.Semaphore(self.parallel))
+        return self._limits[1]
+
+    def _check_cancel(self) -> None:
+        if self.cancel.cancelled:
+            raise _Cancelled()
+
+    @asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        async with self._semaphore():
+            self._check_cancel()
+            yield
+
+    async def _summarise(self, st: _RunState, what: str, request: SummaryRequest) -> SummaryResult:
+        """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
+        sid = st.run.session_id
+
+        def forward(ev: SummaryEvent) -> None:
+            if ev.kind != "progress":
+                self._emit(SummaryAttempt(st.run.id, sid, what, ev.tier, ev.attempt, ev.kind == "retry", ev.message))
+
+        task = asyncio.ensure_future(self.summariser.summarise(request, on_event=forward))
+        self.cancel.attach(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if (me is None or not me.cancelling()) and self.cancel.cancelled:
+                raise _Cancelled() from None
+            raise
+        finally:
+            self.cancel.detach(task)
+
+    def _started(self, st: _RunState, what: str, depth: int, first: int, last: int) -> None:
+        st.planned = max(st.planned, st.done + 1)
+        self._emit(SummaryStarted(st.run.id, st.run.session_id, what, depth, first, last, st.planned))
+
+    def _new(self, st: _RunState, depth: int, res: SummaryResult) -> NewSummary:
+        st.out_tokens += res.output_tokens
+        st.llm_seconds += res.llm_seconds
+        return NewSummary(
+            id=new_id("s"), session_id=st.run.session_id, depth=depth, tier=res.tier, backend=res.backend,
+            model=res.model, prompt_version=res.prompt_version, content=res.text, tokens=res.tokens,
+            input_tokens=res.input_tokens, output_tokens=res.output_tokens, duration_s=res.duration_s,
+            llm_seconds=res.llm_seconds, run_id=st.run.id,
+        )
+
+    def _written(self, st: _RunState, rows: Sequence[Summary]) -> None:
+        for s in rows:
+            st.done += 1
+            st.tiers = st.tiers.add(s.tier)
+            st.planned = max(st.planned, st.done)
+            rate = st.out_tokens / st.llm_seconds if st.llm_seconds > 0 else None
+            self._emit(SummaryWritten(st.run.id, s.session_id, s, st.tiers, st.done, st.planned, rate))
+
+    async def _leaves(self, st: _RunState, chunks: Sequence[planner.LeafChunk]) -> None:
+        """Leaves strictly in order: each one gets the previous leaf's text as context."""
+        sid = st.run.session_id
+        for chunk in chunks:
+            async with self._slot():
+                what = chunk.label()
+                self._started(st, what, 0, chunk.first_seq, chunk.last_seq)
+                items = [_episode_item(e) for e in self.store.episode_range(sid, chunk.first_seq, chunk.last_seq)]
+                prior = self.store.conn.execute(_PRIOR_SQL, (sid, chunk.first_seq)).fetchone()
+                req = SummaryRequest(0, items, self.policy.leaf_target_tokens, prior[0] if prior else None)
+                res = await self._summarise(st, what, req)
+                ns = self._new(st, 0, res)
+                self._written(st, self.store.write_summaries(
+                    [SummaryWrite(ns, episode_range=(chunk.first_seq, chunk.last_seq))]
+                ))
+
+    async def _condense_one(self, st: _RunState, group: planner.CondenseGroup) -> None:
+        async with self._slot():
+            what = group.label()
+            self._started(st, what, group.depth, group.first_seq, group.last_seq)
+            sources = [self.store.get_summary(i) for i in group.source_ids]
+            items = [_summary_item(s) for s in sources if s is not None]
+            req = SummaryRequest(group.depth, items, self.policy.condensed_target_tokens)
+            res = await self._summarise(st, what, req)
+            ns = self._new(st, group.depth, res)
+            self._written(st, self.store.write_summaries([SummaryWrite(ns, source_ids=list(group.source_ids))]))
+
+    async def _condense(self, st: _RunState) -> None:
+        """Shallowest depth first, re-planned from the store after every round."""
+        sid = st.run.session_id
+        while True:
+            self._check_cancel()
+            groups = planner.plan_condense(self.store.spans(sid), self.policy.condense_fanout)
+            if not groups:
+                return
+            if self.parallel == 1 or len(groups) == 1:
+                for g in groups:
+                    await self._condense_one(st, g)
+            else:
+                async with asyncio.TaskGroup() as tg:
+                    for g in groups:
+                        tg.create_task(self._condense_one(st, g))
+
+    async def _rechain(self, st: _RunState, chain: Sequence[Summary]) -> None:
+        """New texts for the summary and each ancestor, computed first, committed at once."""
+        sid = st.run.session_id
+        writes: list[SummaryWrite] = []
+        replaced: dict[str, tuple[str, SourceItem]] = {}
+        for node in chain:
+            verb = "re-summarise leaf" if node.depth == 0 else f"re-condense depth {node.depth}"
+            what = f"{verb} #{node.first_seq}–{node.last_seq}"
+            async with self._slot():
+                self._started(st, what, node.depth, node.first_seq, node.last_seq)
+                if node.depth == 0:
+                    items = [_episode_item(e) for e in self.store.episode_range(sid, node.first_seq, node.last_seq)]
+                    prior = self.store.conn.execute(_PRIOR_SQL, (sid, node.first_seq)).fetchone()
+                    req = SummaryRequest(0, items, self.policy.leaf_target_tokens, prior[0] if prior else None)
+                    ids: list[str] | None = None
+                else:
+                    kids = self.store.children(node.id)
+                    pairs = [replaced.get(k.id, (k.id, _summary_item(k))) for k in kids]
+                    ids = [p[0] for p in pairs]
+                    req = SummaryRequest(node.depth, [p[1] for p in pairs], self.policy.condensed_target_tokens)
+                res = await self._summarise(st, what, req)
+            ns = self._new(st, node.depth, res)
+            rng = (node.first_seq, node.last_seq) if ids is None else None
+            writes.append(SummaryWrite(ns, episode_range=rng, source_ids=ids, supersede=[node.id]))
+            item = SourceItem("summary", ns.content, ns.tokens, parse_iso(node.start_at), parse_iso(node.end_at),
+                              depth=node.depth, label=ns.id)
+            replaced[node.id] = (ns.id, item)
+        self._check_cancel()
+        with self.store.transaction() as conn:
+            # the chain must be as it was planned: nobody superseded or re-parented it meanwhile
+            for i, node in enumerate(chain):
+                row = conn.execute("SELECT status, parent_id FROM summaries WHERE id = ?", (node.id,)).fetchone()
+                want_parent = chain[i + 1].id if i + 1 < len(chain) else None
+                if row is None or row[0] != "active" or row[1] != want_parent:
+                    raise StoreError(f"summary {node.id} changed while it was being re-summarised; run it again")
+            rows = self.store.write_summaries(writes)
+        self._written(st, rows)
