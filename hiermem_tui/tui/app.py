@@ -1,0 +1,200 @@
+"""The Textual app: holds the store, the settings and the backend state; screens do the rest.
+
+Why the app owns these three: every screen needs them, and passing them in (DESIGN §7: no
+module-level singletons) keeps tests in control — :func:`make_app` is the one way the CLI
+and every test builds the app, with ``probe_backend=False`` guaranteeing no network at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.reactive import var
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from hiermem_tui.backend_status import BackendStatus, probe_backend
+from hiermem_tui.config import Settings, save_settings
+from hiermem_tui.store import Store
+from hiermem_tui.tui.messages import BackendProbed, OpenSession, SessionsChanged, SettingsChanged
+from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
+
+Clock = Callable[[], datetime]
+FALLBACK_THEME = "textual-dark"
+THEME_CYCLE = (
+    "textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night", "catppuccin-mocha",
+    "catppuccin-latte", "dracula", "monokai", "solarized-light", "rose-pine", "flexoki",
+)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class HiermemApp(App[None]):
+    """hiermem-tui. Build it with :func:`make_app`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "hiermem"
+    COMMANDS = App.COMMANDS | {HiermemCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("comma,f2", "settings", "Settings", show=False, key_display=","),
+        Binding("ctrl+r", "refresh_backend", "Re-check backend", show=False),
+        Binding("ctrl+t", "next_theme", "Next theme", show=False),
+    ]
+
+    backend_state: var[BackendStatus | None] = var(None)
+    """The last backend probe (None: not probed yet, or probing is off)."""
+    backend_probing: var[bool] = var(False)
+    """A probe is running now."""
+    settings: var[Settings] = var(Settings, init=False)  # type: ignore[arg-type]
+    """Current settings; replace through :meth:`update_settings` so they are saved."""
+
+    def __init__(
+        self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.set_reactive(HiermemApp.settings, settings)
+        self.clock: Clock = clock or utc_now
+        self._probe_enabled = probe_backend
+
+    # ------------------------------------------------------------------ lifecycle
+    def get_default_screen(self) -> Screen:
+        from hiermem_tui.tui.screens.sessions import SessionsScreen
+
+        return SessionsScreen(id="sessions-screen")
+
+    def on_mount(self) -> None:
+        wanted = self.settings.theme
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self.theme = FALLBACK_THEME
+            self.notify(f"Theme {wanted!r} is not available; using {FALLBACK_THEME}.", severity="warning", markup=False)
+        self.refresh_backend()
+
+    def watch_theme(self, theme: str) -> None:
+        """Remember the theme the user picked (from the palette, ctrl+t or settings)."""
+        if theme != self.settings.theme and self.is_running:
+            self.update_settings(replace(self.settings, theme=theme))
+
+    # ------------------------------------------------------------------ settings
+    def update_settings(self, new: Settings) -> bool:
+        """Adopt and save ``new`` settings, then refresh what depends on them.
+
+        Returns False if saving failed (the new settings are still used for this run).
+        """
+        previous = self.settings
+        if new == previous:
+            return True
+        saved = True
+        try:
+            save_settings(new)
+        except OSError as exc:
+            saved = False
+            reason = exc.strerror or exc
+            self.notify(f"Could not save settings to {new.config_path}: {reason}", severity="error", markup=False)
+        self.settings = new
+        if new.theme != self.theme and new.theme in self.available_themes:
+            self.theme = new.theme
+        if (new.ollama_host, new.model, new.backend) != (previous.ollama_host, previous.model, previous.backend):
+            self.refresh_backend()
+        for screen in self.screen_stack:
+            screen.post_message(SettingsChanged(new, previous))
+        return saved
+
+    # ------------------------------------------------------------------ backend
+    def refresh_backend(self) -> Worker[None] | None:
+        """Probe the backend again in a worker; a no-op when probing is off (tests)."""
+        if not self._probe_enabled or self.settings.backend != "ollama":
+            return None
+        self.backend_probing = True
+        return self._probe(self.settings.ollama_host, self.settings.model)
+
+    @work(exclusive=True, group="backend", exit_on_error=False)
+    async def _probe(self, host: str, model: str | None) -> None:
+        status = await probe_backend(host, model)
+        self.post_message(BackendProbed(status))
+
+    def on_backend_probed(self, message: BackendProbed) -> None:
+        self.backend_state = message.status
+        self.backend_probing = False
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "backend" and event.state == WorkerState.ERROR:
+            self.backend_probing = False
+
+    # ------------------------------------------------------------------ navigation
+    def open_session(self, session_id: str) -> None:
+        """Show one session (its screen is imported lazily: it is the heavier part of the UI)."""
+        try:
+            from hiermem_tui.tui.screens.session import SessionScreen
+        except ImportError as exc:
+            self.notify(f"The session view is not available: {exc}", severity="error", markup=False)
+            return
+        self.push_screen(SessionScreen(session_id))
+
+    def on_open_session(self, message: OpenSession) -> None:
+        self.open_session(message.session_id)
+
+    def on_sessions_changed(self, message: SessionsChanged) -> None:
+        """Pass store changes on to every screen (lists re-read their pages).
+
+        The copies bubble back to the app after the screens handle them; they are marked
+        ``broadcast`` so they are not sent round again.
+        """
+        if message.broadcast:
+            return
+        for screen in self.screen_stack:
+            screen.post_message(SessionsChanged(message.session_ids, broadcast=True))
+
+    # ------------------------------------------------------------------ actions
+    def action_help(self) -> None:
+        from hiermem_tui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_settings(self) -> None:
+        from hiermem_tui.tui.screens.settings import SettingsScreen
+
+        if not isinstance(self.screen, SettingsScreen):
+            self.push_screen(SettingsScreen())
+
+    def action_refresh_backend(self) -> None:
+        if self.refresh_backend() is None:
+            self.notify("Backend checks are off (extractive backend or test mode).", severity="information")
+
+    def action_next_theme(self) -> None:
+        themes = [t for t in THEME_CYCLE if t in self.available_themes]
+        index = themes.index(self.theme) if self.theme in themes else -1
+        self.theme = themes[(index + 1) % len(themes)]
+        self.notify(f"Theme: {self.theme}", timeout=2, markup=False)
+
+    def palette_commands(self) -> Iterable[PaletteCommand]:
+        """App-wide commands for the command palette (screens add their own).
+
+        Textual's system provider already lists Quit, Theme (the picker), Keys and Screenshot.
+        """
+        yield PaletteCommand("Help", "Keys and concepts", self.action_help, "?")
+        yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
+        yield PaletteCommand("Refresh backend status", "Probe Ollama again", self.action_refresh_backend, "ctrl+r")
+        yield PaletteCommand(
+            "Next theme", f"Switch from {self.theme} to the next built-in theme", self.action_next_theme, "ctrl+t"
+        )
+
+
+def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None) -> HiermemApp:
+    """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
+
+    ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
+    """
+    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock)

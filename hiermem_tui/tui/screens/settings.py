@@ -1,0 +1,192 @@
+"""The settings screen: backend and compaction policy, checked before they are saved.
+
+Why validate here and not just on the next run: a typo in a policy number (a fan-out of 1,
+a zero chunk size) would only surface as a confusing failure much later. Every value is
+parsed and checked as a whole (:func:`settings_from_form`); a bad one keeps the form open
+with a one-line message, and nothing is written until all of them are good.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, cast
+from urllib.parse import urlsplit
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Footer, Input, Label, Select, Static
+
+from hiermem_tui.config import ConfigError, Policy, Settings
+
+if TYPE_CHECKING:
+    from hiermem_tui.tui.app import HiermemApp
+
+BACKENDS = ("ollama", "extractive")
+POLICY_HINTS = {
+    "fresh_tail": "newest episodes kept raw",
+    "leaf_chunk_tokens": "input tokens per leaf summary",
+    "leaf_min_episodes": "smaller leftovers wait",
+    "leaf_target_tokens": "size a leaf should stay under",
+    "condense_fanout": "summaries per condensation (≥ 2)",
+    "condensed_target_tokens": "size a condensed one should stay under",
+}
+
+
+def _whole(name: str, raw: str, minimum: int) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, not {raw.strip()!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
+    """New settings from the form's raw strings; raises ConfigError (one line) on the first bad value."""
+    host = values["ollama_host"].strip()
+    if "://" not in host:
+        host = "http://" + host
+    host = host.rstrip("/")
+    parts = urlsplit(host)
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in host:
+        raise ConfigError(f"Ollama host must look like http://127.0.0.1:11434, not {values['ollama_host']!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"Ollama host has a bad port: {values['ollama_host']!r}") from None
+    if port is None:
+        host = f"{host}:11434" if parts.scheme == "http" and not parts.path else host
+    backend = values["backend"]
+    if backend not in BACKENDS:
+        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    try:
+        timeout = float(values["timeout_s"].strip())
+    except ValueError:
+        raise ConfigError(f"timeout must be a number of seconds, not {values['timeout_s'].strip()!r}") from None
+    if not timeout > 0:
+        raise ConfigError("timeout must be more than 0 seconds")
+    keep_alive = values["keep_alive"].strip()
+    if not keep_alive:
+        raise ConfigError("keep alive must not be empty (for example 10m, 1h or -1)")
+    policy_values = {f.name: _whole(f"policy.{f.name}", values[f.name], 0) for f in fields(Policy)}
+    policy = replace(base.policy, **policy_values)
+    policy.validate()
+    return replace(
+        base,
+        ollama_host=host,
+        model=values["model"].strip() or None,
+        backend=backend,
+        timeout_s=timeout,
+        keep_alive=keep_alive,
+        parallel=_whole("parallel", values["parallel"], 1),
+        theme=values.get("theme") or base.theme,
+        policy=policy,
+    )
+
+
+class SettingsScreen(ModalScreen[bool]):
+    """Edit and save settings; dismisses with True when saved."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    @property
+    def hm_app(self) -> HiermemApp:
+        return cast("HiermemApp", self.app)
+
+    def _row(self, key: str, label: str, value: str, hint: str, kind: str = "text", **kw: object) -> ComposeResult:
+        yield Label(label, classes="field-label")
+        yield Input(
+            value, id=f"field-{key}", type=kind, classes="field-input", compact=True, **kw  # type: ignore[arg-type]
+        )
+        yield Label(Text(hint), classes="field-hint")
+
+    def compose(self) -> ComposeResult:
+        s = self.hm_app.settings
+        status = self.hm_app.backend_state
+        installed = list(status.installed) if status else []
+        with Vertical(id="settings-panel") as panel:
+            panel.border_title = "Settings"
+            panel.border_subtitle = Text(f"saved to {s.config_path}" if s.config_path else "not saved (no config file)")
+            with VerticalScroll(id="settings-scroll"):
+                yield Static("Backend", classes="section")
+                with Grid(classes="form"):
+                    yield Label("Backend", classes="field-label")
+                    yield Select(
+                        [(b, b) for b in BACKENDS], value=s.backend, allow_blank=False, id="field-backend", compact=True
+                    )
+                    yield Label("ollama: local model · extractive: no model", classes="field-hint")
+                    yield from self._row("ollama_host", "Ollama host", s.ollama_host, "URL of the Ollama server")
+                    yield from self._row(
+                        "model", "Model", s.model or "", "empty: the model Ollama has loaded",
+                        placeholder="(loaded model)", suggester=SuggestFromList(installed, case_sensitive=False),
+                    )
+                    yield from self._row("timeout_s", "Timeout (s)", f"{s.timeout_s:g}", "per model call", "number")
+                    yield from self._row("keep_alive", "Keep alive", s.keep_alive, "how long Ollama keeps the model")
+                    yield from self._row("parallel", "Parallel", str(s.parallel), "summaries made at once", "integer")
+                    yield Label("Theme", classes="field-label")
+                    themes = sorted(self.app.available_themes)
+                    yield Select(
+                        [(t, t) for t in themes], value=self.app.theme, allow_blank=False, id="field-theme", compact=True
+                    )
+                    yield Label("also: ctrl+t, or Theme in ctrl+p", classes="field-hint")
+                yield Static("Compaction policy", classes="section")
+                with Grid(classes="form"):
+                    for f in fields(Policy):
+                        label = f.name.replace("_", " ").capitalize()
+                        value = str(getattr(s.policy, f.name))
+                        yield from self._row(f.name, label, value, POLICY_HINTS.get(f.name, ""), "integer")
+            yield Static(id="settings-error")
+            with Horizontal(id="settings-buttons"):
+                yield Button("Save  ctrl+s", id="save", variant="primary", compact=True)
+                yield Button("Cancel  esc", id="cancel", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#settings-error").display = False
+        self.query_one("#field-ollama_host", Input).focus()
+
+    def form_values(self) -> dict[str, str]:
+        values = {i.id.removeprefix("field-"): i.value for i in self.query(Input) if i.id}
+        values["backend"] = str(self.query_one("#field-backend", Select).value)
+        values["theme"] = str(self.query_one("#field-theme", Select).value)
+        return values
+
+    def show_error(self, message: str) -> None:
+        box = self.query_one("#settings-error", Static)
+        box.update(Text(f"▲ {message}"))
+        box.display = True
+
+    def action_save(self) -> None:
+        try:
+            new = settings_from_form(self.form_values(), self.hm_app.settings)
+        except ConfigError as exc:
+            self.show_error(str(exc))
+            return
+        saved = self.hm_app.update_settings(new)
+        if saved and new.config_path:
+            self.app.notify(f"Settings saved to {new.config_path}", timeout=3, markup=False)
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#save")
+    def _save_pressed(self) -> None:
+        self.action_save()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self) -> None:
+        self.action_cancel()
+
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
+        self.action_save()

@@ -1,0 +1,79 @@
+"""A one-line indicator of the summary backend: Ollama up or down, its version, the model a run would use.
+
+Why a widget of its own: every screen's header shows it, and it must follow three things
+that change independently (the last probe, whether a probe is running, the settings),
+so it watches the app's reactives instead of being updated by each screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import events
+from textual.widgets import Static
+
+from hiermem_tui.backend_status import BackendStatus
+from hiermem_tui.config import Settings
+
+if TYPE_CHECKING:
+    from hiermem_tui.tui.app import HiermemApp
+
+
+def status_text(status: BackendStatus | None, settings: Settings, probing: bool) -> tuple[Text, str]:
+    """The indicator text and a state name (``ok``, ``warn``, ``idle``) used as a CSS class."""
+    if settings.backend == "extractive":
+        return Text.assemble(("◆ ", "bold"), "extractive backend (built in, no model)"), "ok"
+    if probing and status is None:
+        return Text("◌ checking Ollama…"), "idle"
+    if status is None:
+        return Text(f"○ Ollama not checked ({settings.ollama_host})"), "idle"
+    if not status.reachable:
+        return Text.assemble(("▲ ", "bold"), status.describe()), "warn"
+    if not status.ok:
+        return Text.assemble(("▲ ", "bold"), status.describe()), "warn"
+    return Text.assemble(("● ", "bold"), status.describe(), ("  ↻" if probing else "")), "ok"
+
+
+def status_tooltip(status: BackendStatus | None) -> Text:
+    """Longer detail for the mouse: installed and loaded models."""
+    if status is None:
+        return Text("Backend not probed yet. Click or press ctrl+r to check.")
+    lines = [f"Host: {status.host}"]
+    if status.reachable:
+        lines.append(f"Version: {status.version or 'unknown'}")
+        lines.append("Loaded: " + (", ".join(status.loaded) or "none"))
+        lines.append("Installed: " + (", ".join(status.installed) or "none"))
+    if status.error:
+        lines.append(status.error)
+    lines.append("Click or press ctrl+r to check again.")
+    return Text("\n".join(lines))
+
+
+class BackendIndicator(Static):
+    """Shows ``app.backend_state``; click to re-probe."""
+
+    DEFAULT_CLASSES = "-idle"
+
+    @property
+    def _app(self) -> HiermemApp:
+        return cast("HiermemApp", self.app)
+
+    def on_mount(self) -> None:
+        app = self._app
+        self.watch(app, "backend_state", self._refresh_status, init=False)
+        self.watch(app, "backend_probing", self._refresh_status, init=False)
+        self.watch(app, "settings", self._refresh_status, init=False)
+        self._refresh_status()
+
+    def _refresh_status(self, _value: object = None) -> None:
+        app = self._app
+        text, state = status_text(app.backend_state, app.settings, app.backend_probing)
+        self.update(text)
+        self.tooltip = status_tooltip(app.backend_state)
+        self.set_class(state == "ok", "-ok")
+        self.set_class(state == "warn", "-warn")
+        self.set_class(state == "idle", "-idle")
+
+    def on_click(self, event: events.Click) -> None:
+        self._app.refresh_backend()

@@ -1,0 +1,291 @@
+"""The summary DAG as a lazy tree: roots in coverage order, children fetched on expand.
+
+Why lazy: a long session has thousands of summaries and tens of thousands of episodes;
+only what the user opens is ever queried, and episode lists are paged (a "… more" node
+loads the next page), so opening any node costs one small indexed query.
+
+Roots interleave the active top summaries with the unsummarised gaps and the fresh tail,
+so reading the roots top to bottom walks the whole session once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from hiermem_tui.store import Episode, Store, Summary
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import format as fmt
+
+NodeKind = Literal["summary", "episodes", "gap", "tail", "episode", "more"]
+EPISODE_PAGE = 100
+"""Episodes added per expand (or per "… more" node): bounded work per key press."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """What a tree node stands for. ``first``/``last`` are the episode seqs it covers."""
+
+    kind: NodeKind
+    first: int
+    last: int
+    summary: Summary | None = None
+    owner: str | None = None
+    """For ``episodes``: the leaf's id; for ``more``: the key of the range being paged."""
+
+    @property
+    def key(self) -> str:
+        """Stable identity across reloads (tree node ids are not)."""
+        if self.kind == "summary" and self.summary is not None:
+            return f"s:{self.summary.id}"
+        if self.kind == "episodes":
+            return f"r:{self.owner}"
+        if self.kind == "episode":
+            return f"e:{self.first}"
+        if self.kind == "more":
+            return f"m:{self.owner}:{self.first}"
+        return f"{self.kind[0]}:{self.first}"
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+
+def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
+    """Top summaries, gaps and the fresh tail, in coverage order (DESIGN §2)."""
+    session = store.get_session(session_id)
+    total = session.episodes if session else 0
+    tail_start = max(total - fresh_tail, 0)
+    refs = [NodeRef("summary", s.first_seq, s.last_seq, summary=s) for s in store.top_summaries(session_id)]
+    for first, last in store.unsummarised_ranges(session_id):
+        if first < tail_start:
+            refs.append(NodeRef("gap", first, min(last, tail_start - 1)))
+        if last >= tail_start:
+            refs.append(NodeRef("tail", max(first, tail_start), last))
+    refs.sort(key=lambda r: (r.first, -(r.summary.depth if r.summary else -1)))
+    return refs
+
+
+class DagTree(Tree[NodeRef]):
+    """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`reveal_summary`,
+    :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
+
+    def __init__(self, store: Store, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
+        super().__init__("session", id=id)
+        self.store = store
+        self.session_id = session_id
+        self.fresh_tail = fresh_tail
+        self.show_root = False
+        self.guide_depth = 3
+        self.auto_expand = True
+        self._by_key: dict[str, TreeNode[NodeRef]] = {}
+        self._loaded: set[int] = set()
+        self._palette: fmt.Palette | None = None
+        self.ref_year: int | None = None
+        self.roots: list[NodeRef] = []
+
+    @property
+    def palette(self) -> fmt.Palette:
+        if self._palette is None:
+            self._palette = fmt.Palette.from_app(self.app)
+        return self._palette
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        self._palette = None
+        for node in self._by_key.values():
+            if node.data is not None:
+                node.set_label(self.label_for(node.data))
+
+    # ------------------------------------------------------------------ labels
+    def label_for(self, ref: NodeRef) -> Text:
+        """One line per node; every piece of chat text goes through ``one_line``."""
+        p = self.palette
+        muted = fmt.style(p.muted)
+        if ref.kind == "summary" and ref.summary is not None:
+            s = ref.summary
+            parts: list[Text | tuple[str, object] | str] = [
+                fmt.depth_chip(s.depth, p, s.tier), " ",
+                fmt.tier_badge(s.tier, p), " ",
+                (fmt.seq_span(s.first_seq, s.last_seq), fmt.style(p.foreground, bold=True)), "  ",
+                (f"{fmt.tokens(s.tokens)} tok", fmt.style(p.foreground)), "  ",
+                (fmt.time_range(s.start_at, s.end_at, ref_year=self.ref_year), muted), "  ",
+                (one_line(s.content, 60), fmt.style(p.muted, italic=True)),
+            ]
+            return Text.assemble(*parts)  # type: ignore[arg-type]
+        if ref.kind == "episodes":
+            return Text.assemble(("episodes ", muted), (fmt.seq_span(ref.first, ref.last), fmt.style(p.foreground)))
+        if ref.kind == "gap":
+            return Text.assemble(
+                (" ░ unsummarised ", fmt.style(fmt.on(p.error), p.error, bold=True)), " ",
+                (fmt.seq_span(ref.first, ref.last), fmt.style(p.foreground, bold=True)), "  ",
+                ("not under any leaf yet", muted),
+            )
+        if ref.kind == "tail":
+            return Text.assemble(
+                (" ▒ fresh tail ", fmt.style(fmt.on(p.success), p.success, bold=True)), " ",
+                (fmt.seq_span(ref.first, ref.last), fmt.style(p.foreground, bold=True)), "  ",
+                ("kept raw on purpose", muted),
+            )
+        if ref.kind == "more":
+            return Text(f"… {ref.count} more episodes ({fmt.seq_range(ref.first, ref.last)}) — enter loads "
+                        f"{min(EPISODE_PAGE, ref.count)}", style=fmt.style(p.muted, italic=True))
+        return Text(f"#{ref.first}", style=muted)  # episodes get their label from :meth:`_episode_label`
+
+    def _episode_label(self, ep: Episode) -> Text:
+        p = self.palette
+        return Text.assemble(
+            (f"#{ep.seq} ", fmt.style(p.muted)),
+            (f"{ep.role:<9}", fmt.style(p.role_color(ep.role), bold=True)),
+            (fmt.timestamp(ep.created_at, ref_year=self.ref_year) + "  ", fmt.style(p.muted)),
+            (one_line(ep.content, 70), fmt.style(p.foreground)),
+        )
+
+    # ------------------------------------------------------------------ building
+    def _add(self, parent: TreeNode[NodeRef], ref: NodeRef, label: Text | None = None) -> TreeNode[NodeRef]:
+        expandable = ref.kind in ("summary", "episodes", "gap", "tail")
+        node = parent.add(label or self.label_for(ref), data=ref, allow_expand=expandable)
+        self._by_key[ref.key] = node
+        return node
+
+    def load_roots(self) -> list[NodeRef]:
+        """(Re)build the root level; everything below is loaded again on demand."""
+        session = self.store.get_session(self.session_id)
+        if session is not None and session.updated_at:
+            self.ref_year = fmt.local(session.updated_at).year
+        self.clear()
+        self._by_key.clear()
+        self._loaded.clear()
+        self.roots = root_refs(self.store, self.session_id, self.fresh_tail)
+        for ref in self.roots:
+            self._add(self.root, ref)
+        return self.roots
+
+    def ensure_loaded(self, node: TreeNode[NodeRef]) -> None:
+        """Add a node's children once (idempotent): sources, the episode range, or a page."""
+        ref = node.data
+        if ref is None or node.id in self._loaded:
+            return
+        self._loaded.add(node.id)
+        if ref.kind == "summary" and ref.summary is not None:
+            if ref.summary.kind == "leaf":
+                self._add(node, NodeRef("episodes", ref.first, ref.last, owner=ref.summary.id))
+            else:
+                for child in self.store.children(ref.summary.id):
+                    self._add(node, NodeRef("summary", child.first_seq, child.last_seq, summary=child))
+        elif ref.kind in ("episodes", "gap", "tail"):
+            self._add_page(node, ref.first, ref.last, ref.key)
+
+    def _add_page(self, parent: TreeNode[NodeRef], first: int, last: int, owner: str) -> TreeNode[NodeRef] | None:
+        page = self.store.episodes_page(
+            self.session_id, after_seq=first - 1, limit=min(EPISODE_PAGE, last - first + 1)
+        )
+        first_node: TreeNode[NodeRef] | None = None
+        for ep in page:
+            node = self._add(parent, NodeRef("episode", ep.seq, ep.seq), self._episode_label(ep))
+            first_node = first_node or node
+        done = page[-1].seq if page else last
+        if done < last:
+            self._add(parent, NodeRef("more", done + 1, last, owner=owner))
+        return first_node
+
+    def load_more(self, node: TreeNode[NodeRef]) -> TreeNode[NodeRef] | None:
+        """Replace a "… more" node by the next page; returns the first new episode node."""
+        ref = node.data
+        parent = node.parent
+        if ref is None or ref.kind != "more" or parent is None:
+            return None
+        self._by_key.pop(ref.key, None)
+        node.remove()
+        return self._add_page(parent, ref.first, ref.last, ref.owner or "")
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[NodeRef]) -> None:
+        self.ensure_loaded(event.node)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[NodeRef]) -> None:
+        if event.node.data is not None and event.node.data.kind == "more":
+            event.stop()
+            first = self.load_more(event.node)
+            if first is not None:
+                self.focus_node(first)
+
+    # ------------------------------------------------------------------ navigation
+    @property
+    def cursor_ref(self) -> NodeRef | None:
+        node = self.cursor_node
+        return node.data if node is not None else None
+
+    def node_for(self, key: str) -> TreeNode[NodeRef] | None:
+        return self._by_key.get(key)
+
+    def focus_node(self, node: TreeNode[NodeRef]) -> None:
+        """Move the cursor to ``node`` (line numbers are rebuilt first: they go stale on expand)."""
+        _ = self.last_line  # rebuilds the line index if nodes were added or expanded
+        self.move_cursor(node, animate=False)
+        self.scroll_to_node(node, animate=False)
+
+    def _open(self, node: TreeNode[NodeRef]) -> None:
+        self.ensure_loaded(node)
+        if not node.is_expanded:
+            node.expand()
+
+    def reveal_summary(self, summary_id: str) -> bool:
+        """Open every ancestor of an active summary and put the cursor on it."""
+        chain: list[str] = []
+        current = self.store.get_summary(summary_id)
+        if current is None or current.status != "active":
+            return False
+        while current is not None:
+            chain.append(current.id)
+            current = self.store.get_summary(current.parent_id) if current.parent_id else None
+        node = self._by_key.get(f"s:{chain[-1]}")
+        for sid in reversed(chain[:-1]):
+            if node is None:
+                return False
+            self._open(node)
+            node = self._by_key.get(f"s:{sid}")
+        if node is None:
+            return False
+        self.focus_node(node)
+        return True
+
+    def reveal_key(self, key: str) -> bool:
+        node = self._by_key.get(key)
+        if node is None:
+            return False
+        self.focus_node(node)
+        return True
+
+    def reveal_seq(self, seq: int) -> bool:
+        """Select what covers episode ``seq``: its leaf, or the gap / fresh-tail node holding it."""
+        chain = self.store.covering_chain(self.session_id, seq)
+        if chain:
+            return self.reveal_summary(chain[0].id)
+        for ref in self.roots:
+            if ref.kind in ("gap", "tail") and ref.first <= seq <= ref.last:
+                return self.reveal_key(ref.key)
+        return False
+
+    # ------------------------------------------------------------------ reload support
+    def state(self) -> tuple[list[str], str | None]:
+        """Expanded node keys (in tree order) and the cursor's key: what a reload keeps."""
+        expanded = [k for k, n in self._by_key.items() if n.is_expanded]
+        ref = self.cursor_ref
+        return expanded, ref.key if ref else None
+
+    def restore(self, expanded: Iterable[str]) -> None:
+        """Re-open the nodes that were open (where they still exist), top down."""
+        wanted = set(expanded)
+        pending = [n for n in self.root.children]
+        while pending:
+            node = pending.pop(0)
+            if node.data is not None and node.data.key in wanted and node.allow_expand:
+                self._open(node)
+                pending.extend(node.children)

@@ -1,0 +1,280 @@
+"""The detail pane (everything about the selected node) and the covering-chain picker.
+
+Why literal ``Text`` everywhere: summary and episode text, titles and ids come from chat
+data; each goes through :func:`visible` / :func:`one_line` into a ``rich.text.Text`` built
+directly, so ``[bold]`` or ``[@click=app.quit]`` is shown, never obeyed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from hiermem_tui.store import Episode, Session, Summary
+from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
+from hiermem_tui.tui import format as fmt
+
+MAX_LISTED_SOURCES = 12
+
+
+def _literal(text: str) -> str:
+    return strip_combining_excess(visible(text))
+
+
+def summary_line(s: Summary, palette: fmt.Palette, ref_year: int | None) -> Text:
+    """One summary on one line (chain picker, versions list)."""
+    return Text.assemble(
+        fmt.depth_chip(s.depth, palette, s.tier), " ", fmt.tier_badge(s.tier, palette), " ",
+        (fmt.seq_span(s.first_seq, s.last_seq), fmt.style(palette.foreground, bold=True)), "  ",
+        (f"{fmt.tokens(s.tokens)} tok", fmt.style(palette.foreground)), "  ",
+        (fmt.time_range(s.start_at, s.end_at, ref_year=ref_year), fmt.style(palette.muted)), "  ",
+        (one_line(s.id, 40), fmt.style(palette.muted)),
+    )
+
+
+class DetailPane(VerticalScroll):
+    """Shows one node. Public: ``show_summary``, ``show_episode``, ``show_range``, ``show_empty``;
+    :attr:`plain` is the text currently shown (for tests and copy)."""
+
+    DEFAULT_CSS = """
+    DetailPane { background: $surface; padding: 0 1; }
+    DetailPane > #detail-head { margin: 1 0 0 0; }
+    DetailPane > #detail-meta { margin: 1 0; }
+    DetailPane > #detail-rule { color: $text-muted; }
+    DetailPane > #detail-body { margin: 0 0 1 0; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ref_year: int | None = None
+        self.plain = ""
+        self.key: str | None = None
+        self._palette: fmt.Palette | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-head")
+        yield Static(id="detail-meta")
+        yield Static(id="detail-rule")
+        yield Static(id="detail-body")
+
+    @property
+    def palette(self) -> fmt.Palette:
+        if self._palette is None:
+            self._palette = fmt.Palette.from_app(self.app)
+        return self._palette
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        self._palette = None
+
+    # ------------------------------------------------------------------ building blocks
+    def _set(self, key: str, head: Text, rows: Sequence[tuple[str, Text | str]], rule: str, body: Text) -> None:
+        p = self.palette
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style=fmt.style(p.muted), no_wrap=True)
+        table.add_column(overflow="fold")
+        for label, value in rows:
+            table.add_row(Text(label), value if isinstance(value, Text) else Text(value))
+        rule_text = Text(f"── {rule} " + "─" * 40, style=fmt.style(p.muted)) if rule else Text("")
+        for wid, renderable in (("#detail-head", head), ("#detail-meta", table),
+                                ("#detail-rule", rule_text), ("#detail-body", body)):
+            self.query_one(wid, Static).update(renderable)
+        self.key = key
+        rows_plain = "\n".join(f"{label}: {value if isinstance(value, str) else value.plain}" for label, value in rows)
+        self.plain = "\n".join((head.plain, rows_plain, rule_text.plain, body.plain))
+        if key != getattr(self, "_last_key", None):
+            self.scroll_home(animate=False)
+        self._last_key = key
+
+    def _title(self, *parts: Text | tuple[str, object] | str) -> Text:
+        return Text.assemble(*parts)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ views
+    def show_summary(self, s: Summary, *, sources: list[str], versions: list[Summary]) -> None:
+        """A summary with every figure DESIGN §4 asks to keep, then its text, literally."""
+        p = self.palette
+        y = self.ref_year
+        head = self._title(
+            fmt.depth_chip(s.depth, p, s.tier), " ", fmt.tier_badge(s.tier, p), " ",
+            (f"{s.kind} summary", fmt.style(p.foreground, bold=True)),
+            ("  superseded" if s.status == "superseded" else "", fmt.style(p.warning, bold=True)),
+            "\n",
+            (f"covers episodes {fmt.seq_span(s.first_seq, s.last_seq)}", fmt.style(p.foreground, bold=True)),
+            (f"  ·  {fmt.time_range(s.start_at, s.end_at, ref_year=y)}", fmt.style(p.muted)),
+        )
+        ratio = f"ratio {s.ratio:.2f}" + (f" ({1 / s.ratio:.1f}× smaller)" if 0 < s.ratio < 1 else "")
+        if s.kind == "leaf" and sources:
+            # A leaf's sources are its episodes: the first and last id say it all.
+            src = f"{len(sources)} episodes: {one_line(sources[0], 40)}" + (
+                f" … {one_line(sources[-1], 40)}" if len(sources) > 1 else "")
+        else:
+            shown = [one_line(x, 60) for x in sources[:MAX_LISTED_SOURCES]]
+            more = len(sources) - len(shown)
+            src = f"{len(sources)} summaries: " + ", ".join(shown) + (f", … and {more} more" if more else "")
+        superseded = [v for v in versions if v.status == "superseded" and v.id != s.id]
+        status = Text(s.status + (f" (replaced by {one_line(s.superseded_by, 40)})" if s.superseded_by else ""))
+        status.append(f" · {len(versions)} version{'s' * (len(versions) != 1)} · {len(superseded)} superseded",
+                      style=fmt.style(p.muted))
+        if len(versions) < 2:
+            versions = []
+        for n, v in enumerate(versions, 1):
+            status.append(f"\nv{n} ", style=fmt.style(p.muted))
+            status.append(one_line(v.id, 40), style=fmt.style(p.foreground, bold=v.id == s.id))
+            status.append(" ")
+            status.append_text(fmt.tier_badge(v.tier, p))
+            status.append(f" {fmt.tokens(v.tokens)} tok · {v.status}", style=fmt.style(p.muted))
+            status.append("  ← this one" if v.id == s.id else "", style=fmt.style(p.accent))
+        rows: list[tuple[str, Text | str]] = [
+            ("id", Text(one_line(s.id, 80))),
+            ("made by", Text(f"{one_line(s.backend, 30)} · {one_line(s.model or 'no model', 50)} · "
+                             f"prompt {one_line(s.prompt_version, 40)}")),
+            ("created", Text(fmt.timestamp(s.created_at, ref_year=y) + f" · run {one_line(s.run_id or '–', 40)}")),
+            ("tokens", f"{fmt.tokens(s.source_tokens)} in → {fmt.tokens(s.tokens)} out · {ratio}"),
+            ("model i/o", f"prompt {fmt.tokens(s.input_tokens)} · answer {fmt.tokens(s.output_tokens)} · "
+                          f"{fmt.duration(s.duration_s)} (model {fmt.duration(s.llm_seconds)})"),
+            ("sources", Text(src)),
+            ("parent", Text(one_line(s.parent_id, 80)) if s.parent_id else "– (top level)"),
+            ("status", status),
+        ]
+        body = Text(_literal(s.content), style=fmt.style(p.foreground))
+        self._set(f"s:{s.id}", head, rows, f"text · {fmt.tokens(s.tokens)} tok", body)
+
+    def show_episode(self, ep: Episode, chain: list[Summary], where: str | None = None) -> None:
+        """An episode, the summaries covering it (leaf → top), then its content, literally."""
+        p = self.palette
+        y = self.ref_year
+        head = self._title(
+            (f"Episode #{ep.seq}", fmt.style(p.foreground, bold=True)), "  ",
+            (ep.role, fmt.style(p.role_color(ep.role), bold=True)),
+        )
+        covered = Text()
+        for i, s in enumerate(chain):
+            if i:
+                covered.append("\n")
+            covered.append_text(summary_line(s, p, y))
+        if not chain:
+            covered = Text(where or "not under any summary yet", style=fmt.style(p.muted))
+        rows: list[tuple[str, Text | str]] = [
+            ("id", Text(one_line(ep.id, 80))),
+            ("seq", f"#{ep.seq}"),
+            ("role", ep.role),
+            ("time", fmt.timestamp(ep.created_at, ref_year=y, seconds=True) + (" (synthetic)" if ep.synthetic_time else "")),
+            ("tokens", fmt.tokens(ep.tokens)),
+            ("covered by", covered),
+        ]
+        hint = "  (c: jump to one)" if chain else ""
+        body = Text(_literal(ep.content), style=fmt.style(p.foreground))
+        self._set(f"e:{ep.seq}", head, rows, f"content{hint}", body)
+
+    def show_range(self, kind: str, first: int, last: int, *, tokens: int, start_at: str, end_at: str,
+                   session_id: str, fresh_tail: int, owner: str | None = None) -> None:
+        """A run of raw episodes: a leaf's episodes, an unsummarised gap, or the fresh tail."""
+        p = self.palette
+        titles = {"gap": ("Unsummarised episodes", p.error), "tail": ("Fresh tail", p.success),
+                  "episodes": ("Episodes of a leaf summary", p.primary)}
+        title, colour = titles.get(kind, ("Episodes", p.primary))
+        head = self._title(
+            (f" {title} ", fmt.style(fmt.on(colour), colour, bold=True)), "\n",
+            (f"covers episodes {fmt.seq_span(first, last)}", fmt.style(p.foreground, bold=True)),
+        )
+        rows: list[tuple[str, Text | str]] = [
+            ("tokens", f"{fmt.tokens(tokens)} tok"),
+            ("time range", fmt.time_range(start_at, end_at, ref_year=self.ref_year)),
+        ]
+        if owner:
+            rows.append(("leaf", Text(one_line(owner, 80))))
+        if kind == "gap":
+            body = Text.assemble(
+                "These episodes are not under any leaf summary yet, so a model reading this session sees "
+                "them raw. Compact the session to summarise them:\n\n  ",
+                (f"hiermem-tui compact --session {one_line(session_id, 200)}", fmt.style(p.accent, bold=True)),
+            )
+        elif kind == "tail":
+            body = Text(
+                f"The newest {fresh_tail} episodes (policy.fresh_tail) are kept raw on purpose: a leaf pass "
+                "never summarises them, so recent turns stay verbatim.",
+                style=fmt.style(p.foreground),
+            )
+        else:
+            body = Text("Expand the node (enter) to list the episodes; the transcript tab (t) shows them in full.",
+                        style=fmt.style(p.muted))
+        self._set(f"{kind}:{first}", head, rows, "about", body)
+
+    def show_empty(self, session: Session | None, session_id: str, *, missing: bool = False) -> None:
+        """The empty state: no summaries (or no episodes, or no such session), and what to do."""
+        p = self.palette
+        if missing:
+            head = self._title(("Session not found", fmt.style(p.foreground, bold=True)))
+            body = Text(f"There is no session {one_line(session_id, 80)} in this database (any more). "
+                        "Press esc to go back to the list.", style=fmt.style(p.muted))
+            self._set("missing", head, [], "", body)
+            return
+        if session is None or session.episodes == 0:
+            head = self._title(("No episodes", fmt.style(p.foreground, bold=True)))
+            body = Text("This session holds no episodes yet; import some with `hiermem-tui import`.",
+                        style=fmt.style(p.muted))
+            self._set("empty", head, [], "", body)
+            return
+        head = self._title((" No summaries yet ", fmt.style(fmt.on(p.warning), p.warning, bold=True)))
+        rows: list[tuple[str, Text | str]] = [
+            ("episodes", f"{session.episodes:,}"),
+            ("tokens", f"{fmt.tokens(session.tokens)} tok, all raw"),
+        ]
+        body = Text.assemble(
+            ("This session has not been compacted: there is no summary DAG to inspect yet.\n"
+             "Build one with:\n\n  ", fmt.style(p.foreground)),
+            (f"hiermem-tui compact --session {one_line(session_id, 200)}", fmt.style(p.accent, bold=True)),
+            ("\n\nThen press r here to refresh. The tree lists the raw episodes meanwhile.", fmt.style(p.muted)),
+        )
+        self._set("empty", head, rows, "how to compact", body)
+
+
+class ChainPicker(ModalScreen[str | None]):
+    """The summaries covering one episode, leaf first; enter jumps to one in the tree."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+    DEFAULT_CSS = """
+    ChainPicker { align: center middle; background: $background 60%; }
+    ChainPicker > Vertical {
+        width: 96; max-width: 95%; height: auto; max-height: 80%;
+        border: round $primary; background: $surface; padding: 0 1;
+    }
+    ChainPicker OptionList { height: auto; max-height: 20; border: none; margin: 1 0; }
+    ChainPicker .hint { color: $text-muted; }
+    """
+
+    def __init__(self, seq: int, chain: list[Summary], palette: fmt.Palette, ref_year: int | None,
+                 where: str | None = None) -> None:
+        super().__init__()
+        self.seq = seq
+        self.chain = chain
+        self.palette = palette
+        self.ref_year = ref_year
+        self.where = where
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"Covering chain of episode #{self.seq}"
+            if self.chain:
+                yield OptionList(*[Option(summary_line(s, self.palette, self.ref_year), id=s.id) for s in self.chain])
+                yield Static(Text("leaf first, top last · enter: show in tree · esc: close"), classes="hint")
+            else:
+                msg: RenderableType = Text(
+                    f"Episode #{self.seq} is not under any active summary ({self.where or 'unsummarised'}).\n"
+                    "esc: close"
+                )
+                yield Static(msg, classes="hint")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,468 @@
+"""A virtual table of sessions: renders only the visible rows, fetched from the store a page at a time.
+
+Why not a DataTable: a DataTable holds and measures every cell up front; with 10k sessions
+that took ~1.4 s before the first frame (bench/bench_tui_sessions.py), against ~0.25 s here. This widget (Textual's Line
+API) knows only the row count; ``render_line`` asks a small LRU page cache, which asks
+``Store.list_sessions(limit=, offset=)``. Sorting and filtering happen in SQL, so opening,
+re-sorting and filtering cost the same for 10 or 100 000 sessions.
+
+Chat-derived text (titles, sources) goes through :func:`one_line` and into plain Segments:
+nothing from the store is ever parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hiermem_tui.store import Session, Store, parse_iso
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import format as fmt
+
+PAGE_SIZE = 100
+MAX_PAGES = 24
+GAP = 2
+
+
+def fmt_when(stamp: str | None, now: datetime) -> str:
+    """A compact time relative to ``now`` (injected, so tests and snapshots are stable)."""
+    if not stamp:
+        return "–"
+    try:
+        when = parse_iso(stamp)
+    except ValueError:
+        return "?"
+    secs = (now - when).total_seconds()
+    if secs < -60:
+        return when.strftime("%Y-%m-%d")
+    if secs < 60:
+        return "just now"
+    if secs < 3600:
+        return f"{int(secs // 60)}m ago"
+    if secs < 86400:
+        return f"{int(secs // 3600)}h ago"
+    if secs < 7 * 86400:
+        return f"{int(secs // 86400)}d ago"
+    if when.year == now.year:
+        return when.strftime("%b %d")
+    return when.strftime("%Y-%m-%d")
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str  # a Store SESSION_SORTS key
+    label: str
+    width: int  # 0: takes what is left
+    right: bool  # right-aligned (numbers)
+    keep: int  # higher stays longer when the terminal is narrow
+    desc_first: bool  # first click sorts descending (biggest/newest first)
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("title", "Title", 0, False, 100, False),
+    Column("source", "Source", 11, False, 2, False),
+    Column("episodes", "Episodes", 8, True, 5, True),
+    Column("tokens", "Tokens", 7, True, 9, True),
+    Column("summaries", "Summ", 5, True, 4, True),
+    Column("depth", "Depth", 5, True, 3, True),
+    Column("coverage", "Coverage", 11, False, 6, True),
+    Column("fallbacks", "Fallb", 5, True, 8, True),
+    Column("updated", "Active", 10, True, 7, True),
+)
+SORT_LABELS = {c.key: c.label.lower() for c in COLUMNS} | {
+    "summaries": "summaries", "fallbacks": "fallbacks", "updated": "last activity",
+}
+MIN_TITLE = 24
+
+
+class SessionsTable(ScrollView, can_focus=True):
+    """Sessions, one per row, sorted and filtered by the store; row 0 is a fixed header."""
+
+    BINDINGS = [
+        Binding("enter", "select", "Open", priority=False),
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
+        Binding("home,g", "jump(0)", "Top", show=False),
+        Binding("end,G", "jump(-1)", "Bottom", show=False),
+    ]
+    COMPONENT_CLASSES = {
+        f"sessions-table--{name}"
+        for name in ("header", "header-sorted", "cursor", "hover", "stripe", "muted", "warning", "bar", "bar-done",
+                     "bar-empty", "message")
+    }
+
+    cursor_row: reactive[int] = reactive(0, init=False)
+
+    @dataclass
+    class Highlighted(Message):
+        """The cursor moved to another session (None: the table is empty)."""
+
+        session: Session | None
+
+    @dataclass
+    class Selected(Message):
+        """Enter (or a double click) on a session."""
+
+        session_id: str
+
+    @dataclass
+    class Changed(Message):
+        """The row set changed: a new count, sort or filter."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], datetime],
+        sort: str = "updated",
+        descending: bool = True,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.store = store
+        self.clock = clock
+        self.sort = sort
+        self.descending = descending
+        self.filter_text = ""
+        self.row_count = 0
+        self._pages: OrderedDict[int, list[Session]] = OrderedDict()
+        self._hover_row: int | None = None
+        self._columns_cache: tuple[tuple[int, str], list[tuple[Column, int]]] | None = None
+        self._now = clock()
+        self._styles: dict[str, Style] = {}
+
+    # ------------------------------------------------------------------ data
+    def on_mount(self) -> None:
+        self.reload(keep_cursor=False)
+        self.set_interval(60, self._tick)
+
+    def _tick(self) -> None:
+        """Keep "5m ago" honest while the app stays open."""
+        self._now = self.clock()
+        self.refresh()
+
+    def reload(self, *, keep_cursor: bool = True) -> None:
+        """Re-count and forget cached pages (after a sort, filter, or a change in the store)."""
+        self._pages.clear()
+        self._now = self.clock()
+        self.row_count = self.store.count_sessions(self.filter_text or None)
+        self.virtual_size = Size(0, self.row_count + 1)
+        if not keep_cursor:
+            self.scroll_to(y=0, animate=False)
+            self.set_reactive(SessionsTable.cursor_row, 0)
+        cursor = max(0, min(self.cursor_row, self.row_count - 1))
+        self.set_reactive(SessionsTable.cursor_row, cursor)
+        self._scroll_to_cursor()
+        self.refresh()
+        self.post_message(self.Highlighted(self.session_at(cursor)))
+        self.post_message(self.Changed())
+
+    def session_at(self, row: int) -> Session | None:
+        """The session on ``row`` (0-based, in the current order), fetching its page if needed."""
+        if row < 0 or row >= self.row_count:
+            return None
+        page_no, index = divmod(row, PAGE_SIZE)
+        page = self._pages.get(page_no)
+        if page is None:
+            page = self.store.list_sessions(
+                sort=self.sort,
+                descending=self.descending,
+                text=self.filter_text or None,
+                limit=PAGE_SIZE,
+                offset=page_no * PAGE_SIZE,
+            )
+            self._pages[page_no] = page
+            while len(self._pages) > MAX_PAGES:
+                self._pages.popitem(last=False)
+        else:
+            self._pages.move_to_end(page_no)
+        return page[index] if index < len(page) else None
+
+    @property
+    def current(self) -> Session | None:
+        return self.session_at(self.cursor_row)
+
+    def set_sort(self, key: str, descending: bool | None = None) -> None:
+        """Sort by a column key; the same key again flips the direction."""
+        if descending is None:
+            column = next((c for c in COLUMNS if c.key == key), None)
+            if key == self.sort:
+                descending = not self.descending
+            else:
+                descending = column.desc_first if column else True
+        self.sort, self.descending = key, descending
+        self.reload(keep_cursor=False)
+
+    def cycle_sort(self, step: int = 1) -> None:
+        keys = [c.key for c in COLUMNS]
+        index = keys.index(self.sort) if self.sort in keys else 0
+        key = keys[(index + step) % len(keys)]
+        self.set_sort(key, next(c.desc_first for c in COLUMNS if c.key == key))
+
+    def reverse_sort(self) -> None:
+        self.set_sort(self.sort, not self.descending)
+
+    def set_filter(self, text: str) -> None:
+        text = text.strip()
+        if text != self.filter_text:
+            self.filter_text = text
+            self.reload(keep_cursor=False)
+
+    # ------------------------------------------------------------------ cursor
+    @property
+    def _body_height(self) -> int:
+        return max(1, self.size.height - 1)
+
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        self._scroll_to_cursor()
+        self._refresh_row(old)
+        self._refresh_row(new)
+        self.post_message(self.Highlighted(self.session_at(new)))
+
+    def _refresh_row(self, row: int) -> None:
+        y = row - round(self.scroll_y) + 1
+        if 1 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def _scroll_to_cursor(self) -> None:
+        top = round(self.scroll_y)
+        row = self.cursor_row
+        if row < top:
+            self.scroll_to(y=row, animate=False)
+        elif row >= top + self._body_height:
+            self.scroll_to(y=row - self._body_height + 1, animate=False)
+
+    def _move_to(self, row: int) -> None:
+        if self.row_count:
+            self.cursor_row = max(0, min(row, self.row_count - 1))
+
+    def action_cursor(self, delta: int) -> None:
+        self._move_to(self.cursor_row + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move_to(self.cursor_row + direction * max(1, self._body_height - 1))
+
+    def action_jump(self, row: int) -> None:
+        self._move_to(row if row >= 0 else self.row_count - 1)
+
+    def action_select(self) -> None:
+        session = self.current
+        if session is not None:
+            self.post_message(self.Selected(session.id))
+
+    # ------------------------------------------------------------------ mouse
+    def _row_at(self, y: int) -> int | None:
+        row = round(self.scroll_y) + y - 1
+        return row if y >= 1 and 0 <= row < self.row_count else None
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            column = self._column_at(offset.x)
+            if column is not None:
+                self.set_sort(column.key)
+            return
+        row = self._row_at(offset.y)
+        if row is None:
+            return
+        if row == self.cursor_row and event.chain >= 2:
+            self.action_select()
+        self.cursor_row = row
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        offset = event.get_content_offset(self)
+        row = self._row_at(offset.y) if offset is not None else None
+        if row != self._hover_row:
+            old, self._hover_row = self._hover_row, row
+            for r in (old, row):
+                if r is not None:
+                    self._refresh_row(r)
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover_row is not None:
+            old, self._hover_row = self._hover_row, None
+            self._refresh_row(old)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._columns_cache = None
+        self._scroll_to_cursor()
+
+    # ------------------------------------------------------------------ layout
+    def _layout(self, width: int) -> list[tuple[Column, int]]:
+        """Columns that fit in ``width`` and their widths.
+
+        When narrow, the least useful go first, but never the sorted one (the order must be visible).
+        """
+        key = (width, self.sort)
+        if self._columns_cache and self._columns_cache[0] == key:
+            return self._columns_cache[1]
+        shown = list(COLUMNS)
+        while True:
+            # one cell of margin each side, GAP between columns
+            fixed = sum(c.width for c in shown if c.width) + GAP * (len(shown) - 1) + 2
+            title = width - fixed
+            droppable = [c for c in shown if c.width and c.key != self.sort]
+            if title >= MIN_TITLE or not droppable:
+                break
+            shown.remove(min(droppable, key=lambda c: c.keep))
+        layout = [(c, c.width or max(8, title)) for c in shown]
+        self._columns_cache = (key, layout)
+        return layout
+
+    def _column_at(self, x: int) -> Column | None:
+        pos = 1
+        for column, width in self._layout(self.size.width):
+            if pos <= x < pos + width + GAP:
+                return column
+            pos += width + GAP
+        return None
+
+    # ------------------------------------------------------------------ rendering
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = {}
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.get_component_rich_style(f"sessions-table--{name}")
+        return style
+
+    def _fg(self, name: str) -> Style:
+        """Only the colour and attributes of a component (the row supplies the background)."""
+        key = f"fg:{name}"
+        style = self._styles.get(key)
+        if style is None:
+            full = self._style(name)
+            style = self._styles[key] = Style(color=full.color, bold=full.bold, italic=full.italic)
+        return style
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y == 0:
+            return self._render_header(width)
+        row = round(self.scroll_y) + y - 1
+        base = self.rich_style
+        if self.row_count == 0:
+            if y == 2:
+                return self._render_message(width)
+            return Strip.blank(width, base)
+        session = self.session_at(row)
+        if session is None:
+            return Strip.blank(width, base)
+        if row == self.cursor_row:
+            row_style = self._style("cursor")
+        elif row == self._hover_row:
+            row_style = self._style("hover")
+        elif row % 2:
+            row_style = self._style("stripe")
+        else:
+            row_style = base
+        cursor = row == self.cursor_row
+        segments = [Segment(" ", row_style)]
+        for i, (column, w) in enumerate(self._layout(width)):
+            if i:
+                segments.append(Segment(" " * GAP, row_style))
+            for text, fg in self._cell(session, column, w):
+                # On the cursor row the cursor colours win, except where colour is the message.
+                if fg is None or (cursor and fg == "muted"):
+                    segments.append(Segment(text, row_style))
+                else:
+                    segments.append(Segment(text, row_style + self._fg(fg)))
+        return Strip(segments).adjust_cell_length(width, row_style)
+
+    def _render_header(self, width: int) -> Strip:
+        """Column labels; the sorted one is highlighted with ▲/▼ (in the gap if it does not fit)."""
+        header, sorted_style = self._style("header"), self._style("header-sorted")
+        arrow = "▼" if self.descending else "▲"
+        segments = [Segment(" ", header)]
+        for i, (column, w) in enumerate(self._layout(width)):
+            label = column.label
+            is_sorted = column.key == self.sort
+            gap = " " * GAP
+            if is_sorted:
+                if cell_len(label) + 2 <= w:
+                    label = f"{arrow} {label}" if column.right else f"{label} {arrow}"
+                elif i:
+                    gap = " " * (GAP - 1) + arrow
+            if i:
+                segments.append(Segment(gap, sorted_style if gap.strip() else header))
+            segments.append(Segment(_fit(label, w, column.right), sorted_style if is_sorted else header))
+        return Strip(segments).adjust_cell_length(width, header)
+
+    def _render_message(self, width: int) -> Strip:
+        text = one_line(f"No sessions match “{self.filter_text}” — press esc to clear the filter", width - 2)
+        return Strip([Segment(text.center(width), self._style("message"))]).adjust_cell_length(
+            width, self.rich_style
+        )
+
+    def _cell(self, s: Session, column: Column, w: int) -> list[tuple[str, str | None]]:
+        """The text pieces of one cell, each with an optional foreground component name."""
+        key = column.key
+        if key == "title":
+            if s.title.strip():
+                return [(_fit(one_line(s.title, w), w, False), None)]
+            return [(_fit(one_line(f"(untitled) {s.id}", w), w, False), "muted")]
+        if key == "source":
+            return [(_fit(one_line(s.source, w), w, False), "muted")]
+        if key == "episodes":
+            return [(_fit(f"{s.episodes:,}", w, True), None)]
+        if key == "tokens":
+            return [(_fit(fmt.tokens(s.tokens), w, True), None)]
+        if key == "summaries":
+            return [(_fit(str(s.summaries) if s.summaries else "·", w, True), None if s.summaries else "muted")]
+        if key == "depth":
+            if s.max_depth is None:
+                return [(_fit("·", w, True), "muted")]
+            return [(_fit(str(s.max_depth), w, True), None)]
+        if key == "coverage":
+            return self._coverage_cell(s, w)
+        if key == "fallbacks":
+            if s.fallbacks:
+                return [(_fit(f"▲{s.fallbacks}", w, True), "warning")]
+            return [(_fit("·", w, True), "muted")]
+        return [(_fit(fmt_when(s.updated_at, self._now), w, True), "muted")]
+
+    def _coverage_cell(self, s: Session, w: int) -> list[tuple[str, str | None]]:
+        frac = s.coverage
+        pct = fmt.percent(frac) if s.episodes else "–"
+        bar_w = max(1, w - 5)  # "100%" and a space after the bar
+        halves = round(frac * bar_w * 2)
+        done = "━" * (halves // 2) + ("╸" if halves % 2 else "")
+        rest = "━" * (bar_w - cell_len(done))
+        bar_style = "bar-done" if frac >= 0.999 else "bar"
+        return [
+            (done, bar_style),
+            (rest, "bar-empty"),
+            (" " + _fit(pct, 4, True), "muted" if not s.summaries else None),
+        ]
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    """``text`` cropped or padded to exactly ``width`` cells (wide characters counted right)."""
+    if width <= 0:
+        return ""
+    length = cell_len(text)
+    if length > width:
+        return set_cell_size(text, width - 1) + "…"
+    pad = " " * (width - length)
+    return pad + text if right else text + pad

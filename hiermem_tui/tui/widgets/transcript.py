@@ -1,0 +1,369 @@
+"""The session transcript: a bounded window of episodes, paged with keyset queries as you scroll.
+
+Why a window: a session can hold 50k episodes; mounting a widget per episode, or even
+wrapping all their text, would take seconds. The view keeps at most ``MAX_WINDOW``
+episodes rendered, fetches ``PAGE`` more with ``episodes_page`` / ``episodes_before`` when
+the viewport nears an edge, and drops the far end — adjusting the scroll offset so the
+text under the reader's eyes does not move. Jumping anywhere reloads the window around
+the target, so cost is bounded by the window, never by the session.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hiermem_tui.store import Episode, Store
+from hiermem_tui.textsafe import strip_combining_excess, visible
+from hiermem_tui.tui import format as fmt
+
+PAGE = 100
+MAX_WINDOW = 400
+COLLAPSED_LINES = 8
+EXPANDED_LINES = 2000
+GUTTER = 2
+INDENT = 2
+
+
+@dataclass(slots=True)
+class _Block:
+    ep: Episode
+    lines: list[Strip] | None = None
+
+
+class Transcript(ScrollView, can_focus=True):
+    """Episodes of one session. Public: :meth:`jump_to`, :meth:`show_range`, :meth:`set_total`,
+    :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
+
+    BINDINGS = [
+        Binding("up", "move(-1)", "Prev episode", show=False),
+        Binding("down", "move(1)", "Next episode", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+        Binding("enter", "expand", "Expand", show=False),
+    ]
+    DEFAULT_CSS = "Transcript { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }"
+
+    class CursorMoved(Message):
+        """The user moved the transcript cursor to episode ``seq`` (not sent for programmatic jumps)."""
+
+        def __init__(self, seq: int) -> None:
+            self.seq = seq
+            super().__init__()
+
+    def __init__(self, store: Store, session_id: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.store = store
+        self.session_id = session_id
+        self.total = 0
+        self.cursor: int | None = None
+        self.highlight: tuple[int, int] | None = None
+        self.expanded: set[int] = set()
+        self.ref_year: int | None = None
+        self._blocks: list[_Block] = []
+        self._starts: list[int] = []
+        self._height = 0
+        self._width = 0
+        self._pending_top: int | None = None
+        self._edge_scheduled = False
+        self._palette: fmt.Palette | None = None
+
+    # ------------------------------------------------------------------ public
+    @property
+    def window(self) -> tuple[int, int] | None:
+        """Seqs of the first and last loaded episodes (None when nothing is loaded)."""
+        return (self._blocks[0].ep.seq, self._blocks[-1].ep.seq) if self._blocks else None
+
+    @property
+    def loaded(self) -> int:
+        return len(self._blocks)
+
+    def set_total(self, total: int) -> None:
+        """The session's episode count changed (new episodes arrived); nothing is refetched."""
+        self.total = total
+        if not self._blocks and total:
+            self._load_around(0)
+        self._update_title()
+
+    def jump_to(self, seq: int) -> None:
+        """Put the cursor on episode ``seq`` and scroll it to the top, loading a window around it."""
+        if not self.total:
+            return
+        seq = max(0, min(seq, self.total - 1))
+        if self.window is None or not (self.window[0] <= seq <= self.window[1]):
+            self._load_around(seq)
+        self.cursor = seq
+        self._pending_top = seq
+        self._apply_pending()
+        self.refresh()
+
+    def show_range(self, first: int, last: int) -> None:
+        """Highlight the episodes a summary covers and bring the first into view."""
+        self.highlight = (first, last)
+        self.jump_to(first)
+
+    # ------------------------------------------------------------------ loading
+    def _load_around(self, seq: int) -> None:
+        before = self.store.episodes_before(self.session_id, before_seq=seq, limit=PAGE // 4)
+        after = self.store.episodes_page(self.session_id, after_seq=seq - 1, limit=PAGE)
+        self._blocks = [_Block(ep) for ep in (*before, *after)]
+        self._relayout()
+
+    def _extend(self, down: bool) -> None:
+        """Fetch the next page at one edge; trim the other edge past ``MAX_WINDOW``."""
+        if not self._blocks:
+            return
+        shift = 0
+        if down:
+            page = self.store.episodes_page(self.session_id, after_seq=self._blocks[-1].ep.seq, limit=PAGE)
+            self._blocks.extend(_Block(ep) for ep in page)
+            excess = len(self._blocks) - MAX_WINDOW
+            if excess > 0:
+                shift = -sum(len(b.lines or ()) for b in self._blocks[:excess])
+                del self._blocks[:excess]
+        else:
+            page = self.store.episodes_before(self.session_id, before_seq=self._blocks[0].ep.seq, limit=PAGE)
+            fresh = [_Block(ep) for ep in page]
+            self._render_blocks(fresh)
+            shift = sum(len(b.lines or ()) for b in fresh)
+            self._blocks[:0] = fresh
+            if len(self._blocks) > MAX_WINDOW:
+                del self._blocks[MAX_WINDOW:]
+        self._relayout()
+        if shift and self._width:
+            # An animated scroll heading for the old coordinates would undo the anchoring.
+            self.app.animator.force_stop_animation(self, "scroll_y")
+            self.scroll_to(y=self.scroll_y + shift, animate=False, force=True)
+
+    def _check_edges(self) -> None:
+        self._edge_scheduled = False
+        if not self._blocks or not self.size.height:
+            return
+        top, view = round(self.scroll_y), self.size.height
+        if top < view and self._blocks[0].ep.seq > 0:
+            self._extend(down=False)
+        elif top + 2 * view > self._height and self._blocks[-1].ep.seq < self.total - 1:
+            self._extend(down=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._edge_scheduled:
+            self._edge_scheduled = True
+            self.call_later(self._check_edges)
+
+    # ------------------------------------------------------------------ layout
+    @property
+    def palette(self) -> fmt.Palette:
+        if self._palette is None:
+            self._palette = fmt.Palette.from_app(self.app)
+        return self._palette
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        self._palette = None
+        for block in self._blocks:
+            block.lines = None
+        self._relayout()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.scrollable_content_region.width != self._width:
+            for block in self._blocks:
+                block.lines = None
+        self._relayout()
+        self._apply_pending()
+
+    def _render_blocks(self, blocks: list[_Block]) -> None:
+        width = self.scrollable_content_region.width
+        if width <= GUTTER + INDENT + 4:
+            return
+        self._width = width
+        console = self.app.console
+        p = self.palette
+        for block in blocks:
+            if block.lines is None:
+                block.lines = self._render_episode(block.ep, width - GUTTER, console, p)
+
+    def _render_episode(self, ep: Episode, width: int, console: object, p: fmt.Palette) -> list[Strip]:
+        head = Text.assemble(
+            (f"#{ep.seq}  ", fmt.style(p.muted)),
+            (ep.role, fmt.style(p.role_color(ep.role), bold=True)),
+            ("  " + fmt.timestamp(ep.created_at, ref_year=self.ref_year, seconds=True), fmt.style(p.muted)),
+            (" (synthetic time)" if ep.synthetic_time else "", fmt.style(p.muted, italic=True)),
+            (f"  · {fmt.tokens(ep.tokens)} tok", fmt.style(p.muted)),
+        )
+        head.truncate(width, overflow="ellipsis")
+        text = strip_combining_excess(visible(ep.content))
+        limit = EXPANDED_LINES if ep.seq in self.expanded else COLLAPSED_LINES
+        body_width = width - INDENT
+        # Wrap only what can be shown: a 100k-character paste costs as much as a short reply.
+        budget = body_width * (limit + 1)
+        body = Text(text[:budget] if len(text) > budget else text, style=fmt.style(p.foreground))
+        wrapped = body.wrap(console, body_width, overflow="fold")  # type: ignore[arg-type]
+        lines = [Strip(list(head.render(console)), head.cell_len)]  # type: ignore[arg-type]
+        pad = Segment(" " * INDENT)
+        shown = list(wrapped)[:limit]
+        for line in shown:
+            lines.append(Strip([pad, *line.render(console)]))  # type: ignore[arg-type]
+        if len(wrapped) > limit or len(text) > budget:
+            hidden = max(len(text) - sum(len(line.plain) + 1 for line in shown), 1)
+            more = "collapse" if ep.seq in self.expanded else "show all"
+            note = Text(f"… {hidden:,} more characters · enter: {more}", style=fmt.style(p.muted, italic=True))
+            lines.append(Strip([pad, *note.render(console)]))  # type: ignore[arg-type]
+        elif ep.seq in self.expanded and len(wrapped) > COLLAPSED_LINES:
+            note = Text("enter: collapse", style=fmt.style(p.muted, italic=True))
+            lines.append(Strip([pad, *note.render(console)]))  # type: ignore[arg-type]
+        lines.append(Strip([]))
+        return lines
+
+    def _relayout(self) -> None:
+        self._render_blocks(self._blocks)
+        starts, y = [], 0
+        for block in self._blocks:
+            starts.append(y)
+            y += len(block.lines) if block.lines is not None else 1
+        self._starts, self._height = starts, y
+        self.virtual_size = Size(self._width, y)
+        self._update_title()
+        self.refresh()
+
+    def _apply_pending(self) -> None:
+        seq = self._pending_top
+        if seq is None or not self._width or not self.size.height:
+            return
+        self._pending_top = None
+        y = self._line_of(seq)
+        if y is not None:
+            self.scroll_to(y=max(y - 1, 0), animate=False, force=True)
+
+    def _line_of(self, seq: int) -> int | None:
+        if not self._blocks:
+            return None
+        index = seq - self._blocks[0].ep.seq
+        return self._starts[index] if 0 <= index < len(self._starts) else None
+
+    def _update_title(self) -> None:
+        w = self.window
+        self.border_title = (
+            f"episodes {fmt.seq_range(*w)} of {self.total:,}" if w else "no episodes"
+        )
+
+    # ------------------------------------------------------------------ drawing
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        y += round(self.scroll_y)
+        if not self._blocks or y >= self._height:
+            if not self._blocks and y == round(self.scroll_y):
+                msg = Text("  No episodes in this session.", style=fmt.style(self.palette.muted))
+                return Strip(list(msg.render(self.app.console))).extend_cell_length(width).apply_style(base)
+            return Strip.blank(width, base)
+        b = bisect_right(self._starts, y) - 1
+        block = self._blocks[b]
+        k = y - self._starts[b]
+        if block.lines is None or k >= len(block.lines):
+            return Strip.blank(width, base)
+        p = self.palette
+        seq = block.ep.seq
+        separator = k == len(block.lines) - 1
+        covered = self.highlight is not None and self.highlight[0] <= seq <= self.highlight[1] and not separator
+        extra = Style()
+        if covered:
+            extra = fmt.style(None, p.highlight)
+        if seq == self.cursor and k == 0:
+            extra = fmt.style(p.foreground, p.cursor if self.has_focus else p.panel, bold=True)
+        gutter = Segment("▎ ", fmt.style(p.user)) if covered else Segment("  ")
+        if seq == self.cursor and not separator:
+            gutter = Segment("▌ ", fmt.style(p.cursor if self.has_focus else p.muted))
+        line = Strip.join([Strip([gutter], GUTTER), block.lines[k]]).extend_cell_length(width)
+        return line.apply_style(base + extra)
+
+    # ------------------------------------------------------------------ interaction
+    def _scroll_block_into_view(self, seq: int) -> None:
+        y = self._line_of(seq)
+        if y is None:
+            return
+        b = seq - self._blocks[0].ep.seq
+        height = len(self._blocks[b].lines or [None])
+        self.scroll_to_region(Region(0, y, 1, min(height, max(self.size.height - 1, 1))), animate=False, force=True)
+
+    def _ensure_loaded(self, seq: int) -> None:
+        w = self.window
+        if w is None:
+            return
+        if seq > w[1]:
+            self._extend(down=True)
+        elif seq < w[0]:
+            self._extend(down=False)
+        w = self.window
+        if w is None or not (w[0] <= seq <= w[1]):
+            self._load_around(seq)
+
+    def action_move(self, delta: int) -> None:
+        if not self.total:
+            return
+        current = self.cursor if self.cursor is not None else (self.window or (0, 0))[0] - delta
+        seq = max(0, min(current + delta, self.total - 1))
+        self._ensure_loaded(seq)
+        self.cursor = seq
+        self._scroll_block_into_view(seq)
+        self.refresh()
+        self.post_message(self.CursorMoved(seq))
+
+    def action_page(self, direction: int) -> None:
+        """Scroll one screen (no animation: pages load while you read) and put the cursor on top."""
+        if not self._blocks:
+            return
+        self.scroll_to(y=self.scroll_y + direction * max(self.size.height - 2, 1), animate=False, force=True)
+        self._check_edges()
+        y = round(self.scroll_y) + 1
+        b = max(bisect_right(self._starts, y) - 1, 0)
+        if b < len(self._blocks):
+            self.cursor = self._blocks[b].ep.seq
+            self.refresh()
+            self.post_message(self.CursorMoved(self.cursor))
+
+    def action_edge(self, end: int) -> None:
+        if self.total:
+            self.jump_to(self.total - 1 if end else 0)
+            if self.cursor is not None:
+                self.post_message(self.CursorMoved(self.cursor))
+
+    def action_expand(self) -> None:
+        """Show a long episode in full (capped at ``EXPANDED_LINES`` lines), or fold it again."""
+        seq = self.cursor
+        if seq is None or self._line_of(seq) is None:
+            return
+        self.expanded ^= {seq}
+        self._blocks[seq - self._blocks[0].ep.seq].lines = None
+        self._relayout()
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or not self._blocks:
+            return
+        y = offset.y + round(self.scroll_y)
+        b = bisect_right(self._starts, y) - 1
+        if 0 <= b < len(self._blocks):
+            self.cursor = self._blocks[b].ep.seq
+            self.refresh()
+            self.post_message(self.CursorMoved(self.cursor))
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

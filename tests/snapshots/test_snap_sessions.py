@@ -1,0 +1,91 @@
+"""Snapshots of the home screen, its empty state and the help screen (reviewed by eye before accepting).
+
+Deterministic on purpose: fixed timestamps and a fixed clock (no "x minutes ago" against the
+real now), a relative DB path (the header shows it), no backend probe (a fixed status is set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from hiermem_tui.backend_status import BackendStatus
+from hiermem_tui.config import Settings
+from hiermem_tui.store import Store
+from hiermem_tui.tui.app import HiermemApp
+from tests.tui.conftest import NOW, STANDARD, SessionSpec, app_for, build_db
+
+SIZE = (120, 36)
+OK_BACKEND = BackendStatus(
+    host="http://127.0.0.1:11434", reachable=True, version="0.9.6",
+    installed=("llama3.2:latest", "qwen2.5:3b"), loaded=("llama3.2:latest",),
+)
+MORE = [
+    SessionSpec(
+        "delta", "Delta: migrate the payments service from Flask to FastAPI without downtime (part 2)", 64,
+        NOW - timedelta(days=9), "claude",
+        leaves=[(i * 8, i * 8 + 7, "normal") for i in range(6)], condense=[(0, 1, 2, 3)],
+    ),
+    SessionSpec("epsilon", "Epsilon: 日本語のタイトル — wide characters", 12, NOW - timedelta(hours=2), "chatgpt"),
+    SessionSpec(
+        "zeta", "Zeta: fully compacted research thread", 48, NOW - timedelta(days=420), "sharegpt",
+        leaves=[(i * 8, i * 8 + 7, "aggressive" if i == 2 else "normal") for i in range(6)],
+    ),
+    SessionSpec(
+        "eta", "Eta: model down all afternoon", 30, NOW - timedelta(days=3, hours=2), "codex",
+        leaves=[(0, 9, "fallback"), (10, 19, "fallback")],
+    ),
+    SessionSpec("theta", "", 3, NOW - timedelta(days=60), "jsonl"),
+]
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Work in tmp_path so the header shows a stable relative DB path."""
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+
+
+def _app(store: Store, tmp: Path) -> HiermemApp:
+    return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store)
+
+
+async def _backend_ok(pilot: Pilot) -> None:
+    pilot.app.backend_state = OK_BACKEND  # type: ignore[attr-defined]
+    await pilot.pause()
+
+
+def test_sessions_screen_with_data(snap_compare, in_tmp: Path) -> None:
+    store = build_db(Path("hiermem.db"), [*STANDARD, *MORE])
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=_backend_ok, press=["j"])
+    store.close()
+
+
+def test_sessions_screen_empty_state(snap_compare, in_tmp: Path) -> None:
+    store = Store.open(Path("hiermem.db"))
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE)
+    store.close()
+
+
+def test_sessions_screen_narrow_and_backend_down(snap_compare, in_tmp: Path) -> None:
+    store = build_db(Path("hiermem.db"), [*STANDARD, *MORE])
+
+    async def backend_down(pilot: Pilot) -> None:
+        pilot.app.backend_state = BackendStatus(  # type: ignore[attr-defined]
+            host="http://127.0.0.1:11434", reachable=False,
+            error="Ollama not reachable at http://127.0.0.1:11434 (connection refused)",
+        )
+        await pilot.pause()
+
+    assert snap_compare(_app(store, in_tmp), terminal_size=(80, 24), run_before=backend_down, press=["s", "s"])
+    store.close()
+
+
+def test_help_screen(snap_compare, in_tmp: Path) -> None:
+    store = build_db(Path("hiermem.db"), STANDARD)
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, press=["question_mark"])
+    store.close()

@@ -1,0 +1,265 @@
+"""The app shell and the sessions screen, driven through Pilot like a user would."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+from hiermem_tui.backend_status import BackendStatus, probe_backend
+from hiermem_tui.config import Settings
+from hiermem_tui.store import Store
+from hiermem_tui.tui.app import make_app
+from hiermem_tui.tui.widgets.backend_status import BackendIndicator
+from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.widgets.sessions_table import SessionsTable, fmt_when
+from tests.fakeollama import FakeOllama, closed_port_url
+from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, bulk_sessions, screen_text, wait_for
+
+SIZE = (120, 36)
+
+
+def table_titles(table: SessionsTable) -> list[str]:
+    return [s.title for s in (table.session_at(i) for i in range(table.row_count)) if s]
+
+
+def row_line(text: str, needle: str) -> str:
+    return next(line for line in text.splitlines() if needle in line)
+
+
+async def test_empty_db_shows_how_to_import(settings: Settings, empty_store: Store) -> None:
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "No sessions yet" in text
+        assert "hiermem-tui import PATH" in text
+        assert "hiermem-tui --demo" in text
+        assert not app.screen.query_one("#sessions-body").display
+        assert "/ Filter" not in text  # keys that need a list are hidden
+
+
+async def test_sessions_are_listed_with_their_figures(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Sessions 3" in text
+        alpha = standard_store.get_session("alpha")
+        assert alpha is not None
+        line = row_line(text, "Alpha: fix the flaky CI build")
+        # episodes, tokens (compact), 3 leaves + 1 condensed, depth 1, 24/40 covered, 1 fallback
+        expected = ["claude-code", " 40 ", f" {fmt.tokens(alpha.tokens)} ", " 4 ", " 1 ", " 60%", "▲1", "1d ago"]
+        for figure in expected:
+            assert figure in line, (figure, line)
+        assert re.search(r"\b120\b", row_line(text, "Gamma: rust"))
+        assert " 83%" in row_line(text, "Gamma: rust")
+        assert "k " in row_line(text, "Gamma: rust")  # 12.3k-style token count
+        assert "4h ago" in row_line(text, "Beta: plan the garden")
+        # newest activity first by default
+        assert table_titles(app.screen.query_one(SessionsTable))[0].startswith("Beta")
+
+
+async def test_fallbacks_are_flagged_in_the_warning_colour(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(SessionsTable)
+        warning = table.get_component_rich_style("sessions-table--warning")
+        rows = {table.session_at(i).id: i for i in range(table.row_count)}  # type: ignore[union-attr]
+        y_alpha = rows["alpha"] + 1 - round(table.scroll_y)
+        flagged = [seg for seg in table.render_line(y_alpha) if "▲1" in seg.text]
+        assert flagged and flagged[0].style.color == warning.color and flagged[0].style.bold
+        y_gamma = rows["gamma"] + 1 - round(table.scroll_y)
+        assert not any(seg.style and seg.style.color == warning.color for seg in table.render_line(y_gamma))
+
+
+async def test_sort_keys_and_header_click_change_the_order(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(SessionsTable)
+        assert [t[:5] for t in table_titles(table)] == ["Beta:", "Alpha", "Gamma"]
+        await pilot.press("s")  # from "last activity" (the last column) round to title, A→Z
+        assert table.sort == "title" and not table.descending
+        assert [t[:5] for t in table_titles(table)] == ["Alpha", "Beta:", "Gamma"]
+        await pilot.press("S")
+        assert [t[:5] for t in table_titles(table)] == ["Gamma", "Beta:", "Alpha"]
+        assert "title ▲" not in screen_text(app) and "sorted by title ▼" in screen_text(app)
+        # click the "Tokens" header: biggest first
+        x = 1
+        for column, width in table._layout(table.size.width):
+            if column.key == "tokens":
+                break
+            x += width + 2
+        await pilot.click(SessionsTable, offset=(x + 2, 1))  # +1 for the border, row 0 is the header
+        await pilot.pause()
+        assert table.sort == "tokens" and table.descending
+        assert [t[:5] for t in table_titles(table)] == ["Gamma", "Alpha", "Beta:"]
+
+
+async def test_filter_narrows_as_you_type_and_escape_restores(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(SessionsTable)
+        await pilot.press("slash", "g", "a", "r", "d")
+        await wait_for(pilot, lambda: table.row_count == 1)  # the debounced filter ran
+        assert table_titles(table) == ["Beta: plan the garden"]
+        assert "Sessions 1 matching “gard”" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert table.row_count == 3 and table.filter_text == ""
+        assert not app.screen.query_one("#filter-bar").display
+        assert app.focused is table
+        # enter applies at once and hands the keys back to the table; no match says so
+        await pilot.press("slash", "z", "z", "z", "enter")
+        await pilot.pause()
+        assert table.row_count == 0 and app.focused is table
+        assert "No sessions match “zzz”" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert table.row_count == 3
+
+
+async def test_ten_thousand_sessions_open_and_jump_to_the_end(settings: Settings, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "big.db")
+    bulk_sessions(store, 10_000)
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(SessionsTable)
+        assert table.row_count == 10_000
+        assert "Sessions 10,000" in screen_text(app)
+        assert "Bulk session 09999" in screen_text(app)  # newest first
+        await pilot.press("G")
+        await pilot.pause()
+        assert table.cursor_row == 9_999
+        assert "Bulk session 00000" in screen_text(app)  # the oldest, last in this order
+        assert len(table._pages) <= 24  # only pages near what was shown were fetched
+        await pilot.press("g", "j", "j")
+        assert table.cursor_row == 2
+        await pilot.press("pagedown")
+        assert table.cursor_row == 2 + table.size.height - 2  # a page is the visible rows minus one
+        await pilot.press("k")
+        assert table.cursor_row == table.size.height - 1
+    store.close()
+
+
+async def test_q_quits(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_untrusted_title_is_shown_literally_and_cannot_act(settings: Settings, tmp_path: Path) -> None:
+    title = "[bold]loud[/bold] [@click=app.quit]click me[/] \x1b[31mred\x1b[0m"
+    store = Store.open(tmp_path / "evil.db")
+    add_session(store, SessionSpec("evil", title, 3, NOW))
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "[bold]loud[/bold] [@click=app.quit]click me[/] ␛[31mred␛[0m" in text
+        assert "\x1b" not in text
+        line_no = next(i for i, line in enumerate(text.splitlines()) if "click me" in line)
+        column = text.splitlines()[line_no].index("click me")
+        await pilot.click(offset=(column + 2, line_no))
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert "click me" in screen_text(app)
+    store.close()
+
+
+async def test_enter_opens_the_highlighted_session(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("j", "enter")  # the second row: Alpha
+        await pilot.pause()
+        if importlib.util.find_spec("hiermem_tui.tui.screens.session") is None:
+            assert any("session view is not available" in str(n.message) for n in app._notifications)
+        else:
+            assert type(app.screen).__name__ == "SessionScreen"
+
+
+async def test_read_only_database_shows_a_badge(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    Store.open(path).close()
+    store = Store.open(path, readonly=True)
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "read-only" in row_line(screen_text(app), "hiermem")
+    store.close()
+
+
+async def test_backend_indicator_follows_the_app_state(settings: Settings, empty_store: Store) -> None:
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        indicator = app.screen.query_one(BackendIndicator)
+        assert "Ollama not checked" in row_line(screen_text(app), "hiermem")
+        error = "Ollama not reachable at http://127.0.0.1:9 (connection refused)"
+        app.backend_state = BackendStatus(host="http://127.0.0.1:9", reachable=False, error=error)
+        await pilot.pause()
+        assert "▲ Ollama not reachable at http://127.0.0.1:9" in row_line(screen_text(app), "hiermem")
+        assert indicator.has_class("-warn")
+
+
+async def test_app_probes_a_running_ollama_in_a_worker(tmp_path: Path, empty_store: Store) -> None:
+    with FakeOllama(models=("llama3.2:latest", "qwen2.5:3b"), loaded=("qwen2.5:3b",)) as fake:
+        settings = Settings(db_path=tmp_path / "x.db", config_path=tmp_path / "c.toml", ollama_host=fake.url)
+        app = make_app(settings, empty_store, clock=lambda: NOW)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.backend_state is not None)
+            await pilot.pause()
+            assert app.backend_state is not None and app.backend_state.reachable
+            header = row_line(screen_text(app), "hiermem")
+            assert "Ollama 0.9.6 · qwen2.5:3b (loaded)" in header
+            assert app.screen.query_one(BackendIndicator).has_class("-ok")
+
+
+async def test_no_probe_means_no_request(tmp_path: Path, empty_store: Store) -> None:
+    with FakeOllama() as fake:
+        settings = Settings(db_path=tmp_path / "x.db", config_path=tmp_path / "c.toml", ollama_host=fake.url)
+        app = make_app(settings, empty_store, probe_backend=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+r")
+            await pilot.pause()
+            assert app.refresh_backend() is None
+        assert fake.requests == []
+
+
+async def test_probe_of_a_closed_port_says_unreachable() -> None:
+    url = closed_port_url()
+    status = await probe_backend(url, "llama3.2")
+    assert not status.reachable and not status.ok
+    assert status.describe() == f"Ollama not reachable at {url} (connection refused)"
+    assert "\n" not in status.describe()
+
+
+async def test_probe_of_a_running_ollama_lists_models() -> None:
+    with FakeOllama(models=("llama3.2:latest", "qwen2.5:3b"), loaded=("llama3.2:latest",), version="0.9.6") as fake:
+        status = await probe_backend(fake.url)
+        assert status.reachable and status.ok and status.error is None
+        assert status.version == "0.9.6"
+        assert set(status.installed) == {"llama3.2:latest", "qwen2.5:3b"}
+        assert status.loaded == ("llama3.2:latest",)
+        assert status.model == "llama3.2:latest" and status.model_source == "loaded"
+        missing = await probe_backend(fake.url, "mistral")
+        assert missing.model_missing and not missing.ok
+        assert "ollama pull mistral" in missing.describe()
+        configured = await probe_backend(fake.url, "qwen2.5:3b")
+        assert configured.ok and configured.model == "qwen2.5:3b" and not configured.model_loaded
+
+
+def test_relative_times_are_compact() -> None:
+    assert fmt_when("2026-06-01T11:59:30.000Z", NOW) == "just now"
+    assert fmt_when("2026-06-01T11:48:00.000Z", NOW) == "12m ago"
+    assert fmt_when("2026-05-29T12:00:00.000Z", NOW) == "3d ago"
+    assert fmt_when("2026-02-03T12:00:00.000Z", NOW) == "Feb 03"
+    assert fmt_when("2025-02-03T12:00:00.000Z", NOW) == "2025-02-03"
+    assert fmt_when(None, NOW) == "–"
+

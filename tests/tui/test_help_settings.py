@@ -1,0 +1,212 @@
+"""Help, settings, themes and the command palette."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.config import ConfigError, Settings, load_settings
+from hiermem_tui.store import Store
+from hiermem_tui.tui.screens.help import HelpScreen, help_markdown
+from hiermem_tui.tui.screens.settings import SettingsScreen, settings_from_form
+from hiermem_tui.tui.widgets.sessions_table import SessionsTable
+from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, screen_text, wait_for
+
+SIZE = (120, 36)
+
+
+async def test_help_opens_with_question_mark_and_f1_and_closes(settings: Settings, standard_store: Store) -> None:
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for words in ("Keys", "command palette", "Fresh tail", "Coverage", "Tier"):
+            assert words in text or words in help_markdown(), words
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("q")  # closes help, does not quit the app
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen) and app.is_running
+
+
+def test_help_text_explains_every_concept() -> None:
+    text = help_markdown()
+    for term in ("Session", "Episode", "Summary", "Depth", "Tier", "Fresh tail", "Coverage", "hiermem-tui import"):
+        assert term in text, term
+
+
+async def test_command_palette_lists_app_and_screen_actions(settings: Settings, standard_store: Store) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        commands = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: commands.option_count > 10)
+        titles = {str(commands.get_option_at_index(i).prompt).split("\n")[0] for i in range(commands.option_count)}
+        for title in (
+            "Open session", "Filter sessions", "Sort by tokens", "Sort by last activity", "Reverse sort order",
+            "Settings", "Help", "Refresh backend status", "Next theme", "Quit", "Theme",
+        ):
+            assert any(t.startswith(title) for t in titles), (title, titles)
+        # searching and choosing runs the action
+        await pilot.press(*"sort by tok")
+        await wait_for(
+            pilot, lambda: commands.option_count >= 1 and "tokens" in str(commands.get_option_at_index(0).prompt)
+        )
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
+        assert app.screen.query_one(SessionsTable).sort == "tokens"
+
+
+async def test_palette_finds_sessions_by_title_and_shows_them_literally(settings: Settings, tmp_path: Path) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    store = Store.open(tmp_path / "p.db")
+    add_session(store, SessionSpec("s1", "[$accent]tricky [@click=app.quit]title[/]", 3, NOW))
+    add_session(store, SessionSpec("s2", "Plan the garden", 3, NOW))
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        commands = app.screen.query_one(CommandList)
+        await pilot.press(*"tricky")
+        await wait_for(pilot, lambda: commands.option_count >= 1)
+        prompts = [str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)]
+        assert any("Open [$accent]tricky [@click=app.quit]title[/]" in p for p in prompts), prompts
+        assert "[$accent]tricky" in screen_text(app)
+        await pilot.press("enter")  # the session hit is the only one: it opens that session
+        await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
+        await pilot.pause()
+        assert app.is_running
+        if type(app.screen).__name__ == "SessionScreen":
+            assert app.screen.session_id == "s1"  # type: ignore[attr-defined]
+        else:
+            assert any("session view is not available" in str(n.message) for n in app._notifications)
+    store.close()
+
+
+async def test_theme_choice_is_saved_to_the_config_file(settings: Settings, standard_store: Store) -> None:
+    config = settings.config_path
+    assert config is not None and not config.exists()
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not config.exists()  # opening the app writes nothing
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        chosen = app.theme
+        assert chosen != "textual-dark"
+        assert load_settings(config).theme == chosen
+        app.theme = "nord"  # as the Theme picker in the palette does
+        await pilot.pause()
+        assert load_settings(config).theme == "nord" and app.settings.theme == "nord"
+    # the next start uses it
+    app2 = app_for(load_settings(config), standard_store)
+    async with app2.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app2.theme == "nord"
+
+
+async def test_unknown_theme_in_config_falls_back(settings: Settings, standard_store: Store) -> None:
+    app = app_for(replace(settings, theme="no-such-theme"), standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme == "textual-dark"
+
+
+async def _set_field(pilot: object, screen: SettingsScreen, field: str, value: str) -> None:
+    from textual.widgets import Input
+
+    box = screen.query_one(f"#field-{field}", Input)
+    box.value = value
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def test_settings_screen_saves_a_policy_change(settings: Settings, standard_store: Store) -> None:
+    config = settings.config_path
+    assert config is not None
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("comma")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        await _set_field(pilot, screen, "fresh_tail", "8")
+        await _set_field(pilot, screen, "model", "qwen2.5:3b")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, SettingsScreen)
+        assert app.settings.policy.fresh_tail == 8 and app.settings.model == "qwen2.5:3b"
+    saved = load_settings(config)
+    assert saved.policy.fresh_tail == 8
+    assert saved.model == "qwen2.5:3b"
+    assert saved.policy.condense_fanout == settings.policy.condense_fanout
+
+
+async def test_settings_screen_rejects_a_bad_value_with_a_message(settings: Settings, standard_store: Store) -> None:
+    config = settings.config_path
+    assert config is not None
+    app = app_for(settings, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        await _set_field(pilot, screen, "condense_fanout", "1")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen)  # still open
+        assert "condense_fanout must be at least 2" in screen_text(app)
+        assert app.settings.policy.condense_fanout == 4
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SettingsScreen)
+    assert not config.exists()  # nothing was saved
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("ollama_host", "http://", "Ollama host must look like"),
+        ("ollama_host", "localhost:notaport", "bad port"),
+        ("timeout_s", "soon", "timeout must be a number"),
+        ("timeout_s", "0", "more than 0"),
+        ("parallel", "0", "parallel must be at least 1"),
+        ("leaf_chunk_tokens", "", "policy.leaf_chunk_tokens must be a whole number"),
+        ("leaf_chunk_tokens", "0", "policy.leaf_chunk_tokens must be a positive whole number"),
+        ("keep_alive", " ", "keep alive must not be empty"),
+    ],
+)
+def test_settings_form_validation(field: str, value: str, message: str, tmp_path: Path) -> None:
+    base = Settings(db_path=tmp_path / "x.db")
+    values = {
+        "ollama_host": base.ollama_host, "model": "", "backend": "ollama", "timeout_s": "300", "keep_alive": "10m",
+        "parallel": "1", "theme": "nord", "fresh_tail": "16", "leaf_chunk_tokens": "3000", "leaf_min_episodes": "4",
+        "leaf_target_tokens": "1200", "condense_fanout": "4", "condensed_target_tokens": "2000",
+    }
+    assert settings_from_form(values, base).theme == "nord"
+    with pytest.raises(ConfigError, match=message):
+        settings_from_form({**values, field: value}, base)
+
+
+def test_settings_form_normalises_a_bare_host(tmp_path: Path) -> None:
+    base = Settings(db_path=tmp_path / "x.db")
+    values = {
+        "ollama_host": "gpu-box", "model": " llama3.2 ", "backend": "extractive", "timeout_s": "12.5",
+        "keep_alive": "1h", "parallel": "2", "fresh_tail": "0", "leaf_chunk_tokens": "3000", "leaf_min_episodes": "4",
+        "leaf_target_tokens": "1200", "condense_fanout": "4", "condensed_target_tokens": "2000",
+    }
+    new = settings_from_form(values, base)
+    assert new.ollama_host == "http://gpu-box:11434"
+    got = (new.model, new.backend, new.timeout_s, new.parallel, new.policy.fresh_tail)
+    assert got == ("llama3.2", "extractive", 12.5, 2, 0)

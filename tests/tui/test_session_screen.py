@@ -1,0 +1,395 @@
+"""The session screen: tree, coverage map, detail pane, transcript, keys, hostile text, scale."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from hiermem_tui.config import Settings
+from hiermem_tui.store import NewEpisode, Store, SummaryWrite
+from hiermem_tui.tui.app import HiermemApp
+from hiermem_tui.tui.format import Palette
+from hiermem_tui.tui.messages import SessionsChanged
+from hiermem_tui.tui.screens.session import SessionScreen
+from hiermem_tui.tui.widgets.coverage_map import LABEL_WIDTH
+from hiermem_tui.tui.widgets.dag_tree import EPISODE_PAGE
+from hiermem_tui.tui.widgets.detail_pane import ChainPicker
+from hiermem_tui.tui.widgets.transcript import MAX_WINDOW, PAGE
+from tests.tui._session_fixtures import (
+    DAG_IDS,
+    HOSTILE_TITLE,
+    T0,
+    add_episodes,
+    app_for,
+    build_big_session,
+    build_dag_session,
+    build_empty_session,
+    open_store,
+    summary,
+)
+
+IDS = DAG_IDS
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times show in the local zone: pin it so assertions on times hold anywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    settings, store = open_store(tmp_path)
+    build_dag_session(store)
+    build_empty_session(store)
+    store.upsert_session("evil", title=HOSTILE_TITLE, source="jsonl")
+    yield store
+    store.close()
+
+
+@asynccontextmanager
+async def opened(tmp_path: Path, store: Store, session_id: str = "dag") -> AsyncIterator[tuple[HiermemApp, Pilot, SessionScreen]]:
+    settings = Settings(db_path=store.path, config_path=tmp_path / "config.toml")
+    app = app_for(settings, store)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.open_session(session_id)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        yield app, pilot, screen
+
+
+def root_keys(screen: SessionScreen) -> list[str]:
+    return [n.data.key for n in screen.tree.root.children if n.data is not None]
+
+
+def child_keys(screen: SessionScreen, key: str) -> list[str]:
+    node = screen.tree.node_for(key)
+    assert node is not None
+    return [c.data.key for c in node.children if c.data is not None]
+
+
+def screen_text(app: HiermemApp) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())  # type: ignore[attr-defined]
+
+
+async def test_roots_are_top_summaries_gap_and_fresh_tail_in_coverage_order(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        assert root_keys(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "g:40", "t:44"]
+        labels = [n.label.plain for n in screen.tree.root.children]
+        assert "d2" in labels[0] and "#0–35 (36)" in labels[0] and "150 tok" in labels[0]
+        assert "Jul 3 10:02 → 11:47" in labels[0]
+        assert "unsummarised" in labels[2] and "#40–43 (4)" in labels[2]
+        assert "fresh tail" in labels[3] and "#44–59 (16)" in labels[3]
+        text = screen_text(app)
+        assert "60 episodes" in text and "10 summaries" in text and "depth 2" in text and "67% covered" in text
+        assert "2 fallbacks" in text and "model sees 868 tok" in text
+
+
+async def test_expanding_loads_children_lazily_down_to_episodes(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        tree = screen.tree
+        d0 = tree.node_for(f"s:{IDS['D0']}")
+        assert d0 is not None and not d0.children  # nothing fetched before the user asks
+        await pilot.press("enter")
+        await pilot.pause()
+        assert child_keys(screen, f"s:{IDS['D0']}") == [f"s:{IDS['C0']}", f"s:{IDS['C1']}"]
+        assert tree.node_for(f"s:{IDS['L3']}") is None  # grandchildren still not loaded
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        assert child_keys(screen, f"s:{IDS['C1']}") == [f"s:{IDS[k]}" for k in ("L3", "L4", "L5")]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert child_keys(screen, f"s:{IDS['L3']}") == [f"r:{IDS['L3']}"]
+        rng = tree.node_for(f"r:{IDS['L3']}")
+        assert rng is not None and rng.label.plain == "episodes #18–23 (6)"
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert child_keys(screen, f"r:{IDS['L3']}") == [f"e:{i}" for i in range(18, 24)]
+
+
+async def test_selecting_updates_detail_map_and_transcript(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        assert screen.tree.reveal_summary(IDS["C1"])
+        await pilot.pause()
+        plain = screen.detail.plain
+        assert "covers episodes #18–35 (18)" in plain
+        assert "d1   fallback  condensed summary" in plain
+        assert IDS["L3"] in plain and IDS["L5"] in plain  # sources
+        assert f"parent: {IDS['D0']}" in plain
+        assert screen.map.selected == f"s:{IDS['C1']}"
+        assert screen.transcript.highlight == (18, 35) and screen.transcript.cursor == 18
+        # the superseded first version of leaf 1 is counted and listed
+        assert screen.tree.reveal_summary(IDS["L1"])
+        await pilot.pause()
+        assert "2 versions · 1 superseded" in screen.detail.plain
+        assert IDS["L1v1"] in screen.detail.plain
+
+
+async def test_f_and_shift_f_walk_the_fallbacks(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        def cursor() -> str | None:
+            ref = screen.tree.cursor_ref
+            return ref.key if ref else None
+
+        await pilot.press("f")
+        await pilot.pause()
+        assert cursor() == f"s:{IDS['L2']}"  # opened D0 and C0 to get there
+        assert "fallback" in screen.detail.plain
+        await pilot.press("f")
+        await pilot.pause()
+        assert cursor() == f"s:{IDS['C1']}"
+        await pilot.press("f")
+        await pilot.pause()
+        assert cursor() == f"s:{IDS['L2']}"  # wrapped around
+        await pilot.press("F")
+        await pilot.pause()
+        assert cursor() == f"s:{IDS['C1']}"
+
+
+async def test_transcript_highlights_the_covered_episodes(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        assert screen.tree.reveal_summary(IDS["L4"])
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        transcript = screen.transcript
+        assert transcript.highlight == (24, 29)
+        palette = Palette.from_app(app)
+        bg = {}
+        for y in range(transcript.size.height):
+            strip = transcript.render_line(y)
+            text = strip.text.strip()
+            if text.startswith(("▎ #", "▌ #", "#")):
+                seq = int(text.lstrip("▎▌ ").split()[0][1:])
+                bg[seq] = {seg.style.bgcolor for seg in strip if seg.style is not None}
+        assert 24 in bg and 25 in bg and 30 in bg
+        assert palette.highlight.rich_color in bg[25]
+        assert palette.highlight.rich_color not in bg[30]
+        text = screen_text(app)
+        assert "#24  user" in text and "message 24:" in text
+
+
+async def test_covering_chain_from_an_episode_jumps_to_a_summary(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        await pilot.press("t")
+        screen.transcript.focus()
+        screen.transcript.jump_to(19)
+        await pilot.pause()
+        await pilot.press("down")  # the user moves the cursor: #20
+        await pilot.press("c")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, ChainPicker)
+        assert [s.id for s in picker.chain] == [IDS["L3"], IDS["C1"], IDS["D0"]]
+        options = picker.query_one(OptionList)
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == picker_ids(picker)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.screen is screen
+        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['C1']}"
+        # an episode of the gap has no chain, and the picker says so
+        screen.transcript.jump_to(41)
+        screen.transcript.focus()
+        await pilot.pause()
+        await pilot.press("down", "c")
+        await pilot.pause()
+        assert isinstance(app.screen, ChainPicker) and app.screen.chain == []
+        assert "unsummarised gap" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+def picker_ids(picker: ChainPicker) -> list[str]:
+    return [s.id for s in picker.chain]
+
+
+async def test_hostile_content_is_shown_literally_and_never_acts(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        assert screen.tree.reveal_summary(IDS["L3"])
+        await pilot.pause()
+        body = screen.query_one("#detail-body", Static)
+        assert "[bold]BOLD[/bold] [@click=app.quit]quit[/]" in screen.detail.plain
+        assert "␛[31mred␛[0m" in screen.detail.plain and "␇" in screen.detail.plain
+        screen.detail.scroll_end(animate=False)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "[bold]BOLD[/bold]" in text and "[@click=app.quit]quit[/]" in text
+        assert "\x1b" not in text and "\x07" not in text
+        await pilot.click(body, offset=(22, 0))  # on the would-be click target
+        await pilot.pause()
+        assert app.is_running and app.screen is screen
+        # the episode with the same text, in the tree and in the transcript
+        await pilot.press("t")
+        screen.transcript.jump_to(5)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "[@click=app.quit]quit[/]" in text and "]8;;http://evil.example" in text
+        assert "\x1b" not in text
+    async with opened(tmp_path, store, "evil") as (app, pilot, screen):
+        text = screen_text(app)
+        assert "[bold red]Evil[/] title ␛[2J" in text
+        assert "No episodes" in screen.detail.plain
+
+
+async def test_empty_session_says_how_to_compact(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store, "raw") as (app, pilot, screen):
+        assert root_keys(screen) == ["g:0", "t:14"]
+        assert "No summaries yet" in screen.detail.plain
+        assert "hiermem-tui compact --session raw" in screen_text(app)
+        assert [len(r) for r in screen.map.rows] == [2]  # only the episode row: gap + fresh tail
+
+
+async def test_reload_keeps_open_nodes_and_selection(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        assert screen.tree.reveal_summary(IDS["L4"])
+        await pilot.pause()
+        store.write_summaries([SummaryWrite(summary("dag", "s_new_leaf", 0), episode_range=(40, 43))])
+        screen.reload()
+        await pilot.pause()
+        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['L4']}"
+        assert screen.tree.node_for(f"s:{IDS['C1']}").is_expanded  # type: ignore[union-attr]
+        assert root_keys(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "s:s_new_leaf", "t:44"]
+        assert "11 summaries" in screen_text(app)
+
+
+async def test_map_click_and_keys_select_in_the_tree(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        cmap = screen.map
+        bar_w = cmap.size.width - LABEL_WIDTH
+        x = LABEL_WIDTH + int(bar_w * 27 / 60)  # inside C1 (#18–35 of 60), row d1
+        await pilot.click(cmap, offset=(x + 1, 1 + 1))  # +1: the map's border
+        await pilot.pause()
+        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['C1']}"
+        assert cmap.selected == f"s:{IDS['C1']}"
+        cmap.focus()
+        await pilot.press("left")
+        await pilot.pause()
+        assert screen.tree.cursor_ref.key == f"s:{IDS['C0']}"
+        await pilot.press("up")
+        await pilot.pause()
+        assert screen.tree.cursor_ref.key == f"s:{IDS['D0']}"
+        await pilot.press("s")
+        await pilot.pause()
+        assert cmap.scale == "time" and "time axis" in str(cmap.border_subtitle)
+
+
+async def test_keys_toggle_view_cycle_focus_and_go_back(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        assert app.focused is screen.tree
+        await pilot.press("tab")
+        assert app.focused is screen.map
+        await pilot.press("tab")
+        assert app.focused is screen.detail
+        await pilot.press("t")
+        await pilot.pause()
+        assert app.focused is screen.transcript
+        await pilot.press("tab")
+        assert app.focused is screen.tree
+        footer = screen_text(app).splitlines()[-1]
+        for hint in ("Pane", "Transcript", "Fallback", "Chain", "Scale", "Refresh", "Back"):
+            assert hint in footer
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SessionScreen)
+
+
+async def test_a_20k_episode_session_opens_and_the_transcript_pages(tmp_path: Path) -> None:
+    settings, store = open_store(tmp_path)
+    build_big_session(store, "big", 20_000, leaves=25)
+    app = app_for(settings, store)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.open_session("big")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert root_keys(screen)[-2:] == ["g:100", "t:19984"]
+        transcript = screen.transcript
+        assert transcript.loaded <= PAGE + PAGE // 4
+        await pilot.press("t")
+        await pilot.pause()
+        transcript.focus()
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.window is not None and transcript.window[1] == 19_999
+        first = transcript.window[0]
+        for _ in range(16):
+            await pilot.press("pageup")
+        await pilot.pause()
+        assert transcript.window[0] < first - PAGE  # earlier pages were fetched as we scrolled
+        assert transcript.loaded <= MAX_WINDOW
+        assert transcript.cursor is not None and transcript.cursor < 19_999
+        # the gap node pages its 19,884 episodes too
+        gap = screen.tree.node_for("g:100")
+        assert gap is not None
+        screen.tree.focus_node(gap)
+        gap.expand()
+        await pilot.pause()
+        keys = [c.data.key for c in gap.children if c.data is not None]
+        assert len(keys) == EPISODE_PAGE + 1 and keys[-1] == f"m:g:100:{100 + EPISODE_PAGE}"
+        screen.tree.select_node(gap.children[-1])
+        await pilot.pause()
+        assert len(gap.children) == 2 * EPISODE_PAGE + 1
+    store.close()
+
+
+async def test_new_episodes_show_up_on_reload(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store, "raw") as (app, pilot, screen):
+        add_episodes(store, "raw", "Plan the garden", 40)  # same keys 0..29 are skipped; 30..39 appended
+        screen.reload()
+        await pilot.pause()
+        assert screen.transcript.total == 40
+        assert root_keys(screen) == ["g:0", "t:24"]
+
+
+
+async def test_sessions_changed_message_reloads_once_the_burst_settles(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        for i in range(3):  # a run writing summaries one by one: three messages, one reload
+            screen.post_message(SessionsChanged(("dag",)))
+        store.write_summaries([SummaryWrite(summary("dag", "s_late_leaf", 0), episode_range=(40, 43))])
+        deadline = time.monotonic() + 5
+        while "s:s_late_leaf" not in root_keys(screen) and time.monotonic() < deadline:
+            await pilot.pause(0.05)  # waits for the coalescing timer (a condition, not a fixed sleep)
+        assert "s:s_late_leaf" in root_keys(screen)
+        assert screen.session is not None and screen.session.summaries == 11
+
+
+async def test_unknown_session_says_so(tmp_path: Path, store: Store) -> None:
+    async with opened(tmp_path, store, "no-such-session") as (app, pilot, screen):
+        assert "Session not found" in screen.detail.plain
+        assert root_keys(screen) == []
+
+
+async def test_long_episodes_fold_and_expand_in_the_transcript(tmp_path: Path, store: Store) -> None:
+    long_text = "\n".join(f"line {i} [red]not markup[/red]" for i in range(40))
+    store.append_episodes("raw", [NewEpisode("long", "assistant", long_text, T0 + timedelta(days=1))])
+    async with opened(tmp_path, store, "raw") as (app, pilot, screen):
+        await pilot.press("t")
+        transcript = screen.transcript
+        transcript.focus()
+        transcript.jump_to(30)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "line 7 [red]not markup[/red]" in text and "line 8 " not in text
+        assert "more characters · enter: show all" in text
+        await pilot.press("enter")
+        await pilot.pause()
+        transcript.jump_to(30)
+        await pilot.pause()
+        transcript.scroll_to(y=transcript.max_scroll_y, animate=False)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "line 39 [red]not markup[/red]" in text and "enter: collapse" in text
