@@ -16,6 +16,9 @@ from hiermem_tui.tokens import Tokenizer
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
 _HAS_WORD = re.compile(r"\w")
 _SPACES = re.compile(r"\s+")
+# list markers at the start of a sentence: a condensed source is itself a bulleted digest,
+# and re-bulleting it would stack markers ("- - - user: …") level after level
+_MARKER = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)+")
 EMPTY_DIGEST = "- (no text to summarise)"
 
 
@@ -25,7 +28,7 @@ def sentences(text: str) -> list[str]:
     Lines count as boundaries so code, lists and logs split sensibly; fragments with no
     word character (code fences, rules) are not worth a bullet.
     """
-    parts = (_SPACES.sub(" ", p).strip() for p in _BOUNDARY.split(text))
+    parts = (_MARKER.sub("", _SPACES.sub(" ", p).strip()) for p in _BOUNDARY.split(text))
     return [p for p in parts if p and _HAS_WORD.search(p)]
 
 
