@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 from ..config import Settings
 from ..store import Run, Store
-from ..summarize import Backend, ExtractiveBackend, OllamaBackend, Summariser
+from ..summarize import Backend, ExtractiveBackend, Summariser
 from ..tokens import Tokenizer
 from .events import (
     CancelToken,
@@ -39,6 +39,8 @@ def make_backend(settings: Settings, tokenizer: Tokenizer) -> Backend:
     """The backend ``settings.backend`` names, configured from ``settings`` (the caller closes it)."""
     if settings.backend == "extractive":
         return ExtractiveBackend(tokenizer)
+    from ..summarize.ollama_backend import OllamaBackend
+
     return OllamaBackend(settings.ollama_host, settings.model, tokenizer,
                          timeout_s=settings.timeout_s, keep_alive=settings.keep_alive)
 

@@ -5,7 +5,6 @@ never talks to a backend directly except for ``check()`` before a run and ``aclo
 """
 
 from hiermem_tui.summarize.extractive import ExtractiveBackend, extractive_digest
-from hiermem_tui.summarize.ollama_backend import OllamaBackend, normalize_host, resolve_model
 from hiermem_tui.summarize.prompts import Prompt, build_prompt, prompt_version
 from hiermem_tui.summarize.summariser import Summariser
 from hiermem_tui.summarize.types import (
@@ -46,3 +45,16 @@ __all__ = [
     "prompt_version",
     "resolve_model",
 ]
+
+
+_LAZY = {"OllamaBackend", "normalize_host", "resolve_model"}
+
+
+def __getattr__(name: str) -> object:
+    """The Ollama backend pulls in the ollama client and httpx (~0.2 s): load it only when a
+    run actually needs it, so CLI commands that never talk to a model start fast."""
+    if name in _LAZY:
+        from hiermem_tui.summarize import ollama_backend
+
+        return getattr(ollama_backend, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
