@@ -44,7 +44,15 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
 
 
 def export_json(store: Store, session_id: str, out: TextIO) -> None:
-    """Write the §6 export object; summaries include superseded versions, runs all runs."""
+    """Write the §6 export object; summaries include superseded versions, runs all runs.
+
+    One read snapshot: a run writing meanwhile cannot make the parts contradict each other.
+    """
+    with store.read_snapshot():
+        _export_json(store, session_id, out)
+
+
+def _export_json(store: Store, session_id: str, out: TextIO) -> None:
     session = store.get_session(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
@@ -94,6 +102,11 @@ def _md_inline(text: str) -> str:
 
 def export_markdown(store: Store, session_id: str, out: TextIO) -> None:
     """A readable transcript with the active summary tree first. Content is fenced, never rendered."""
+    with store.read_snapshot():
+        _export_markdown(store, session_id, out)
+
+
+def _export_markdown(store: Store, session_id: str, out: TextIO) -> None:
     session = store.get_session(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")

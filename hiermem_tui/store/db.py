@@ -59,11 +59,17 @@ def _configure(conn: sqlite3.Connection, readonly: bool) -> None:
 def connect(path: Path, readonly: bool) -> sqlite3.Connection:
     """A new connection with our pragmas. ``isolation_level=None``: we issue BEGIN ourselves."""
     if readonly:
+        conn = sqlite3.connect(_ro_uri(path), uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         try:
-            conn = sqlite3.connect(_ro_uri(path), uri=True, isolation_level=None, check_same_thread=False)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.OperationalError:
-            # A WAL file in a read-only directory cannot get its -shm: read it as immutable.
+        except sqlite3.OperationalError as exc:
+            # Only a WAL file whose -shm cannot be created (read-only folder) is read as
+            # immutable; "locked" and other errors are real and must not be papered over.
+            if "unable to open" not in str(exc) and "readonly" not in str(exc).replace("-", ""):
+                conn.close()
+                raise
+            conn.close()
             conn = sqlite3.connect(_ro_uri(path, immutable=True), uri=True, isolation_level=None, check_same_thread=False)
     else:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
@@ -99,7 +105,10 @@ def inspect_file(path: Path) -> str:
     page_size = 65536 if page_size == 1 else page_size
     page_count = int.from_bytes(head[28:32], "big")
     header_valid = head[24:28] == head[92:96]
-    if header_valid and page_count and path.stat().st_size < page_size * page_count:
+    # With a -wal beside it, another process may be mid-checkpoint (header already says N
+    # pages, file not yet extended): only a quiescent file can be judged by its size.
+    quiescent = not path.with_name(path.name + "-wal").exists()
+    if quiescent and header_valid and page_count and path.stat().st_size < page_size * page_count:
         raise DamagedDatabase(
             f"{path} is damaged: truncated ({path.stat().st_size} bytes, header says {page_size * page_count})"
         )

@@ -190,6 +190,23 @@ class Store(DagMixin):
             if depth == 0:
                 conn.execute("COMMIT")
 
+    @contextmanager
+    def read_snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Reads that must agree with each other (an export) see one moment of the file,
+        even while another process writes: one read transaction around all of them."""
+        conn = self.conn
+        key = id(conn)
+        if self._tx_depth.get(key, 0) or conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        self._tx_depth[key] = 1
+        try:
+            yield conn
+        finally:
+            self._tx_depth[key] = 0
+            conn.execute("COMMIT")
+
     # ------------------------------------------------------------------ sessions
     def get_session(self, session_id: str) -> Session | None:
         row = self.conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()

@@ -46,12 +46,12 @@ class Transcript(ScrollView, can_focus=True):
     :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
 
     BINDINGS = [
-        Binding("up", "move(-1)", "Prev episode", show=False),
-        Binding("down", "move(1)", "Next episode", show=False),
+        Binding("up,k", "move(-1)", "Prev episode", show=False),
+        Binding("down,j", "move(1)", "Next episode", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
+        Binding("home,g", "edge(0)", "First", show=False),
+        Binding("end,G", "edge(1)", "Last", show=False),
         Binding("enter", "expand", "Expand", show=False),
     ]
     DEFAULT_CSS = "Transcript { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }"

@@ -1,0 +1,255 @@
+"""Ollama faults end to end through ``hiermem-tui compact`` (DESIGN §4, §6).
+
+test_runner.py shows each fault at the Runner; test_cli_compact.py shows the CLI contracts
+with a closed port (``--session``), a missing model (its name in the message) and dropped
+connections. This file covers what is left, through the command line: a server down for
+``--all`` via ``$OLLAMA_HOST``, a server that dies mid-run, HTTP 500s, a hang past
+``timeout_s``, empty answers, answers longer than the input, answers that continue the chat,
+and a missing model whose message lists what is installed. Every test reads the tier counts
+from ``compact --json`` *and* from the file, and checks every invariant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.store import Store
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import Fail, FakeOllama, Hang, Reply, closed_port_url, continues_chat, empty, longer_than_input
+
+from ._engine_fixtures import SMALL, add_episodes
+from ._invariants import check_invariants
+from .test_cli_compact import RUN_KEYS, ROOT, cli, one_error_line
+from .test_crash import count, wait_until
+
+MODEL = ["--model", "llama3.2"]
+
+
+def leaf(name: str) -> str:
+    """A scripted leaf text long enough that two of them outweigh the fake's default answer,
+    so condensing them is a normal-tier summary and the tier counts below stay exact."""
+    return f"LEAF {name}: the user described the failing build and the assistant proposed a concrete fix."
+
+
+@pytest.fixture(autouse=True)
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SMALL policy in a private config; no user config or OLLAMA_HOST leaking in."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[policy]\n" + "".join(f"{k} = {getattr(SMALL, k)}\n" for k in SMALL.__dataclass_fields__))
+    monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    return cfg
+
+
+@pytest.fixture
+def db(tmp_path: Path, tokenizer: Tokenizer) -> Path:
+    """Two sessions with work to do (about 16 summaries each under SMALL)."""
+    path = tmp_path / "faults.db"
+    with Store.open(path, tokenizer=tokenizer) as store:
+        add_episodes(store, "a", 0, 30)
+        add_episodes(store, "b", 0, 30)
+    return path
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(models=("llama3.2:latest", "qwen2.5:0.5b")) as server:
+        yield server
+
+
+def compact(db: Path, url: str, *extra: str) -> tuple[int, dict, str]:
+    """``compact --session a --json`` against ``url``: (exit code, the run object, stderr)."""
+    code, out, err = cli(*extra, "compact", "--db", str(db), "--session", "a", "--ollama-host", url, *MODEL, "--json")
+    obj = json.loads(out)
+    assert isinstance(obj, dict) and set(obj) == RUN_KEYS, out
+    return code, obj, err
+
+
+def stored(db: Path, tokenizer: Tokenizer, obj: dict) -> list:
+    """The run's leaves in order, after checking its counters in the file against the JSON."""
+    with Store.open(db, tokenizer=tokenizer) as store:
+        run = store.get_run(obj["run_id"])
+        assert run is not None and run.status == obj["status"] and run.tiers == obj["tiers"]
+        mine = [s for s in store.summaries(obj["session"], status=None) if s.run_id == run.id]
+        assert len(mine) == run.summaries_created == obj["summaries_created"]
+        assert {t: sum(s.tier == t for s in mine) for t in ("normal", "aggressive", "fallback")} == obj["tiers"]
+        session = store.get_session(obj["session"])
+        assert session is not None and session.fallbacks == obj["tiers"]["fallback"]
+        for sid in ("a", "b"):
+            check_invariants(store, sid, fresh_tail=SMALL.fresh_tail, allow_running=False)
+        return [s for s in mine if s.depth == 0]
+
+
+def sessions_json(db: Path) -> dict[str, dict]:
+    code, out, err = cli("sessions", "--db", str(db), "--json")
+    assert code == 0, err
+    return {s["id"]: s for s in json.loads(out)}
+
+
+# ---------------------------------------------------------------- server not there / going away
+def test_down_at_start_via_ollama_host_env_records_nothing(
+    db: Path, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = closed_port_url()
+    monkeypatch.setenv("OLLAMA_HOST", url)  # no --ollama-host: the environment is honoured
+    code, out, err = cli("compact", "--db", str(db), "--all", *MODEL, "--json")
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert "not reachable" in line and url.rsplit(":", 1)[1] in line
+    with Store.open(db, tokenizer=tokenizer) as store:
+        assert store.runs("a") == store.runs("b") == []
+        assert store.conn.execute("SELECT count(*) FROM summaries").fetchone()[0] == 0
+    assert all(s["summaries"] == 0 and s["fallbacks"] == 0 for s in sessions_json(db).values())
+
+
+def test_server_dying_mid_run_fails_the_run_keeps_its_work_and_stops_the_job(
+    db: Path, config: Path, tokenizer: Tokenizer
+) -> None:
+    env = dict(os.environ, HIERMEM_CONFIG=str(config), PYTHONPATH=str(ROOT))
+    with FakeOllama() as fake:
+        fake.script(*[Reply("A short summary of this part.", latency_s=0.05) for _ in range(100)])
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hiermem_tui.cli", "compact", "--db", str(db), "--all",
+             "--ollama-host", fake.url, *MODEL, "--json"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            wait_until(lambda: count(db, "SELECT count(*) FROM summaries") >= 2)
+            fake.stop()  # mid-call: the in-flight request is cut, then connections are refused
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 1, err
+    runs = json.loads(out)
+    assert [(r["session"], r["status"]) for r in runs] == [("a", "failed")]  # "b" never started
+    assert runs[0]["summaries_created"] >= 2 and runs[0]["tiers"]["fallback"] == 0
+    line = one_error_line(err)
+    assert line.startswith("hiermem-tui: session a:") and "not reachable" in line and "3 failed attempts" in line
+    stored(db, tokenizer, runs[0])
+    with Store.open(db, tokenizer=tokenizer) as store:
+        assert store.runs("b") == []
+        assert store.get_run(runs[0]["run_id"]).error  # type: ignore[union-attr]
+        assert store.conn.execute("SELECT count(*) FROM summaries WHERE tier = 'fallback'").fetchone()[0] == 0
+    assert sessions_json(db)["a"]["summaries"] >= 2
+
+
+# ---------------------------------------------------------------- model misbehaving: the tiers
+def test_http_500_goes_to_the_aggressive_tier_and_twice_to_the_fallback(
+    db: Path, fake: FakeOllama, tokenizer: Tokenizer
+) -> None:
+    fake.script(
+        Fail(), Reply(leaf("ONE")),                      # leaf 1: normal 500 → aggressive
+        Reply(leaf("TWO")),                                         # leaf 2: normal
+        Fail(500, "CUDA error: out of memory"), Fail(),             # leaf 3: both 500 → fallback
+        Fail(503, "server busy"), Reply(leaf("FOUR")),     # leaf 4: normal 503 → aggressive
+    )
+    code, obj, err = compact(db, fake.url)
+    assert code == 0 and err == "" and obj["status"] == "done"
+    assert obj["tiers"]["aggressive"] == 2 and obj["tiers"]["fallback"] == 1
+    assert obj["tiers"]["normal"] == obj["summaries_created"] - 3
+    leaves = stored(db, tokenizer, obj)
+    assert [s.tier for s in leaves[:4]] == ["aggressive", "normal", "fallback", "aggressive"]
+    assert [leaves[0].content, leaves[3].content] == [leaf("ONE"), leaf("FOUR")]
+    assert leaves[2].backend == "extractive" and leaves[2].model is None
+    temps = [b["options"]["temperature"] for b in fake.chat_bodies[:7]]
+    assert temps == [0.2, 0.1, 0.2, 0.2, 0.1, 0.2, 0.1]  # each 500 was retried with the stricter prompt
+    assert sessions_json(db)["a"]["fallbacks"] == 1
+
+
+def test_a_hang_past_timeout_moves_that_summary_to_the_next_tier(
+    db: Path, config: Path, fake: FakeOllama, tokenizer: Tokenizer
+) -> None:
+    cfg = config.parent / "timeout.toml"
+    cfg.write_text("timeout_s = 1.0\n" + config.read_text(), encoding="utf-8")
+    fake.script(
+        Hang(), Reply(leaf("ONE")),            # leaf 1: no byte for 1 s
+        Reply(leaf("TWO")),
+        Hang(after_chunks=2), Reply(leaf("THREE")),   # leaf 3: stalls mid-answer
+    )
+    code, obj, err = compact(db, fake.url, "--config", str(cfg))
+    assert code == 0 and err == "" and obj["status"] == "done"
+    assert obj["tiers"]["aggressive"] == 2 and obj["tiers"]["fallback"] == 0
+    assert obj["llm_seconds"] >= 2.0 and obj["wall_seconds"] >= obj["llm_seconds"] * 0.9
+    hung = [fake.chat_requests[0], fake.chat_requests[3]]
+    assert all(r.disconnected.wait(5) for r in hung), "the timed-out requests were not abandoned"
+    leaves = stored(db, tokenizer, obj)
+    assert [(s.tier, s.content) for s in leaves[:3]] == [
+        ("aggressive", leaf("ONE")), ("normal", leaf("TWO")),
+        ("aggressive", leaf("THREE")),
+    ]
+    assert leaves[0].llm_seconds >= 1.0
+
+
+def test_empty_answers_go_to_the_aggressive_tier(db: Path, fake: FakeOllama, tokenizer: Tokenizer) -> None:
+    fake.script(empty(), Reply(leaf("ONE")), Reply(" \n\t "), Reply(leaf("TWO")))
+    code, obj, _ = compact(db, fake.url)
+    assert code == 0 and obj["status"] == "done"
+    assert obj["tiers"] == {"normal": obj["summaries_created"] - 2, "aggressive": 2, "fallback": 0}
+    leaves = stored(db, tokenizer, obj)
+    assert [(s.tier, s.content) for s in leaves[:2]] == [("aggressive", leaf("ONE")), ("aggressive", leaf("TWO"))]
+
+
+def test_answers_longer_than_the_input_go_to_the_aggressive_tier(
+    db: Path, fake: FakeOllama, tokenizer: Tokenizer
+) -> None:
+    fake.script(longer_than_input(), Reply(leaf("ONE")), longer_than_input(), longer_than_input())
+    code, obj, _ = compact(db, fake.url)
+    assert code == 0 and obj["status"] == "done"
+    assert obj["tiers"] == {"normal": obj["summaries_created"] - 2, "aggressive": 2, "fallback": 0}
+    leaves = stored(db, tokenizer, obj)
+    assert (leaves[0].tier, leaves[0].content) == ("aggressive", leaf("ONE"))
+    # leaf 2: the aggressive tier takes any non-empty answer (§4); its num_predict is the cap
+    body = fake.chat_bodies[3]
+    echoed = " ".join(body["messages"][-1]["content"].split() * 2)
+    assert leaves[1].tier == "aggressive" and leaves[1].content and echoed.startswith(leaves[1].content)
+    assert leaves[1].output_tokens <= body["options"]["num_predict"] < leaves[1].source_tokens
+
+
+def test_answers_that_continue_the_chat_are_accepted_and_stored_literally(
+    db: Path, fake: FakeOllama, tokenizer: Tokenizer
+) -> None:
+    """§4 accepts any non-empty normal answer shorter than its input: the app cannot tell a
+    chat reply from a summary, so it keeps it, as text, byte for byte."""
+    odd = 'Sure! [bold]Run[/bold] `rm -rf build/` then {"ok": true} \x1b[31mred\x1b[0m <script>x</script> — tell me.'
+    fake.script(continues_chat(), Reply(odd))
+    code, obj, _ = compact(db, fake.url)
+    assert code == 0 and obj["status"] == "done" and obj["tiers"]["normal"] == obj["summaries_created"]
+    leaves = stored(db, tokenizer, obj)
+    chat = "Sure! Here's the next step: run the tests again and tell me what you see."
+    assert [(s.tier, s.content) for s in leaves[:2]] == [("normal", chat), ("normal", odd)]
+    assert len(fake.chat_requests) == obj["summaries_created"]  # no second tier was asked
+    code, out, _ = cli("export", "--db", str(db), "--session", "a", "--format", "json")
+    exported = {s["id"]: s["content"] for s in json.loads(out)["summaries"]}
+    assert code == 0 and exported[leaves[0].id] == chat and exported[leaves[1].id] == odd
+
+
+# ---------------------------------------------------------------- model not there
+def test_missing_model_is_one_line_listing_installed_models(
+    db: Path, fake: FakeOllama, tokenizer: Tokenizer
+) -> None:
+    code, out, err = cli("compact", "--db", str(db), "--all", "--ollama-host", fake.url, "--model", "nope:1b", "--json")
+    line = one_error_line(err)
+    assert code == 1 and out == ""
+    assert "nope:1b" in line and "llama3.2:latest" in line and "qwen2.5:0.5b" in line
+    code, out, err = cli("compact", "--db", str(db), "--all", "--ollama-host", fake.url, "--json")  # none loaded
+    line = one_error_line(err)
+    assert code == 1 and out == ""
+    assert "no model chosen" in line and "llama3.2:latest" in line and "qwen2.5:0.5b" in line
+    assert fake.chat_requests == []
+    with Store.open(db, tokenizer=tokenizer) as store:
+        assert store.runs("a") == store.runs("b") == []
+    fake.loaded.append("qwen2.5:0.5b")  # now Ollama has one loaded: it is the default
+    code, out, err = cli("compact", "--db", str(db), "--session", "a", "--ollama-host", fake.url, "--json")
+    obj = json.loads(out)
+    assert code == 0 and obj["status"] == "done", err
+    assert {b["model"] for b in fake.chat_bodies} == {"qwen2.5:0.5b"}
+    assert all(s.model == "qwen2.5:0.5b" for s in stored(db, tokenizer, obj))
