@@ -13,7 +13,7 @@ import unicodedata
 
 # C0 controls except \t and \n, DEL, C1 controls, and bidi/format controls that could
 # reorder or hide the surrounding UI text.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 from ..config import Settings
@@ -70,6 +71,17 @@ class CliContext:
 
     def warn(self, text: str) -> None:
         print(text, file=self.stderr)
+
+
+def path_state(path: Path) -> str:
+    """'missing', 'empty' (a zero-byte file, as `touch` makes) or 'present'; a path that cannot
+    even be looked at (too long, no permission on a folder) is a one-line CliError."""
+    try:
+        if not path.exists():
+            return "missing"
+        return "empty" if path.is_file() and path.stat().st_size == 0 else "present"
+    except OSError as exc:
+        raise CliError(f"cannot use {path}: {exc.strerror or exc}", EXIT_USAGE) from None
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..export import export_json, export_markdown
 from ..store import StoreError
-from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
+from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,8 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    if not ctx.settings.db_path.exists():
+    state = path_state(ctx.settings.db_path)
+    if state == "missing":
         raise CliError(f"{ctx.settings.db_path} does not exist", EXIT_USAGE)
+    if state == "empty":
+        raise CliError(f"no session {args.session!r} in {ctx.settings.db_path} (the database is empty)", EXIT_USAGE)
     store = ctx.open_store(readonly=True)
     try:
         if store.get_session(args.session) is None:

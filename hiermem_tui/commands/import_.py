@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..importers import FORMATS, FormatError, ImportReport, import_paths
 from ..store import StoreError
-from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
+from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +55,7 @@ class _Progress:
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     paths = [Path(p).expanduser() for p in args.paths]
     for p in paths:
-        if not p.exists():
+        if path_state(p) == "missing":
             raise CliError(f"{p} does not exist", EXIT_USAGE)
     store = ctx.open_writable()
     progress = _Progress(ctx, len(paths))

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ..textsafe import one_line
-from .common import EXIT_OK, CliContext, add_db_option
+from .common import EXIT_OK, CliContext, add_db_option, path_state
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
-    if not ctx.settings.db_path.exists():
-        # Listing never creates a database as a side effect.
+    if path_state(ctx.settings.db_path) != "present":
+        # Listing never creates a database as a side effect; an empty file is an empty database.
         if args.json:
             ctx.say("[]")
         else:

@@ -56,8 +56,22 @@ def _configure(conn: sqlite3.Connection, readonly: bool) -> None:
     conn.execute("PRAGMA cache_size = -32000")
 
 
-def connect(path: Path, readonly: bool) -> sqlite3.Connection:
-    """A new connection with our pragmas. ``isolation_level=None``: we issue BEGIN ourselves."""
+def _quiet(path: Path) -> bool:
+    """No -wal beside the file: no process has it open for writing right now."""
+    return not path.with_name(path.name + "-wal").exists()
+
+
+def connect(path: Path, readonly: bool, *, probe: bool = False) -> sqlite3.Connection:
+    """A new connection with our pragmas. ``isolation_level=None``: we issue BEGIN ourselves.
+
+    Read-only connections to a quiet file that nobody may write (a ``probe`` before deciding
+    whether the file is ours, or a file without write permission) use ``immutable=1``: a plain
+    ``mode=ro`` open of a WAL file creates -wal/-shm beside it and leaves them there.
+    """
+    if readonly and _quiet(path) and (probe or not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222):
+        conn = sqlite3.connect(_ro_uri(path, immutable=True), uri=True, isolation_level=None, check_same_thread=False)
+        _configure(conn, readonly)
+        return conn
     if readonly:
         conn = sqlite3.connect(_ro_uri(path), uri=True, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -79,9 +93,13 @@ def connect(path: Path, readonly: bool) -> sqlite3.Connection:
 
 def inspect_file(path: Path) -> str:
     """Classify ``path`` without writing: 'new' (absent or empty), 'sqlite', or raise StoreError."""
-    if path.is_dir():
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as exc:
+        raise StoreError(f"cannot use {path}: {exc.strerror or exc}") from None
+    if is_dir:
         raise NotADatabase(f"{path} is a directory, not a database file")
-    if not path.exists():
+    if not exists:
         parent = path.parent if str(path.parent) else Path(".")
         if not parent.exists():
             raise StoreError(f"cannot create {path}: folder {parent} does not exist")

@@ -22,7 +22,16 @@ import sqlite_utils
 
 from ..tokens import Tokenizer
 from .dag import DagMixin
-from .db import ConnectionPool, ReadOnlyError, StoreError, check_schema, connect, inspect_file, migrate
+from .db import (
+    ConnectionPool,
+    DamagedDatabase,
+    ReadOnlyError,
+    StoreError,
+    check_schema,
+    connect,
+    inspect_file,
+    migrate,
+)
 from .models import Episode, Session, iso, parse_iso, utcnow
 from .schema import SCHEMA_VERSION
 
@@ -65,6 +74,14 @@ class AppendResult:
     created: bool
     appended: int
     already_present: int
+
+
+def _shift(when: datetime, seconds: int) -> datetime:
+    """``when`` moved by whole seconds, pinned at the ends of datetime's range instead of overflowing."""
+    try:
+        return when + timedelta(seconds=seconds)
+    except OverflowError:
+        return when
 
 
 def _session(row: sqlite3.Row | tuple) -> Session:
@@ -120,21 +137,32 @@ class Store(DagMixin):
             readonly = True  # SQLite needs to create -wal/-journal files next to it
         if kind == "new" and readonly:
             raise StoreError(f"{p} does not exist (and read-only mode cannot create it)")
-        probe = connect(p, readonly=readonly)
         try:
-            version = check_schema(probe, p)
+            version = 0
+            if kind == "sqlite":
+                # Decide whether the file is ours with a read-only look that leaves nothing
+                # behind (no -wal/-shm) — a refused file must stay exactly as it was.
+                probe = connect(p, readonly=True, probe=True)
+                try:
+                    version = check_schema(probe, p)
+                finally:
+                    probe.close()
             if not readonly:
-                if version < SCHEMA_VERSION:
-                    probe.execute("PRAGMA journal_mode = WAL")
-                    migrate(probe, version)
-                else:
-                    mode = probe.execute("PRAGMA journal_mode").fetchone()[0]
-                    if mode != "wal":
-                        probe.execute("PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"cannot open {p}: {exc}") from None
-        finally:
-            probe.close()
+                conn = connect(p, readonly=False)
+                try:
+                    if version < SCHEMA_VERSION:
+                        conn.execute("PRAGMA journal_mode = WAL")
+                        migrate(conn, version)
+                    elif conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                        conn.execute("PRAGMA journal_mode = WAL")
+                finally:
+                    conn.close()
+            elif version < SCHEMA_VERSION:
+                raise StoreError(f"{p} is read-only and needs an upgrade (schema {version}) before it can be read")
+        except sqlite3.DatabaseError as exc:
+            raise DamagedDatabase(f"{p} is damaged or not a database ({exc})") from None
+        except UnicodeDecodeError:
+            raise DamagedDatabase(f"{p} is damaged: its schema is not valid text") from None
         store = cls(p, readonly, tokenizer)
         if not readonly:
             store.mark_interrupted_runs()
@@ -326,14 +354,14 @@ class Store(DagMixin):
             if not fresh:
                 return 0, len(episodes)
             if prev is None:
-                prev = parse_iso(row[1]) - timedelta(seconds=1)
+                prev = _shift(parse_iso(row[1]), -1)
             if tokens is None:
                 fresh_tokens = self.tokenizer.count_many([e.content for e in fresh])
             rows = []
             seq = count
             for ep, n in zip(fresh, fresh_tokens):
                 synthetic = ep.created_at is None
-                when = prev + timedelta(seconds=1) if synthetic else ep.created_at
+                when = _shift(prev, 1) if synthetic else ep.created_at
                 prev = when
                 rows.append((
                     f"{session_id}/{ep.key}", session_id, seq, ep.role, ep.content, iso(when), n, int(synthetic),
