@@ -8,12 +8,13 @@ of its format leaves nothing behind.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .base import FormatError, ParsedSession, Problems, read_head
 
@@ -99,6 +100,7 @@ def import_paths(
                 # than tokenising its text.
                 pending: tuple[ParsedSession, Future[list[int]]] | None = None
                 for parsed in module.parse(path, report.problems):
+                    scrub_session(parsed)  # before counting, so tokens are those of the text stored
                     counting = store.tokenizer.count_many_later([e.content for e in parsed.episodes])
                     if pending is not None:
                         load_session(store, pending[0], str(path), report, pending[1].result())
@@ -119,18 +121,57 @@ def import_paths(
     return report
 
 
+# Lone UTF-16 surrogates: JSON can spell them (\ud800) and Python keeps them in a str, but
+# they are not Unicode text, so SQLite (UTF-8) cannot store them.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _scrubbed(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and dict keys) replaced by U+FFFD."""
+    if isinstance(value, str):
+        if value.isascii() or not _SURROGATES.search(value):  # isascii: a fast path for most text
+            return value
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def scrub_session(parsed: ParsedSession) -> None:
+    """Make every string of a parsed session storable, in place (see ``_SURROGATES``).
+
+    Done here, once for all formats, rather than in each importer: any JSON string a source
+    holds can carry one. Ids are scrubbed too, so they stay stable across re-imports.
+    """
+    parsed.id = _scrubbed(parsed.id)
+    parsed.title = _scrubbed(parsed.title)
+    parsed.source = _scrubbed(parsed.source)
+    parsed.metadata = _scrubbed(parsed.metadata)
+    for ep in parsed.episodes:
+        ep.content = _scrubbed(ep.content)
+        ep.source_id = _scrubbed(ep.source_id)
+        if ep.metadata:
+            ep.metadata = _scrubbed(ep.metadata)
+
+
 def load_session(
     store: Store, parsed: ParsedSession, ref: str | None, report: ImportReport, tokens: list[int] | None = None
 ) -> None:
-    """Write one parsed session: create it if new, then append only the episodes not yet stored."""
+    """Write one parsed session: create it if new, then append only the episodes not yet stored.
+
+    ``tokens``, when given, must be the counts of the episodes' text after ``scrub_session``.
+    """
     from ..store import NewEpisode
 
+    scrub_session(parsed)  # a no-op scan when import_paths already did it
     report.sessions_seen += 1
     if not parsed.episodes:
         report.problems.skip("conversation without messages", parsed.id)
         return
     created = parsed.created_at or next((e.created_at for e in parsed.episodes if e.created_at), None)
-    title = parsed.title.strip() if parsed.title else ""
+    title = str(parsed.title).strip() if parsed.title else ""
     if store.upsert_session(
         parsed.id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata
     ):
@@ -150,4 +191,7 @@ def load_session(
     report.episodes_present += present
 
 
-__all__ = ["FORMATS", "FormatError", "ImportReport", "Problems", "detect", "get_importer", "import_paths", "load_session"]
+__all__ = [
+    "FORMATS", "FormatError", "ImportReport", "Problems", "detect", "get_importer", "import_paths", "load_session",
+    "scrub_session",
+]

@@ -38,13 +38,43 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     if len(header) > 18 and header[18] == 2 and not Path(f"{path}-wal").exists():
         params += "&immutable=1"
     uri = f"file:{quote(str(path.absolute()))}?{params}"
+    conn: sqlite3.Connection | None = None
     try:
         conn = sqlite3.connect(uri, uri=True)
         conn.row_factory = sqlite3.Row
+        # SQLite does not check that TEXT is UTF-8; a foreign or crashed writer can leave bytes
+        # that are not. Decoding leniently costs that cell its odd bytes, not the whole source.
+        conn.text_factory = _lenient_text
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
-        raise FormatError(f"cannot open SQLite database {path.name}: {exc}") from exc
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if conn is not None:
+            conn.close()
+        raise FormatError(f"cannot open SQLite database {path.name}: {_reason(exc)}") from None
     return conn
+
+
+def _lenient_text(data: bytes) -> str:
+    """``text_factory``: TEXT cells as str, invalid UTF-8 replaced by U+FFFD."""
+    return data.decode("utf-8", errors="replace")
+
+
+def _reason(exc: Exception) -> str:
+    """One line about a failure. sqlite3 raises UnicodeDecodeError when the error message it
+    builds quotes schema text that is not UTF-8 (a garbled ``sqlite_master``)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "its schema is damaged (text that is not UTF-8)"
+    return str(exc).replace("\n", " ")
+
+
+def text_or_none(value: object) -> str | None:
+    """A cell read from a column meant to hold text, as text: SQLite stores whatever type it
+    is given, so an app's "TEXT" column can hold an integer, a real or a BLOB. BLOBs are decoded
+    as UTF-8 (bad bytes replaced), numbers written out; NULL stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
 
 
 def _ident(name: str) -> str:
@@ -56,7 +86,7 @@ def read_schema(conn: sqlite3.Connection) -> Schema:
     """Table name → column names, so importers adapt to the schema version they meet."""
     names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     return {
-        name: {row[1] for row in conn.execute(f"PRAGMA table_info({_ident(name)})")}
+        str(name): {str(row[1]) for row in conn.execute(f"PRAGMA table_info({_ident(str(name))})")}
         for name in names
     }
 
@@ -71,7 +101,7 @@ def sniff_sqlite(path: Path, head: bytes, accept: Callable[[Schema], bool]) -> b
         return False
     try:
         return accept(read_schema(conn))
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):
         return False
     finally:
         conn.close()
@@ -90,14 +120,14 @@ def open_source(
     try:
         try:
             schema = read_schema(conn)
-        except sqlite3.Error as exc:
-            raise FormatError(f"cannot read SQLite database {path.name}: {exc}") from exc
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise FormatError(f"cannot read SQLite database {path.name}: {_reason(exc)}") from None
         if not accept(schema):
             raise FormatError(f"{path.name} is not {what}")
         try:
             yield conn, schema
         except sqlite3.Error as exc:
-            raise FormatError(f"error reading {path.name}: {exc}") from exc
+            raise FormatError(f"error reading {path.name}: {_reason(exc)}") from exc
     finally:
         conn.close()
 

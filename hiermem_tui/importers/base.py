@@ -83,36 +83,65 @@ class Importer(Protocol):
     def parse(self, path: Path, problems: Problems) -> Iterator[ParsedSession]: ...
 
 
+# Times outside [1970, 3000) are treated as missing (the store then fills a synthetic one).
+_EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_LATEST = datetime(3000, 1, 1, tzinfo=timezone.utc)
+_LATEST_EPOCH = 32503680000  # _LATEST as Unix seconds
+
+
 def utc_from_epoch(value: Any) -> datetime | None:
     """Unix seconds (int/float/str) → aware UTC datetime; None for missing or absurd values."""
     if value is None or value == "":
         return None
     try:
         seconds = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float's range
         return None
     if seconds > 1e11:  # milliseconds
         seconds /= 1000.0
-    if not (0 < seconds < 32503680000):  # before year 3000
+    if not (0 < seconds < _LATEST_EPOCH):
         return None
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
-def utc_from_iso(value: Any) -> datetime | None:
-    """ISO-8601 text (``Z`` or offset; naive means UTC) → aware UTC datetime, or None."""
+def _read_iso(value: Any) -> datetime | None:
+    """ISO-8601 text as datetime reads it (``Z`` accepted, naive taken as UTC), not yet converted to UTC;
+    None if unreadable."""
     if not isinstance(value, str) or not value:
         return None
     text = value.strip()
     if text.endswith("Z") or text.endswith("z"):
         text = text[:-1] + "+00:00"
     try:
+        # SQLite-style "2024-01-02 03:04:05.123456" is handled by fromisoformat too.
         dt = datetime.fromisoformat(text)
     except ValueError:
-        # SQLite-style "2024-01-02 03:04:05.123456" is handled by fromisoformat; anything else is bad.
         return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+def is_iso_text(value: Any) -> bool:
+    """Whether ``value`` is ISO-8601 text at all, sane or not: lets a strict format tell a malformed
+    time (a bad record) from an absurd one like year 1 (a time to treat as missing)."""
+    return _read_iso(value) is not None
+
+
+def utc_from_iso(value: Any) -> datetime | None:
+    """ISO-8601 text (``Z`` or offset; naive means UTC) → aware UTC datetime; None for missing,
+    malformed or absurd (outside 1970–2999) values."""
+    dt = _read_iso(value)
+    if dt is None:
+        return None
+    try:
+        # Converting year 1 or 9999 with an offset leaves datetime's range: OverflowError.
+        dt = dt.astimezone(timezone.utc)
+    except OverflowError:
+        return None
+    # Same window as utc_from_epoch: a chat before 1970 or after 2999 is a placeholder or junk,
+    # and such times only break arithmetic further on (durations, the store's synthetic fill).
+    if not (_EARLIEST <= dt < _LATEST):
+        return None
+    return dt
 
 
 def read_head(path: Path, size: int = 65536) -> bytes:

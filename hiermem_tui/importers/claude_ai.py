@@ -172,7 +172,7 @@ def _attachments(msg: dict[str, Any]) -> list[str]:
     """Attached text (pastes, documents) and the names of uploaded files, as a reader would see them."""
     out: list[str] = []
     names: set[str] = set()
-    for att in msg.get("attachments") or []:
+    for att in _list(msg.get("attachments")):
         if not isinstance(att, dict):
             continue
         name = str(att.get("file_name") or "attachment")
@@ -182,7 +182,12 @@ def _attachments(msg: dict[str, Any]) -> list[str]:
             out.append(f"[attachment {name}]\n{clip(body, OUTPUT_TEXT_MAX)}")
         else:
             out.append(f"[attachment {name}]")
-    for f in msg.get("files") or []:
+    for f in _list(msg.get("files")):
         if isinstance(f, dict) and str(f.get("file_name") or "file") not in names:
             out.append(f"[file {f.get('file_name') or 'file'}]")
     return out
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else empty: a damaged export can hold a number or ``true`` there."""
+    return value if isinstance(value, list) else []

@@ -22,6 +22,7 @@ from hiermem_tui.importers.base import (
     ParsedEpisode,
     ParsedSession,
     Problems,
+    is_iso_text,
     utc_from_iso,
 )
 
@@ -64,7 +65,7 @@ def _record(obj: object) -> tuple[str, str | None, ParsedEpisode] | str:
     created_at: datetime | None = None
     if raw_time is not None:
         created_at = utc_from_iso(raw_time)
-        if created_at is None:
+        if created_at is None and not is_iso_text(raw_time):  # an absurd but well-formed time is just missing
             return "invalid 'created_at' (not ISO-8601 text)"
     episode = ParsedEpisode(role=role.strip().lower(), content=content, created_at=created_at)
     return session, title, episode

@@ -24,12 +24,21 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite
+from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite, text_or_none
 from hiermem_tui.importers._util import first_user_title
 from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "llm"
 DESCRIPTION = "Simon Willison's llm logs.db (legacy responses and newer threads/messages)"
+
+# A reply's time is its prompt's time plus ``duration_ms``; a longer "duration" than this is a
+# broken counter, not a wait, and would push the reply years (or past datetime's range) away.
+MAX_DURATION_MS = 24 * 3600 * 1000
+
+
+def _key(value: Any) -> str:
+    """An id cell as text (``str`` as before, but a BLOB id is decoded rather than shown as ``b'…'``)."""
+    return str(text_or_none(value))
 
 
 def _args_json(value: Any) -> str:
@@ -41,12 +50,17 @@ def _args_json(value: Any) -> str:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: also ints over Python's 4300-digit limit
             return value
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     except (TypeError, ValueError, RecursionError):
         return str(value)
+
+
+def _number_or_text(value: Any) -> Any:
+    """Metadata cells: numbers kept as they are, anything else as text (a BLOB is not JSON)."""
+    return value if isinstance(value, (int, float)) else text_or_none(value)
 
 
 # --- format detection --------------------------------------------------------------------
@@ -85,7 +99,7 @@ class _Legacy:
         if {"id", "name"} <= schema.get("conversations", set()):
             cols = select_list(schema["conversations"], ("id", "name", "model"))
             for row in conn.execute(f"SELECT {cols} FROM conversations"):
-                self.names[str(row["id"])] = (row["name"] or "", row["model"] or "")
+                self.names[_key(row["id"])] = (text_or_none(row["name"]) or "", text_or_none(row["model"]) or "")
         # Tool traffic is small next to the text; holding it per response id avoids a
         # full scan of an unindexed table for every response.
         self.calls = self._tool_rows("tool_calls", "arguments")
@@ -101,11 +115,12 @@ class _Legacy:
         sql = f"SELECT response_id, name, {columns} FROM {table} ORDER BY {order}"
         out: dict[str, list[str]] = {}
         for row in self.conn.execute(sql):
+            name, value = text_or_none(row["name"]), text_or_none(row[body])
             if table == "tool_calls":
-                text = f"[tool_call {row['name']}({_args_json(row[body] or '{}')})]"
+                text = f"[tool_call {name}({_args_json(value or '{}')})]"
             else:
-                text = f"[tool_result {row['name']}] {row[body] or ''}"
-            out.setdefault(str(row["response_id"]), []).append(text)
+                text = f"[tool_result {name}] {value or ''}"
+            out.setdefault(_key(row["response_id"]), []).append(text)
         return out
 
     def batches(self) -> Iterator[tuple[str, list[sqlite3.Row]]]:
@@ -119,15 +134,15 @@ class _Legacy:
         batch: list[sqlite3.Row] = []
         for row in rows:
             conv = row["conversation_id"]
-            row_key = str(conv) if conv is not None else None
+            row_key = _key(conv) if conv is not None else None
             if batch and (row_key is None or row_key != key):
-                yield key or str(batch[0]["id"]), batch
+                yield key or _key(batch[0]["id"]), batch
                 batch = []
             key = row_key
             batch.append(row)
-            self.seen.add(row_key or str(row["id"]))
+            self.seen.add(row_key or _key(row["id"]))
         if batch:
-            yield key or str(batch[0]["id"]), batch
+            yield key or _key(batch[0]["id"]), batch
 
     def without_responses(self) -> list[str]:
         """Conversations that no response row points at (call after ``batches``)."""
@@ -139,9 +154,9 @@ class _Legacy:
         episodes: list[ParsedEpisode] = []
         last_system = ""
         for row in rows:
-            rid = str(row["id"])
-            when = utc_from_iso(row["datetime_utc"])
-            system = row["system"] or ""
+            rid = _key(row["id"])
+            when = utc_from_iso(text_or_none(row["datetime_utc"]))
+            system = text_or_none(row["system"]) or ""
             # The system prompt opens the chat; rows repeat it, so only a change is news.
             if system.strip() and system != last_system:
                 episodes.append(ParsedEpisode("system", system, when, f"{rid}:system"))
@@ -149,7 +164,7 @@ class _Legacy:
             if rid in self.results:
                 tool_text = "\n".join(self.results[rid])
                 episodes.append(ParsedEpisode("tool", tool_text, when, f"{rid}:tool_results"))
-            prompt, reply = row["prompt"] or "", row["response"] or ""
+            prompt, reply = text_or_none(row["prompt"]) or "", text_or_none(row["response"]) or ""
             if rid in self.calls:
                 reply = "\n".join(([reply] if reply.strip() else []) + self.calls[rid])
             if not prompt.strip() and not reply.strip() and rid not in self.results:
@@ -161,10 +176,10 @@ class _Legacy:
             if reply.strip():
                 done = when
                 duration = row["duration_ms"]
-                if when is not None and isinstance(duration, int) and duration > 0:
+                if when is not None and isinstance(duration, int) and 0 < duration <= MAX_DURATION_MS:
                     done = when + timedelta(milliseconds=duration)
-                keys = ("model", "input_tokens", "output_tokens")
-                meta = {k: row[k] for k in keys if row[k] is not None}
+                meta = {k: _number_or_text(row[k]) for k in ("model", "input_tokens", "output_tokens")}
+                meta = {k: v for k, v in meta.items() if v is not None}
                 reply_id = f"{rid}:response"
                 episodes.append(ParsedEpisode("assistant", reply, done, reply_id, meta or None))
         if not episodes:
@@ -194,10 +209,10 @@ class _Threads:
         if {"tip_message_hash", "datetime_utc"} <= turn_cols:
             cols = select_list(turn_cols, ("tip_message_hash", "datetime_utc", "model"))
             for row in conn.execute(f"SELECT {cols} FROM turns ORDER BY datetime_utc, rowid"):
-                when = utc_from_iso(row["datetime_utc"])
+                when = utc_from_iso(text_or_none(row["datetime_utc"]))
                 tip = row["tip_message_hash"]
                 if tip and when and tip not in self.turn_at:  # rows come oldest first
-                    self.turn_at[tip] = (when, row["model"] or "")
+                    self.turn_at[tip] = (when, text_or_none(row["model"]) or "")
 
     def thread_rows(self) -> list[sqlite3.Row]:
         wanted = ("id", "name", "tip_message_hash", "datetime_utc")
@@ -216,14 +231,14 @@ class _Threads:
         return list(self.conn.execute(sql))
 
     def session(self, thread: sqlite3.Row, problems: Problems) -> ParsedSession | None:
-        tid = str(thread["id"])
+        tid = _key(thread["id"])
         where = f"{self.path.name}:thread {tid}"
         chain = self._chain(thread["tip_message_hash"], where, problems)
-        start = utc_from_iso(thread["datetime_utc"])
+        start = utc_from_iso(text_or_none(thread["datetime_utc"]))
         times = self._times([m["hash"] for m in chain], start)
         episodes: list[ParsedEpisode] = []
         for message, when in zip(chain, times):
-            role = (message["role"] or "").strip().lower()
+            role = (text_or_none(message["role"]) or "").strip().lower()
             if role not in ROLES:
                 problems.skip(f"unknown message role {role[:20]!r}", where)
                 continue
@@ -233,23 +248,26 @@ class _Threads:
             meta = None
             if role == "assistant" and self.turn_at.get(message["hash"], (None, ""))[1]:
                 meta = {"model": self.turn_at[message["hash"]][1]}
-            episodes.append(ParsedEpisode(role, content, when, message["hash"], meta))
+            episodes.append(ParsedEpisode(role, content, when, text_or_none(message["hash"]), meta))
         if not episodes:
             problems.skip("thread with no messages", where)
             return None
         return ParsedSession(
             id=f"{NAME}:{tid}",
-            title=thread["name"] or first_user_title(episodes, trim_cut=True) or tid,
+            title=text_or_none(thread["name"]) or first_user_title(episodes, trim_cut=True) or tid,
             source=NAME,
             episodes=episodes,
             created_at=start or next((e.created_at for e in episodes if e.created_at), None),
             metadata={"layout": "threads"},
         )
 
-    def _chain(self, tip: str | None, where: str, problems: Problems) -> list[sqlite3.Row]:
-        """Tip → root through parent_hash, reversed; stops (and reports) on a cycle or a gap."""
+    def _chain(self, tip: Any, where: str, problems: Problems) -> list[sqlite3.Row]:
+        """Tip → root through parent_hash, reversed; stops (and reports) on a cycle or a gap.
+
+        Hashes stay as stored (whatever their type) so the lookups match what SQLite holds.
+        """
         chain: list[sqlite3.Row] = []
-        seen: set[str] = set()
+        seen: set[Any] = set()
         current = tip
         while current:
             if current in seen:
@@ -267,7 +285,7 @@ class _Threads:
         chain.reverse()
         return chain
 
-    def _times(self, hashes: list[str], fallback: datetime | None) -> list[datetime | None]:
+    def _times(self, hashes: list[Any], fallback: datetime | None) -> list[datetime | None]:
         """Earliest turn whose tip is at or after each message; gaps take the previous time."""
         covering: list[datetime | None] = [None] * len(hashes)
         best: datetime | None = None
@@ -283,7 +301,7 @@ class _Threads:
             previous = covering[index]
         return covering
 
-    def _parts(self, message_hash: str) -> Iterator[str]:
+    def _parts(self, message_hash: Any) -> Iterator[str]:
         """Each visible part as literal text; reasoning is model-internal and left out."""
         cols = self.part_cols
         wanted = ("id", "type", "text", "tool_name", "name", "arguments", "output", "payload")
@@ -293,29 +311,31 @@ class _Threads:
             f"WHERE message_hash = ? ORDER BY {order}"
         )
         for part in self.conn.execute(sql, (message_hash,)).fetchall():
-            kind = part["type"] or ""
+            kind = text_or_none(part["type"]) or ""
             try:
                 payload = json.loads(part["payload"]) if part["payload"] else {}
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, TypeError, RecursionError):
+                # ValueError covers a BLOB that is not UTF-8 and ints over the digit limit; TypeError a
+                # number. The part keeps what its columns say rather than costing the whole source.
                 payload = {}
             if not isinstance(payload, dict):
                 payload = {}
-            name = part["tool_name"] or part["name"] or payload.get("name") or ""
+            name = text_or_none(part["tool_name"]) or text_or_none(part["name"]) or payload.get("name") or ""
             if kind == "reasoning":
                 continue
             if kind == "text":
-                text = part["text"] or self._fragments(part)
+                text = text_or_none(part["text"]) or self._fragments(part)
                 if text:
                     yield text
             elif kind == "tool_call":
-                args = part["arguments"]
+                args = text_or_none(part["arguments"])
                 if args is None:
                     args = payload.get("arguments", {})
                 yield f"[tool_call {name}({_args_json(args)})]"
             elif kind == "tool_result":
-                output = part["output"]
+                output = text_or_none(part["output"])
                 if output is None:
-                    output = payload.get("output", part["text"] or "")
+                    output = payload.get("output", text_or_none(part["text"]) or "")
                 text = output if isinstance(output, str) else _args_json(output)
                 yield f"[tool_result {name}] {text}"
             elif kind == "attachment":
@@ -330,13 +350,13 @@ class _Threads:
         if part["fragment_id"] is not None:
             sql = "SELECT content FROM fragments WHERE id = ?"
             row = self.conn.execute(sql, (part["fragment_id"],)).fetchone()
-            return (row["content"] or "") if row else ""
+            return (text_or_none(row["content"]) or "") if row else ""
         if part["id"] is not None and "part_fragments" in self.schema:
             sql = (
                 "SELECT f.content FROM part_fragments pf JOIN fragments f ON f.id = pf.fragment_id"
                 ' WHERE pf.part_id = ? ORDER BY pf."order"'
             )
-            return "".join(r["content"] or "" for r in self.conn.execute(sql, (part["id"],)))
+            return "".join(text_or_none(r["content"]) or "" for r in self.conn.execute(sql, (part["id"],)))
         return ""
 
     def _attachment(self, part: sqlite3.Row) -> str:
@@ -350,7 +370,8 @@ class _Threads:
             )
             row = self.conn.execute(sql, (part["id"],)).fetchone()
             if row:
-                detail = " ".join(str(v) for v in (row["type"], row["path"] or row["url"]) if v)
+                kind, place = text_or_none(row["type"]), text_or_none(row["path"]) or text_or_none(row["url"])
+                detail = " ".join(v for v in (kind, place) if v)
                 return f"[attachment: {detail}]" if detail else "[attachment]"
         return "[attachment]"
 
@@ -384,7 +405,7 @@ def _sessions(
     reader = _Threads(conn, schema, path) if threaded else None
     pending: dict[str, sqlite3.Row] = {}
     if reader is not None:
-        pending = {str(r["id"]): r for r in reader.thread_rows() + reader.loose_turns()}
+        pending = {_key(r["id"]): r for r in reader.thread_rows() + reader.loose_turns()}
     if legacy:
         old = _Legacy(conn, schema, path)
         for key, rows in old.batches():

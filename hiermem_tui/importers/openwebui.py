@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite
+from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite, text_or_none
 from hiermem_tui.importers._util import first_user_title
 from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch
 
@@ -94,7 +94,8 @@ def _content(message: dict[str, Any]) -> str | None:
     else:
         return None
     notes = []
-    for item in message.get("files") or []:
+    files = message.get("files")
+    for item in files if isinstance(files, list) else []:  # a damaged chat can hold a number there
         if isinstance(item, dict):
             inner = item.get("file") if isinstance(item.get("file"), dict) else {}
             name = item.get("name") or inner.get("filename") or item.get("type")
@@ -103,7 +104,7 @@ def _content(message: dict[str, Any]) -> str | None:
 
 
 def _session(row: sqlite3.Row, path: Path, problems: Problems) -> ParsedSession | None:
-    chat_id = str(row["id"])
+    chat_id = str(text_or_none(row["id"]))
     where = f"{path.name}:chat {chat_id}"
     raw = row["chat"]
     try:
@@ -144,7 +145,7 @@ def _session(row: sqlite3.Row, path: Path, problems: Problems) -> ParsedSession 
     if not episodes:
         problems.skip("chat with no messages", where)
         return None
-    title = row["title"] if isinstance(row["title"], str) and row["title"].strip() else ""
+    title = (text_or_none(row["title"]) or "").strip()  # blank falls back to the JSON's title
     if not title and isinstance(data.get("title"), str):
         title = data["title"]
     metadata = {k: bool(row[k]) for k in ("archived", "pinned") if row[k]}

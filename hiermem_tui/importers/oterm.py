@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite
+from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite, text_or_none
 from hiermem_tui.importers._util import first_user_title
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems
 
@@ -57,7 +57,7 @@ def _images_note(raw: Any) -> str:
         return ""
     try:
         images = json.loads(raw) if isinstance(raw, str) else raw
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also ints over Python's 4300-digit limit
         return ""
     count = len(images) if isinstance(images, list) else 0
     return f"[{count} image{'s' if count != 1 else ''} attached]" if count else ""
@@ -105,18 +105,18 @@ def _session(
         problems.skip("messages of a deleted chat", f"{path.name}:chat {chat_id}")
         return
     episodes: list[ParsedEpisode] = []
-    system = chat["system"]
-    if isinstance(system, str) and system.strip():
+    system = text_or_none(chat["system"])
+    if system and system.strip():
         episodes.append(ParsedEpisode(role="system", content=system, source_id="system"))
     for row in rows:
         where = f"{path.name}:message {row['_mid']}"
-        author = row["author"]
-        role = AUTHORS.get(author.strip().lower()) if isinstance(author, str) else None
+        author = text_or_none(row["author"])
+        role = AUTHORS.get(author.strip().lower()) if author is not None else None
         if role is None:
             problems.skip(f"unknown author {str(author)[:20]!r}", where)
             continue
-        text = row["text"] if isinstance(row["text"], str) else ""
-        note = _images_note(row["images"])
+        text = text_or_none(row["text"]) or ""
+        note = _images_note(text_or_none(row["images"]))
         content = "\n\n".join(p for p in (text, note) if p.strip())
         if not content:
             problems.skip("empty message", where)
@@ -125,10 +125,10 @@ def _session(
     if not any(e.role != "system" for e in episodes):
         problems.skip("chat with no usable messages", f"{path.name}:chat {chat_id}")
         return
-    metadata = {k: chat[k] for k in ("model", "provider") if chat[k]}
+    metadata = {k: v for k in ("model", "provider") if (v := text_or_none(chat[k]))}
     yield ParsedSession(
         id=f"{NAME}:{chat_id}",
-        title=chat["name"] or first_user_title(episodes, trim_cut=True) or f"oterm chat {chat_id}",
+        title=text_or_none(chat["name"]) or first_user_title(episodes, trim_cut=True) or f"oterm chat {chat_id}",
         source=NAME,
         episodes=episodes,
         metadata=metadata,

@@ -39,7 +39,8 @@ SPEAKERS = {
     "observation": "tool",
 }
 PROBE_RECORDS = 20
-_SPLIT = re.compile(r"^(.+)_(\d+)$")
+# At most 18 digits: a piece number, never a number too long for int() (Python refuses > 4300 digits).
+_SPLIT = re.compile(r"^(.+)_(\d{1,18})$")
 
 
 @dataclass(slots=True)
@@ -116,7 +117,9 @@ def _record(obj: Any, where: str, problems: Problems) -> _Record | str:
         if raw_id is not None and raw_id != "":
             return "invalid 'id'"
         canonical = json.dumps(turns, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        record_id = "sha1-" + hashlib.sha1(canonical.encode("utf-8")).hexdigest()[:16]
+        # surrogatepass: JSON escapes can leave lone surrogates, which strict UTF-8 refuses; valid
+        # text encodes to the same bytes either way, so existing ids do not change.
+        record_id = "sha1-" + hashlib.sha1(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     else:
         record_id = str(raw_id).strip()
     episodes: list[ParsedEpisode] = []

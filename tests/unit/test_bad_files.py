@@ -311,79 +311,66 @@ def _chatgpt(create_time: str) -> str:
 
 
 EDGE_ISO = "0001-01-01T00:00:00+01:00"  # valid ISO-8601, but converting it to UTC leaves datetime's range
-B_ISO = "base.utc_from_iso: astimezone() raises OverflowError for ISO times at datetime's edges with an offset"
-B_EPOCH = "base.utc_from_epoch: float(value) raises OverflowError for integers beyond float range"
-B_SURR = "lone surrogates (JSON '\\ud800') reach sqlite3, which cannot encode them: UnicodeEncodeError"
-B_BIGINT = "json.loads raises plain ValueError for >4300-digit integers; callers catch only JSONDecodeError"
-B_LIST = "`for x in msg.get('files') or []` iterates a number/bool: TypeError"
-B_TYPES = "SQLite importers assume TEXT columns hold str (SQLite is dynamically typed): int/blob values crash"
 BAD_SOURCES: dict[str, tuple[str, str, Callable[[Path], None], int, str | None]] = {
     # name: (format, file name, builder, expected exit code, the bug that breaks it today or None)
-    "jsonl-edge-iso": ("jsonl", "a.jsonl", _lines({**OK_LINE, "created_at": EDGE_ISO}, OK_LINE), 0, B_ISO),
+    "jsonl-edge-iso": ("jsonl", "a.jsonl", _lines({**OK_LINE, "created_at": EDGE_ISO}, OK_LINE), 0, None),
     "claude-code-edge-iso": ("claude-code", "a.jsonl", _lines({"type": "user", "sessionId": "s", "timestamp": EDGE_ISO,
                                                                "message": {"role": "user", "content": "hi"}}), 0,
-                             B_ISO),
+                             None),
     "codex-edge-iso": ("codex", "a.jsonl", _lines({"timestamp": "9999-12-31T23:59:59-01:00", "type": "event_msg",
-                                                   "payload": {"type": "user_message", "message": "hi"}}), 0, B_ISO),
+                                                   "payload": {"type": "user_message", "message": "hi"}}), 0, None),
     "llm-edge-iso": ("llm", "logs.db", _db(LEGACY, {"responses": [("r", "m", "hi", None, "yo", "c", EDGE_ISO, 1)]}),
-                     0, B_ISO),
-    "chatgpt-huge-epoch": ("chatgpt", "conversations.json", _text(_chatgpt("1" + "0" * 400)), 0, B_EPOCH),
+                     0, None),
+    "chatgpt-huge-epoch": ("chatgpt", "conversations.json", _text(_chatgpt("1" + "0" * 400)), 0, None),
     "openwebui-huge-epoch": ("openwebui", "webui.db", _owui({"role": "user", "content": "hi", "timestamp": 10**400
-                                                             }), 0, B_EPOCH),
+                                                             }), 0, None),
     "jsonl-year-999": ("jsonl", "a.jsonl", _lines({**OK_LINE, "created_at": "0999-06-01T00:00:00Z"}, OK_LINE), 0,
                        None),
     "jsonl-year-1": ("jsonl", "a.jsonl", _lines({**OK_LINE, "created_at": "0001-01-01T00:00:00Z"}), 0, None),
     "jsonl-year-9999-then-untimed": ("jsonl", "a.jsonl", _lines({**OK_LINE, "created_at": "9999-12-31T23:59:59Z"},
                                                                 OK_LINE), 0, None),
     "jsonl-lone-surrogate": ("jsonl", "a.jsonl", _lines('{"session": "s", "role": "user", "content": "x \\ud800 y"}'),
-                             0, B_SURR),
+                             0, None),
     "sharegpt-lone-surrogate": ("sharegpt", "d.json", _text(
-        '[{"conversations": [{"from": "human", "value": "\\udfff"}]}]'), 0,
-        B_SURR + "; also sharegpt hashes the record with .encode('utf-8') first"),
+        '[{"conversations": [{"from": "human", "value": "\\udfff"}]}]'), 0, None),
     "jsonl-bigint": ("jsonl", "a.jsonl", _lines('{"session": "s", "role": "user", "content": "x", "n": %s}' % BIG,
                                                 OK_LINE), 0, None),
     "sharegpt-bigint": ("sharegpt", "d.json", _text('[{"id": "a", "n": %s, "conversations": []}]' % BIG), 2, None),
     "sharegpt-huge-piece-number": ("sharegpt", "d.json", _text(json.dumps([
         {"id": "a_" + "9" * 5000, "conversations": [{"from": "human", "value": "hi"}]},
-        {"id": "a_1", "conversations": [{"from": "gpt", "value": "yo"}]}])), 0, "sharegpt._group: int() of a "
-                                                                                 ">4300-digit '_<k>' suffix"),
+        {"id": "a_1", "conversations": [{"from": "gpt", "value": "yo"}]}])), 0, None),
     "oterm-images-bigint": ("oterm", "store.db", _db(OTERM, {"chat": [(1, "n", "m", None)], "message": [
-        (1, 1, "user", "hi", f"[{BIG}]")]}), 0, B_BIGINT + " (oterm._images_note)"),
+        (1, 1, "user", "hi", f"[{BIG}]")]}), 0, None),
     "claude-attachments-number": ("claude", "conversations.json", _text(json.dumps([{"uuid": "u", "chat_messages": [
-        {"sender": "human", "text": "hi", "attachments": 5}]}])), 0, "claude_ai._attachments: " + B_LIST),
+        {"sender": "human", "text": "hi", "attachments": 5}]}])), 0, None),
     "claude-files-bool": ("claude", "conversations.json", _text(json.dumps([{"uuid": "u", "chat_messages": [
-        {"sender": "human", "text": "hi", "files": True}]}])), 0, "claude_ai._attachments: " + B_LIST),
+        {"sender": "human", "text": "hi", "files": True}]}])), 0, None),
     "openwebui-files-number": ("openwebui", "webui.db", _owui({"role": "user", "content": "hi", "files": 5}), 0,
-                               "openwebui._content: " + B_LIST),
+                               None),
     "llm-system-int": ("llm", "logs.db", _db(LEGACY, {"responses": [("r", "m", "hi", 5, "yo", "c", None, 1)]}), 0,
-                       B_TYPES + ": `(row['system'] or '').strip()`"),
+                       None),
     "llm-prompt-blob": ("llm", "logs.db", _db(LEGACY, {"responses": [("r", "m", b"hi", None, "yo", "c", None, 1)]}), 0,
-                        B_TYPES + ": a BLOB prompt becomes bytes content"),
+                        None),
     "llm-model-blob": ("llm", "logs.db", _db(LEGACY, {"responses": [("r", b"m", "hi", None, "yo", "c", None, 1)]}), 0,
-                       B_TYPES + ": BLOB model in episode metadata is not JSON-serialisable"),
+                       None),
     "llm-conversation-name-int": ("llm", "logs.db", _db(LEGACY, {"conversations": [("c", 7, "m")], "responses": [
-        ("r", "m", "hi", None, "yo", "c", None, 1)]}), 0,
-        B_TYPES + ": int name becomes the title; load_session .strip()"),
+        ("r", "m", "hi", None, "yo", "c", None, 1)]}), 0, None),
     "llm-huge-duration": ("llm", "logs.db", _db(LEGACY, {"responses": [("r", "m", "hi", None, "yo", "c",
                                                                         "2024-05-01T10:00:00", 10**15)]}), 0,
-                          "llm._Legacy.session: when + timedelta(milliseconds=duration_ms) overflows"),
+                          None),
     "llm-role-int": ("llm", "logs.db", _db(THREADS, {"threads": [("t", "n", "h", None)], "messages": [("h", None, 3)],
                                                      "parts": [(1, "h", "text", "hi", None)]}), 0,
-                     B_TYPES + ": `(message['role'] or '').strip()`"),
+                     None),
     "llm-part-text-int": ("llm", "logs.db", _db(THREADS, {"threads": [("t", "n", "h", None)], "messages": [
-        ("h", None, "user")], "parts": [(1, "h", "text", 3, None)]}), 0, B_TYPES + ": int part text; '\\n\\n'.join"),
+        ("h", None, "user")], "parts": [(1, "h", "text", 3, None)]}), 0, None),
     "llm-payload-bad-utf8": ("llm", "logs.db", _db(THREADS, {"threads": [("t", "n", "h", None)], "messages": [
-        ("h", None, "user")], "parts": [(1, "h", "tool_call", None, b'"\xff"')]}), 0,
-        "llm._Threads._parts: json.loads(BLOB payload) raises UnicodeDecodeError, which import_paths turns into "
-        "refusing the whole database as 'not valid UTF-8'; one bad part should cost only that part"),
+        ("h", None, "user")], "parts": [(1, "h", "tool_call", None, b'"\xff"')]}), 0, None),
     "oterm-name-int": ("oterm", "store.db", _db(OTERM, {"chat": [(1, 5, "m", None)], "message": [
-        (1, 1, "user", "hi", None)]}), 0, B_TYPES + ": int chat name becomes the title; load_session .strip()"),
+        (1, 1, "user", "hi", None)]}), 0, None),
     "oterm-model-blob": ("oterm", "store.db", _db(OTERM, {"chat": [(1, "n", b"m", None)], "message": [
-        (1, 1, "user", "hi", None)]}), 0, B_TYPES + ": BLOB model in session metadata is not JSON-serialisable"),
+        (1, 1, "user", "hi", None)]}), 0, None),
     "oterm-one-undecodable-cell": ("oterm", "store.db", _db(OTERM, {"chat": [(1, "n", "m", None)], "message": [
-        (1, 1, "user", "fine", None), (2, 1, "assistant", "x", None)]}), 0,
-        "suggestion (_sqlite.open_readonly): one TEXT cell that is not UTF-8 makes the whole file a FormatError "
-        "('Could not decode to UTF-8'); a text_factory decoding with errors='replace' would import the rest"),
+        (1, 1, "user", "fine", None), (2, 1, "assistant", "x", None)]}), 0, None),
 }
 
 
@@ -409,6 +396,10 @@ def test_odd_source_file_imports_or_is_refused_in_one_line(
     result = run("import", "--db", str(tmp_path / "h.db"), "--format", fmt, str(source))
     if expected == 2:
         assert_refused(result)
+    elif case == "llm-role-int":
+        # role 3 is not a role: the only message is skipped and reported, so no session is made
+        assert result[0] == 0 and "skipped" in result[2], result
+        assert json.loads(run("sessions", "--db", str(tmp_path / "h.db"), "--json")[1]) == []
     else:
         assert result[0] == 0, result
         exported = run("export", "--db", str(tmp_path / "h.db"), "--session", json.loads(
@@ -416,10 +407,6 @@ def test_odd_source_file_imports_or_is_refused_in_one_line(
         assert exported[0] == 0 and json.loads(exported[1])["episodes"], exported
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_sqlite.open_readonly/read_schema catch only sqlite3.Error; for a schema text that is not UTF-8, sqlite3 "
-    "raises UnicodeDecodeError while decoding its error message, so parse() raises it (the CLI then reports "
-    "'not valid UTF-8' with --format, 'cannot tell what format' without)"))
 @pytest.mark.parametrize("fmt", ["llm", "oterm", "openwebui"])
 def test_sqlite_source_with_a_garbled_schema_is_a_format_error(tmp_path: Path, fmt: str) -> None:
     from hiermem_tui.importers import FormatError, Problems, get_importer
