@@ -114,7 +114,7 @@ class _Row:
         return bisect_right(self.hi_max, p0), bisect_left(self.lo, p1)
 
 
-class CoverageMap(Widget, can_focus=True):
+class CoverageMap(fmt.Themed, Widget, can_focus=True):
     """The coverage map. Feed it with :meth:`set_data`; :meth:`select` highlights a tree key."""
 
     BINDINGS = [
@@ -142,7 +142,6 @@ class CoverageMap(Widget, can_focus=True):
         self.selected: str | None = None
         self._by_key: dict[str, tuple[int, int]] = {}
         self._strips: list[Strip] | None = None
-        self._palette: fmt.Palette | None = None
         self._domain = (0.0, 1.0)
         self.ref_year: int | None = None
 
@@ -207,17 +206,8 @@ class CoverageMap(Widget, can_focus=True):
         return self.rows[where[0]].item(where[1]) if where else None
 
     # ------------------------------------------------------------------ drawing
-    @property
-    def palette(self) -> fmt.Palette:
-        if self._palette is None:
-            self._palette = fmt.Palette.from_app(self.app)
-        return self._palette
-
-    def on_mount(self) -> None:
-        self.watch(self.app, "theme", self._theme_changed, init=False)
-
     def _theme_changed(self) -> None:
-        self._palette = None
+        super()._theme_changed()
         self._strips = None
         self.refresh()
 

@@ -71,7 +71,7 @@ def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
     return refs
 
 
-class DagTree(Tree[NodeRef]):
+class DagTree(fmt.Themed, Tree[NodeRef]):
     """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`reveal_summary`,
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 
@@ -85,21 +85,11 @@ class DagTree(Tree[NodeRef]):
         self.auto_expand = True
         self._by_key: dict[str, TreeNode[NodeRef]] = {}
         self._loaded: set[int] = set()
-        self._palette: fmt.Palette | None = None
         self.ref_year: int | None = None
         self.roots: list[NodeRef] = []
 
-    @property
-    def palette(self) -> fmt.Palette:
-        if self._palette is None:
-            self._palette = fmt.Palette.from_app(self.app)
-        return self._palette
-
-    def on_mount(self) -> None:
-        self.watch(self.app, "theme", self._theme_changed, init=False)
-
     def _theme_changed(self) -> None:
-        self._palette = None
+        super()._theme_changed()
         for node in self._by_key.values():
             if node.data is not None:
                 node.set_label(self.label_for(node.data))

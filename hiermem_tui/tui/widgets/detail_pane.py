@@ -41,7 +41,7 @@ def summary_line(s: Summary, palette: fmt.Palette, ref_year: int | None) -> Text
     )
 
 
-class DetailPane(VerticalScroll):
+class DetailPane(fmt.Themed, VerticalScroll):
     """Shows one node. Public: ``show_summary``, ``show_episode``, ``show_range``, ``show_empty``;
     :attr:`plain` is the text currently shown (for tests and copy)."""
 
@@ -58,25 +58,12 @@ class DetailPane(VerticalScroll):
         self.ref_year: int | None = None
         self.plain = ""
         self.key: str | None = None
-        self._palette: fmt.Palette | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-head")
         yield Static(id="detail-meta")
         yield Static(id="detail-rule")
         yield Static(id="detail-body")
-
-    @property
-    def palette(self) -> fmt.Palette:
-        if self._palette is None:
-            self._palette = fmt.Palette.from_app(self.app)
-        return self._palette
-
-    def on_mount(self) -> None:
-        self.watch(self.app, "theme", self._theme_changed, init=False)
-
-    def _theme_changed(self) -> None:
-        self._palette = None
 
     # ------------------------------------------------------------------ building blocks
     def _set(self, key: str, head: Text, rows: Sequence[tuple[str, Text | str]], rule: str, body: Text) -> None:

@@ -41,7 +41,7 @@ class _Block:
     lines: list[Strip] | None = None
 
 
-class Transcript(ScrollView, can_focus=True):
+class Transcript(fmt.Themed, ScrollView, can_focus=True):
     """Episodes of one session. Public: :meth:`jump_to`, :meth:`show_range`, :meth:`set_total`,
     :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
 
@@ -78,7 +78,6 @@ class Transcript(ScrollView, can_focus=True):
         self._width = 0
         self._pending_top: int | None = None
         self._edge_scheduled = False
-        self._palette: fmt.Palette | None = None
 
     # ------------------------------------------------------------------ public
     @property
@@ -164,17 +163,8 @@ class Transcript(ScrollView, can_focus=True):
             self.call_later(self._check_edges)
 
     # ------------------------------------------------------------------ layout
-    @property
-    def palette(self) -> fmt.Palette:
-        if self._palette is None:
-            self._palette = fmt.Palette.from_app(self.app)
-        return self._palette
-
-    def on_mount(self) -> None:
-        self.watch(self.app, "theme", self._theme_changed, init=False)
-
     def _theme_changed(self) -> None:
-        self._palette = None
+        super()._theme_changed()
         for block in self._blocks:
             block.lines = None
         self._relayout()
