@@ -28,8 +28,13 @@ from .tokens import Tokenizer
 
 
 def _fingerprint(source: Path) -> str:
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    return f"{__version__}-{digest}"
+    """Changes whenever the demo data, the schema or the code that writes the summaries does,
+    so a cached template is never older than the app that shows it."""
+    digest = hashlib.sha256(source.read_bytes())
+    here = Path(__file__).parent
+    for module in ("store/schema.py", "summarize/extractive.py", "compaction/planner.py", "compaction/runner.py"):
+        digest.update((here / module).read_bytes())
+    return f"{__version__}-{digest.hexdigest()[:16]}"
 
 
 def build_demo_db(target: Path, settings: Settings, tokenizer: Tokenizer | None = None) -> Path:
