@@ -7,11 +7,12 @@ and every test builds the app, with ``probe_backend=False`` guaranteeing no netw
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import var
@@ -23,6 +24,7 @@ from hiermem_tui.config import Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.messages import BackendProbed, OpenSession, SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
+from hiermem_tui.tui.runs import RunProgress, RunsMixin
 
 Clock = Callable[[], datetime]
 FALLBACK_THEME = "textual-dark"
@@ -36,8 +38,8 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class HiermemApp(App[None]):
-    """hiermem-tui. Build it with :func:`make_app`."""
+class HiermemApp(RunsMixin, App[None]):
+    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: see :class:`RunsMixin`."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hiermem"
@@ -56,6 +58,8 @@ class HiermemApp(App[None]):
     """A probe is running now."""
     settings: var[Settings] = var(Settings, init=False)  # type: ignore[arg-type]
     """Current settings; replace through :meth:`update_settings` so they are saved."""
+    run_state: var[RunProgress | None] = var(None)
+    """The compaction run going now (None: none); run indicators draw it."""
 
     def __init__(
         self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None
@@ -65,6 +69,8 @@ class HiermemApp(App[None]):
         self.set_reactive(HiermemApp.settings, settings)
         self.clock: Clock = clock or utc_now
         self._probe_enabled = probe_backend
+        self.last_input_at = 0.0
+        """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
 
     # ------------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> Screen:
@@ -85,6 +91,11 @@ class HiermemApp(App[None]):
         """Remember the theme the user picked (from the palette, ctrl+t or settings)."""
         if theme != self.settings.theme and self.is_running:
             self.update_settings(replace(self.settings, theme=theme))
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self.last_input_at = time.monotonic()
+        await super().on_event(event)
 
     # ------------------------------------------------------------------ settings
     def update_settings(self, new: Settings) -> bool:
@@ -131,6 +142,12 @@ class HiermemApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "backend" and event.state == WorkerState.ERROR:
             self.backend_probing = False
+        elif event.worker.group == "compaction":
+            self.compaction_worker_changed(event)
+
+    async def on_unmount(self) -> None:
+        """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running."""
+        await self.shutdown_runs()
 
     # ------------------------------------------------------------------ navigation
     def open_session(self, session_id: str) -> None:
@@ -185,6 +202,9 @@ class HiermemApp(App[None]):
         Textual's system provider already lists Quit, Theme (the picker), Keys and Screenshot.
         """
         yield PaletteCommand("Help", "Keys and concepts", self.action_help, "?")
+        if self.run_state is not None:
+            yield PaletteCommand("Cancel the run", f"Stop the {self.run_state.job.label.lower()} (finished summaries "
+                                 "are kept)", self.cancel_run, "esc")
         yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
         yield PaletteCommand("Refresh backend status", "Probe Ollama again", self.action_refresh_backend, "ctrl+r")
         yield PaletteCommand(

@@ -8,11 +8,16 @@ without importing each other's screens.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from hiermem_tui.backend_status import BackendStatus
+from hiermem_tui.compaction.events import RunFinished, RunStarted, SummaryAttempt, SummaryStarted, SummaryWritten
 from hiermem_tui.config import Settings
+
+if TYPE_CHECKING:
+    from hiermem_tui.tui.runs import RunJob
 
 
 @dataclass
@@ -47,3 +52,62 @@ class SettingsChanged(Message):
 
     settings: Settings
     previous: Settings
+
+
+# ---------------------------------------------------------------------- compaction runs
+# Posted to the app from the compaction worker's thread (``post_message`` is thread-safe).
+# Each carries the job it belongs to, so a late message of an older job is recognised and
+# ignored, and the engine's own frozen event, so nothing is copied field by field.
+
+
+@dataclass
+class RunBegan(Message):
+    """The engine recorded a run and knows how many summaries it plans to write."""
+
+    job: RunJob
+    event: RunStarted
+
+
+@dataclass
+class RunSummaryStarted(Message):
+    """One summary is being made (``event.what`` says which: "leaf #259–263")."""
+
+    job: RunJob
+    event: SummaryStarted
+
+
+@dataclass
+class RunAttempted(Message):
+    """The summariser is calling the model for a tier, or retrying an unanswered call."""
+
+    job: RunJob
+    event: SummaryAttempt
+
+
+@dataclass
+class RunSummaryWritten(Message):
+    """A summary was committed: counters, progress and tokens/s moved."""
+
+    job: RunJob
+    event: SummaryWritten
+
+
+@dataclass
+class RunEnded(Message):
+    """The run finished (done, cancelled or failed); ``event.run`` is the stored row."""
+
+    job: RunJob
+    event: RunFinished
+
+
+@dataclass
+class RunNotStarted(Message):
+    """The job ended without recording a run: backend not ready, nothing due, refused, cancelled early.
+
+    ``reason`` is one line for people; ``severity`` is how a notification should show it.
+    """
+
+    job: RunJob
+    reason: str
+    severity: str = "error"
+    title: str = "Nothing ran"

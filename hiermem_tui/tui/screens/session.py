@@ -7,6 +7,7 @@ move, and the tree's ``NodeHighlighted`` updates the map, the detail pane and th
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
@@ -26,15 +27,22 @@ from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
+from hiermem_tui.tui.screens.run_dialog import resummarize_selected, resummarize_whole, run_commands, start_pass
+from hiermem_tui.tui.screens.versions import open_versions
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap, MapItem
-from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef
+from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef, root_refs
 from hiermem_tui.tui.widgets.detail_pane import ChainPicker, DetailPane
+from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from hiermem_tui.config import Settings
     from hiermem_tui.store import Store
 
+RELOAD_QUIET_S = 0.3
+"""A background reload waits until no key was pressed for this long…"""
+RELOAD_MAX_WAIT_S = 10.0
+"""…but never longer than this after it was asked for (the header and the map do not wait)."""
 LEGEND = (
     "[$primary]■[/] normal  [{aggressive}]■[/] aggressive  [$warning]■[/] fallback  "
     "[$error]░[/] unsummarised  [$success]▒[/] fresh tail  [$foreground]■[/] selected"
@@ -57,11 +65,19 @@ class SessionScreen(Screen[None]):
         Binding("shift+tab", "focus_pane(-1)", "Pane", show=False, priority=True),
         Binding("t", "toggle_view", "Transcript"),
         Binding("f", "fallback(1)", "Fallback"),
-        Binding("F,shift+f", "fallback(-1)", "Prev fallback", key_display="F"),
+        Binding("F,shift+f", "fallback(-1)", "Prev fallback", key_display="F", show=False),
         Binding("c", "chain", "Chain"),
         Binding("s", "toggle_scale", "Scale"),
         Binding("r", "refresh", "Refresh"),
-        Binding("escape,backspace", "back", "Back", key_display="esc"),
+        Binding("p", "run('full')", "Compact"),
+        Binding("l", "run('leaf')", "Leaf pass", show=False),
+        Binding("n", "run('condense')", "Condense", show=False),
+        Binding("R", "resummarize", "Re-summarise", key_display="R"),
+        Binding("W", "resummarize_session", "Redo session", show=False, key_display="W"),
+        Binding("v", "versions", "Versions"),
+        Binding("escape", "cancel_run", "Cancel run", key_display="esc"),  # before Back: wins while a run goes
+        Binding("escape", "back", "Back", key_display="esc"),
+        Binding("backspace", "back", "Back", show=False),  # not shown: "esc" says it, and means cancel mid-run
     ]
 
     def __init__(self, session_id: str) -> None:
@@ -72,6 +88,8 @@ class SessionScreen(Screen[None]):
         self.selected: NodeRef | None = None
         self._range_stats: dict[tuple[int, int], tuple[int, str, str]] = {}
         self._reload_timer: Timer | None = None
+        self._reload_asked = 0.0
+        self._figures_fresh = True
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -111,7 +129,8 @@ class SessionScreen(Screen[None]):
                     yield DetailPane(id="node-detail")
                 with TabPane("Transcript", id="tab-transcript"):
                     yield Transcript(self.store, self.session_id, id="transcript")
-        yield Footer()
+        yield RunIndicator(id="run-indicator")
+        yield Footer(compact=True)  # this screen has many keys: less padding keeps them all on a line
 
     def on_mount(self) -> None:
         self.query_one(Tabs).can_focus = False
@@ -337,13 +356,40 @@ class SessionScreen(Screen[None]):
         self.map.border_subtitle = f"{axis} axis [$foreground-muted](s)[/]  " + LEGEND.format(aggressive=aggressive)
 
     def schedule_reload(self, delay: float = 0.25) -> None:
-        """Coalesce a burst of changes (a run writing summaries one by one) into one :meth:`reload`."""
+        """Coalesce a burst of changes (a run writing summaries one by one) into one :meth:`reload`.
+
+        A reload of a big tree takes tens of ms; while the user is pressing keys it waits for
+        a pause (``RELOAD_QUIET_S``), at most ``RELOAD_MAX_WAIT_S``, so typing never queues
+        behind it (bench/bench_tui_latency.py).
+        """
+        self._figures_fresh = False
         if self._reload_timer is None:
+            self._reload_asked = time.monotonic()
             self._reload_timer = self.set_timer(delay, self._timed_reload)
 
     def _timed_reload(self) -> None:
+        now = time.monotonic()
+        quiet = now - float(getattr(self.app, "last_input_at", 0.0))
+        if quiet < RELOAD_QUIET_S and now - self._reload_asked < RELOAD_MAX_WAIT_S:
+            if not self._figures_fresh:
+                self._refresh_figures()  # the cheap part now; the tree when the keys pause
+            self._reload_timer = self.set_timer(RELOAD_QUIET_S - quiet, self._timed_reload)
+            return
         self._reload_timer = None
         self.reload()
+
+    def _refresh_figures(self) -> None:
+        """Header figures and coverage map from the store, without rebuilding the tree (~5 ms, vs
+        tens of ms for the tree of a long session)."""
+        session = self.store.get_session(self.session_id)
+        self._figures_fresh = True
+        if session is None:
+            return
+        self.session = session
+        self._render_bar(session)
+        self.spans = self.store.spans(self.session_id)
+        refs = root_refs(self.store, self.session_id, self.tree.fresh_tail)
+        self.map.set_data(self.spans, [self._extra(r) for r in refs if r.kind in ("gap", "tail")], session.episodes)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         """The store changed (a compaction run wrote summaries, an import added episodes)."""
@@ -369,7 +415,30 @@ class SessionScreen(Screen[None]):
         yield PaletteCommand("Map scale: episodes / time", "Draw the coverage map along episodes or time",
                              self.action_toggle_scale, "s")
         yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
+        yield from run_commands(self)
         yield PaletteCommand("Back to sessions", "Close this session", self.action_back, "esc")
+
+    # ------------------------------------------------------------------ runs (run_dialog.py, runs.py)
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_run":
+            return bool(getattr(self.app, "run_active", False))  # else esc falls through to Back
+        return True
+
+    def action_cancel_run(self) -> None:
+        if self.app.cancel_run():  # type: ignore[attr-defined]
+            self.notify("Cancelling: the model call is being aborted; finished summaries are kept.", timeout=3)
+
+    def action_run(self, pass_: str) -> None:
+        start_pass(self, pass_)
+
+    def action_resummarize(self) -> None:
+        resummarize_selected(self)
+
+    def action_resummarize_session(self) -> None:
+        resummarize_whole(self)
+
+    def action_versions(self) -> None:
+        open_versions(self)
 
     def action_refresh(self) -> None:
         self.reload()

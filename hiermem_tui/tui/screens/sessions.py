@@ -28,6 +28,7 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
+from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.sessions_table import COLUMNS, SORT_LABELS, SessionsTable, fmt_when
 
 if TYPE_CHECKING:
@@ -86,9 +87,11 @@ class SessionsScreen(Screen[None]):
     AUTO_FOCUS = "#sessions"
 
     BINDINGS = [
+        Binding("escape", "cancel_run", "Cancel run", key_display="esc"),  # first: wins while a run goes
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse", key_display="S"),
+        Binding("p", "compact", "Compact"),
         Binding("escape", "clear_filter", "Clear filter", key_display="esc"),
     ]
 
@@ -112,6 +115,7 @@ class SessionsScreen(Screen[None]):
             yield Static(id="detail")
         with Container(id="empty-wrap"):
             yield Static(empty_state_text(display_path(app.store.path)), id="empty-state")
+        yield RunIndicator(id="run-indicator")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -131,7 +135,12 @@ class SessionsScreen(Screen[None]):
             self.set_focus(None)
         elif self.focused is None:
             self.table.focus()
-        self.refresh_bindings()
+        shown = (empty, bool(self.table.filter_text) or bool(self.query_one("#filter-bar").display))
+        if shown != getattr(self, "_footer_state", None):
+            # Only when what the footer offers changes: refreshing bindings rebuilds the footer,
+            # and a running compaction reloads this table after every summary it writes.
+            self._footer_state = shown
+            self.refresh_bindings()
 
     @property
     def is_empty(self) -> bool:
@@ -140,7 +149,9 @@ class SessionsScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the list's keys while there is no list to act on."""
-        if action in {"filter", "cycle_sort", "reverse_sort", "sort", "open"}:
+        if action == "cancel_run":
+            return self.hm_app.run_active
+        if action in {"filter", "cycle_sort", "reverse_sort", "sort", "open", "compact"}:
             return not self.is_empty
         if action == "clear_filter":
             return bool(self.table.filter_text) or self.query_one("#filter-bar").display
@@ -224,9 +235,24 @@ class SessionsScreen(Screen[None]):
     def action_open(self) -> None:
         self.table.action_select()
 
+    def action_cancel_run(self) -> None:
+        if self.hm_app.cancel_run():
+            self.notify("Cancelling: the model call is being aborted; finished summaries are kept.", timeout=3)
+
+    def action_compact(self) -> None:
+        """Compact the highlighted session without opening it (the run dialog, full pass chosen)."""
+        from hiermem_tui.tui.screens.run_dialog import open_run_dialog
+
+        session = self.table.session_at(self.table.cursor_row)
+        if session is None:
+            return
+        open_run_dialog(self.hm_app, "full", session.id, subject=session.title or session.id)
+
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand("Open session", "Open the highlighted session", self.action_open, "enter")
         yield PaletteCommand("Filter sessions", "Type to narrow by title, id or source", self.action_filter, "/")
+        yield PaletteCommand("Compact the highlighted session", "Run a compaction pass without opening it",
+                             self.action_compact, "p")
         yield PaletteCommand("Clear filter", "Show every session again", self.action_clear_filter, "esc")
         for column in COLUMNS:
             label = SORT_LABELS.get(column.key, column.key)

@@ -184,7 +184,9 @@ class DetailPane(fmt.Themed, VerticalScroll):
         if kind == "gap":
             body = Text.assemble(
                 "These episodes are not under any leaf summary yet, so a model reading this session sees "
-                "them raw. Compact the session to summarise them:\n\n  ",
+                "them raw. Press ",
+                ("p", fmt.style(p.accent, bold=True)),
+                " to compact the session here, or from a shell:\n\n  ",
                 (f"hiermem-tui compact --session {one_line(session_id, 200)}", fmt.style(p.accent, bold=True)),
             )
         elif kind == "tail":
@@ -220,9 +222,12 @@ class DetailPane(fmt.Themed, VerticalScroll):
         ]
         body = Text.assemble(
             ("This session has not been compacted: there is no summary DAG to inspect yet.\n"
-             "Build one with:\n\n  ", fmt.style(p.foreground)),
+             "Press ", fmt.style(p.foreground)),
+            ("p", fmt.style(p.accent, bold=True)),
+            (" to build one here (pick Ollama or the offline extractive backend), or from a shell:\n\n  ",
+             fmt.style(p.foreground)),
             (f"hiermem-tui compact --session {one_line(session_id, 200)}", fmt.style(p.accent, bold=True)),
-            ("\n\nThen press r here to refresh. The tree lists the raw episodes meanwhile.", fmt.style(p.muted)),
+            ("\n\nThe tree lists the raw episodes meanwhile.", fmt.style(p.muted)),
         )
         self._set("empty", head, rows, "how to compact", body)
 

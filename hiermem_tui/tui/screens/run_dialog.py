@@ -1,0 +1,404 @@
+"""Before a run: which pass, which backend and model, and what it will do.
+
+Why a dialog and not a bare key: a run costs minutes of a local model, so the user sees the
+plan ("≈ 6 summaries") and the model that will write them before anything starts. It is
+still one key away — ``enter`` starts with the highlighted choice, which defaults to the
+remembered one — and the model list comes from a fresh probe of Ollama, with the loaded
+model marked, so picking another model needs no typing. ``extractive`` is always offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from hiermem_tui.backend_status import BackendStatus, probe_backend
+from hiermem_tui.compaction import Runner, planner
+from hiermem_tui.config import Policy, Settings
+from hiermem_tui.store import Store
+from hiermem_tui.summarize import ExtractiveBackend, Summariser
+from hiermem_tui.summarize.ollama_backend import match_model
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.messages import BackendProbed
+from hiermem_tui.tui.palette import PaletteCommand
+from hiermem_tui.tui.runs import ACTION_LABELS, PASSES, RunAction
+
+if TYPE_CHECKING:
+    from hiermem_tui.tui.app import HiermemApp
+    from hiermem_tui.tui.screens.session import SessionScreen
+
+PASS_HELP = {
+    "leaf": "summarise unsummarised episodes outside the fresh tail into leaves",
+    "condense": "condense runs of same-depth summaries into the next depth",
+    "full": "leaves, then condensations until nothing is eligible",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOption:
+    """One line of the model picker: a backend, a model (None: Ollama's loaded one), a note."""
+
+    backend: str
+    model: str | None
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.backend}:{self.model or ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunChoice:
+    """What the dialog answers with."""
+
+    action: RunAction
+    backend: str
+    model: str | None
+    remember: bool = False
+
+
+def engine_options(status: BackendStatus | None, settings: Settings) -> list[EngineOption]:
+    """extractive, then every installed model (loaded ones first), then the configured one if it is not installed."""
+    opts = [EngineOption("extractive", None, "built in · no model · deterministic")]
+    installed = list(status.installed) if status is not None and status.reachable else []
+    loaded = list(status.loaded) if status is not None else []
+    ordered = sorted(installed, key=lambda m: match_model(m, loaded) is None)
+    for name in ordered:
+        notes = ["loaded" if match_model(name, loaded) else ""]
+        if settings.model and match_model(settings.model, [name]):
+            notes.append("configured")
+        opts.append(EngineOption("ollama", name, " · ".join(n for n in notes if n)))
+    if settings.model and not (installed and match_model(settings.model, installed)):
+        note = "not installed" if installed or (status is not None and status.reachable) else "configured · not checked"
+        opts.append(EngineOption("ollama", settings.model, note))
+    if not installed and not settings.model:
+        opts.append(EngineOption("ollama", None, "whichever model Ollama has loaded"))
+    return opts
+
+
+def default_index(options: list[EngineOption], settings: Settings) -> int:
+    """The remembered choice: extractive, the configured model, else the first Ollama one (loaded first)."""
+    if settings.backend == "extractive":
+        return 0
+    for i, opt in enumerate(options):
+        if opt.backend == "ollama" and settings.model and opt.model and match_model(settings.model, [opt.model]):
+            return i
+    return next((i for i, opt in enumerate(options) if opt.backend == "ollama"), 0)
+
+
+def plan_counts(store: Store, policy: Policy, session_id: str) -> dict[str, int]:
+    """How many summaries each pass would write now (the planner's own count; no model involved)."""
+    tok = store.tokenizer
+    runner = Runner(store, Summariser(ExtractiveBackend(tok), tok), policy)
+    chunks = runner.plan_leaf(session_id)
+    spans = store.spans(session_id)
+    return {
+        "leaf": len(chunks),
+        "condense": planner.count_condensations(spans, policy.condense_fanout),
+        "full": planner.count_full(spans, chunks, policy.condense_fanout),
+        "resummarize-session": planner.count_full([], _all_chunks(runner, store, session_id), policy.condense_fanout),
+    }
+
+
+def _all_chunks(runner: Runner, store: Store, session_id: str) -> list[planner.LeafChunk]:
+    """Leaf chunks over the whole session, as a whole-session re-summarise plans them.
+
+    Uses the runner's own chunker (``_chunks``) so the count matches what the run will do;
+    the runner has no public name for it yet.
+    """
+    session = store.get_session(session_id)
+    if session is None or not session.episodes:
+        return []
+    return runner._chunks(session_id, [(0, session.episodes - 1)], session.episodes)  # noqa: SLF001
+
+
+def _option_text(opt: EngineOption, palette: fmt.Palette) -> Text:
+    loaded = "loaded" in opt.note
+    mark = "◆" if opt.backend == "extractive" else ("●" if loaded else "○")
+    colour = palette.success if loaded else (palette.accent if opt.backend == "extractive" else palette.muted)
+    name = "extractive" if opt.backend == "extractive" else (one_line(opt.model, 40) if opt.model else "ollama (default)")
+    warn = "not installed" in opt.note
+    return Text.assemble(
+        (f"{mark} ", fmt.style(colour, bold=True)), (f"{name:<30}", fmt.style(palette.foreground, bold=True)), " ",
+        (opt.note, fmt.style(palette.warning if warn else palette.muted, bold=warn)),
+    )
+
+
+class RunDialog(ModalScreen[RunChoice | None]):
+    """Choose the pass (for compaction), the backend and the model; ``enter`` starts."""
+
+    CSS_PATH = "runs.tcss"
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Cancel", key_display="esc"),
+        Binding("l", "set_pass('leaf')", "Leaf", show=False),
+        Binding("n", "set_pass('condense')", "Condense", show=False),
+        Binding("p", "set_pass('full')", "Pass", key_display="l/n/p"),
+        Binding("m", "toggle_remember", "Remember"),
+        Binding("enter", "start", "Start"),
+    ]
+
+    def __init__(self, action: RunAction, session_id: str, *, subject: str, detail: Text | str = "") -> None:
+        super().__init__()
+        self.action = action
+        self.session_id = session_id
+        self.subject = one_line(subject, 60)
+        self.detail = detail if isinstance(detail, Text) else Text(detail)
+        self.options: list[EngineOption] = []
+        self.counts: dict[str, int] | None = None
+        self.status: BackendStatus | None = None
+        self.probing = False
+
+    @property
+    def hm_app(self) -> HiermemApp:
+        return cast("HiermemApp", self.app)
+
+    @property
+    def heading(self) -> str:
+        return f"{ACTION_LABELS[self.action]} · {self.subject}"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="run-panel", classes="dialog") as panel:
+            panel.border_title = self.heading
+            panel.border_subtitle = "enter start · esc cancel"
+            if self.action in PASSES:
+                yield Static(id="run-pass")
+            yield Static(self.detail, id="run-detail")
+            yield Static(id="run-plan")
+            yield Static("Backend and model", classes="dialog-label")
+            yield OptionList(id="run-engines")
+            yield Static(id="run-backend-status")
+            yield Checkbox("Remember as the default backend and model  m", id="run-remember", compact=True)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel  esc", id="run-cancel", compact=True)
+                yield Button("Start  enter", id="run-start", variant="primary", compact=True)
+        yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.action in PASSES if action == "set_pass" else True
+
+    def on_mount(self) -> None:
+        for widget in (*self.query(Checkbox), *self.query(Button)):
+            widget.can_focus = False
+        self.query_one("#run-detail").display = bool(self.detail.plain)
+        self.status = self.hm_app.backend_state
+        self._fill_engines()
+        self.query_one(OptionList).focus()
+        self._show_plan()
+        self._plan()
+        self._probe()
+
+    # ------------------------------------------------------------------ data
+    @work(thread=True, exclusive=True, group="run-plan", exit_on_error=False)
+    def _plan(self) -> None:
+        counts = plan_counts(self.hm_app.store, self.hm_app.settings.policy, self.session_id)
+        self.app.call_from_thread(self._planned, counts)
+
+    def _planned(self, counts: dict[str, int]) -> None:
+        self.counts = counts
+        self._show_plan()
+
+    @work(exclusive=True, group="run-probe", exit_on_error=False)
+    async def _probe(self) -> None:
+        settings = self.hm_app.settings
+        self.probing = True
+        self._show_status()
+        status = await probe_backend(settings.ollama_host, settings.model)
+        self.probing = False
+        self.app.post_message(BackendProbed(status))
+        self.status = status
+        self._fill_engines()
+
+    def _fill_engines(self) -> None:
+        settings = self.hm_app.settings
+        picker = self.query_one(OptionList)
+        current = self.chosen
+        self.options = engine_options(self.status, settings)
+        palette = fmt.Palette.from_app(self.app)
+        picker.clear_options()
+        picker.add_options([Option(_option_text(o, palette), id=o.key) for o in self.options])
+        keys = [o.key for o in self.options]
+        picker.highlighted = keys.index(current.key) if current is not None and current.key in keys else \
+            default_index(self.options, settings)
+        self._show_status()
+
+    @property
+    def chosen(self) -> EngineOption | None:
+        if not self.options or not self.is_mounted:
+            return None
+        index = self.query_one(OptionList).highlighted
+        return self.options[index] if index is not None and 0 <= index < len(self.options) else None
+
+    def _show_status(self) -> None:
+        p = fmt.Palette.from_app(self.app)
+        host = self.hm_app.settings.ollama_host
+        if self.probing and self.status is None:
+            text = Text(f"◌ asking Ollama at {host} for its models…", style=fmt.style(p.muted))
+        elif self.status is None:
+            text = Text(f"○ Ollama at {host} not checked yet", style=fmt.style(p.muted))
+        elif not self.status.reachable:
+            text = Text(f"▲ {self.status.describe()} — extractive still works", style=fmt.style(p.warning, bold=True))
+        else:
+            n = len(self.status.installed)
+            text = Text(f"● {self.status.describe()} · {n} installed" + (" · re-checking…" if self.probing else ""),
+                        style=fmt.style(p.success if self.status.ok else p.warning))
+        self.query_one("#run-backend-status", Static).update(text)
+
+    def _show_passes(self) -> None:
+        """``Pass  ○ leaf l  ○ condense n  ● full p``: our own text, so click actions are safe here."""
+        parts: list[str | tuple[str, str] | Content] = [("Pass  ", "bold $text-accent")]
+        for pass_, key in zip(PASSES, "lnp"):
+            on_ = pass_ == self.action
+            mark = ("● " if on_ else "○ ", "bold $text-success" if on_ else "$foreground-muted")
+            name = Content.from_markup(f"[@click=screen.set_pass('{pass_}')]{pass_}[/]")
+            parts += [mark, name.stylize("bold" if on_ else "$foreground"), (f" {key}    ", "$foreground-muted")]
+        self.query_one("#run-pass", Static).update(Content.assemble(*parts))
+
+    def _show_plan(self) -> None:
+        if self.action in PASSES:
+            self._show_passes()
+        p = fmt.Palette.from_app(self.app)
+        text = Text()
+        if self.action in PASSES:
+            text.append(PASS_HELP[self.action], style=fmt.style(p.muted))
+            text.append("\n")
+        if self.counts is None:
+            text.append("planning…", style=fmt.style(p.muted))
+        elif self.action in self.counts:
+            n = self.counts[self.action]
+            if n == 0 and self.action in PASSES:
+                text.append("Nothing is due for this pass now.", style=fmt.style(p.warning, bold=True))
+            else:
+                text.append(f"≈ {n} summar{'y' if n == 1 else 'ies'} to write", style=fmt.style(p.foreground, bold=True))
+        self.query_one("#run-plan", Static).update(text)
+
+    # ------------------------------------------------------------------ actions
+    def action_set_pass(self, pass_: str) -> None:
+        if self.action not in PASSES:
+            return
+        self.action = cast(RunAction, pass_)
+        self.query_one("#run-panel").border_title = self.heading
+        self._show_plan()
+
+    def action_toggle_remember(self) -> None:
+        box = self.query_one(Checkbox)
+        box.value = not box.value
+
+    def action_start(self) -> None:
+        opt = self.chosen
+        if opt is None:
+            return
+        self.dismiss(RunChoice(self.action, opt.backend, opt.model, self.query_one(Checkbox).value))
+
+    @on(OptionList.OptionSelected, "#run-engines")
+    def _engine_selected(self) -> None:
+        self.action_start()
+
+    @on(Button.Pressed, "#run-start")
+    def _start_pressed(self) -> None:
+        self.action_start()
+
+    @on(Button.Pressed, "#run-cancel")
+    def _cancel_pressed(self) -> None:
+        self.dismiss(None)
+
+
+def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summary_id: str | None = None,
+                    subject: str, detail: Text | str = "",
+                    confirm: Callable[[RunChoice], Text] | None = None) -> None:
+    """The dialog, then (if ``confirm``) a yes/no saying what will happen, then the run."""
+    from hiermem_tui.tui.screens.confirm import ConfirmScreen
+
+    def go(choice: RunChoice) -> None:
+        if choice.remember:
+            model = choice.model if choice.backend == "ollama" else app.settings.model
+            app.update_settings(replace(app.settings, backend=choice.backend, model=model))
+        app.start_run(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
+
+    def chosen(choice: RunChoice | None) -> None:
+        if choice is None:
+            return
+        if confirm is None:
+            go(choice)
+            return
+        app.push_screen(ConfirmScreen("Re-summarise the whole session?", confirm(choice),
+                                      confirm="Supersede and run", danger=True),
+                        callback=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
+
+    if app.run_active:
+        app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
+                   severity="warning")
+        return
+    app.push_screen(RunDialog(action, session_id, subject=subject, detail=detail), callback=chosen)
+
+
+# ---------------------------------------------------------------------- launchers used by screens
+def start_pass(screen: SessionScreen, pass_: str) -> None:
+    """``l`` / ``n`` / ``p`` on the session screen: the dialog with that pass chosen."""
+    session = screen.session
+    subject = (session.title if session else "") or screen.session_id
+    open_run_dialog(cast("HiermemApp", screen.app), cast(RunAction, pass_), screen.session_id, subject=subject)
+
+
+def resummarize_selected(screen: SessionScreen) -> None:
+    """``R``: a new version of the summary under the tree cursor (and its ancestors)."""
+    ref = screen.tree.cursor_ref
+    s = screen.store.get_summary(ref.summary.id) if ref is not None and ref.summary is not None else None
+    if s is None or ref is None or ref.kind != "summary":
+        screen.notify("Select a summary in the tree first: R re-summarises it.", title="Re-summarise")
+        return
+    if s.status != "active":
+        screen.notify("That summary is superseded; re-summarise the active one.", severity="warning")
+        return
+    ancestors = 0
+    cur = s
+    while cur.parent_id and (cur := screen.store.get_summary(cur.parent_id)) is not None:  # type: ignore[assignment]
+        ancestors += 1
+    detail = Text(
+        f"Re-makes this depth-{s.depth} summary from its sources"
+        + (f", then re-condenses the {ancestors} summar{'y' if ancestors == 1 else 'ies'} above it" if ancestors else "")
+        + ". The current text is kept as a superseded version; when it is done you compare the two and keep "
+          "or revert."
+    )
+    open_run_dialog(cast("HiermemApp", screen.app), "resummarize-summary", screen.session_id, summary_id=s.id,
+                    subject=f"d{s.depth} {fmt.seq_span(s.first_seq, s.last_seq)}", detail=detail)
+
+
+def resummarize_whole(screen: SessionScreen) -> None:
+    """``W``: supersede every active summary, then a fresh full pass (after a confirmation)."""
+    from hiermem_tui.tui.screens.confirm import redo_confirm_text
+
+    app = cast("HiermemApp", screen.app)
+    session = screen.session
+    subject = (session.title if session else "") or screen.session_id
+    detail = Text("Supersedes every active summary of this session (they are kept), then runs a fresh full pass. "
+                  "You confirm after choosing the model.")
+    open_run_dialog(app, "resummarize-session", screen.session_id, subject=subject, detail=detail,
+                    confirm=lambda choice: redo_confirm_text(app, screen.session_id, choice.backend, choice.model))
+
+
+def run_commands(screen: SessionScreen) -> Iterator[PaletteCommand]:
+    """The session screen's palette entries for runs (with their keys, so the palette teaches them)."""
+    yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible",
+                         lambda: screen.action_run("full"), "p")
+    yield PaletteCommand("Compact: leaf pass", "Summarise unsummarised episodes outside the fresh tail",
+                         lambda: screen.action_run("leaf"), "l")
+    yield PaletteCommand("Compact: condensation pass", "Condense same-depth summaries into the next depth",
+                         lambda: screen.action_run("condense"), "n")
+    yield PaletteCommand("Re-summarise the selected summary", "A new version, compared with the old one",
+                         screen.action_resummarize, "R")
+    yield PaletteCommand("Re-summarise the whole session", "Supersede every summary and run a fresh full pass",
+                         screen.action_resummarize_session, "W")
+    yield PaletteCommand("Versions of the selected summary", "Browse superseded versions and restore one",
+                         screen.action_versions, "v")

@@ -1,0 +1,157 @@
+"""The live "Summarising…" line: spinner, what is being made, progress, tok/s, tier counters.
+
+Why it watches the app instead of receiving messages: a run outlives screens (start it on
+the sessions list, open the session, go back); every screen composes its own indicator and
+each one draws the app's ``run_state``. Only the spinner ticks on a timer, and only while
+a run is going, so an idle app does no work for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.timer import Timer
+from textual.widgets import ProgressBar, Static
+
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.runs import RunProgress, engine_label
+
+if TYPE_CHECKING:
+    from hiermem_tui.tui.app import HiermemApp
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPIN_INTERVAL_S = 0.1
+
+
+def phase_text(state: RunProgress) -> str:
+    if state.phase == "checking":
+        return "Checking the backend…"
+    if state.phase == "cancelling":
+        return "Cancelling…"
+    return "Summarising…"
+
+
+def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float | None) -> Text:
+    """``2/5 · 42 tok/s · ■ 1 normal ■ 1 aggressive ■ 0 fallback``; fallbacks in the warning colour."""
+    muted = fmt.style(palette.muted)
+    text = Text()
+    text.append(f"{state.done}/{state.planned}" if state.planned else f"{state.done}",
+                style=fmt.style(palette.foreground, bold=True))
+    if tokens_per_s is not None:
+        text.append(" · ", style=muted)
+        text.append(f"{tokens_per_s:.0f} tok/s", style=fmt.style(palette.foreground))
+    text.append("  ")
+    for tier, count in (("normal", state.tiers.normal), ("aggressive", state.tiers.aggressive),
+                        ("fallback", state.tiers.fallback)):
+        colour = palette.tier_color(tier)
+        loud = tier == "fallback" and count > 0
+        text.append("■ ", style=fmt.style(colour))
+        text.append(str(count), style=fmt.style(colour if loud else palette.foreground, bold=True))
+        text.append(f" {tier}  ", style=fmt.style(palette.warning, bold=True) if loud else muted)
+    return text
+
+
+class RunIndicator(Horizontal):
+    """Hidden while idle; one line while a run goes. :meth:`freeze` pins the spinner and tok/s (snapshots)."""
+
+    DEFAULT_CSS = """
+    RunIndicator {
+        height: 1;
+        width: 1fr;
+        background: $panel;
+        padding: 0 1;
+        display: none;
+        &.-active { display: block; }
+        & > #run-spin { width: 2; color: $text-accent; text-style: bold; }
+        & > #run-label { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
+        & > ProgressBar { width: auto; margin: 0 1; }
+        & > ProgressBar Bar { width: 16; }
+        & > #run-figures { width: auto; text-wrap: nowrap; }
+        &.-cancelling > #run-spin { color: $text-warning; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._frame = 0
+        self._frozen: tuple[int, float | None] | None = None
+        self._timer: Timer | None = None
+        self._figures_width = -1
+        self._palette: fmt.Palette | None = None
+        self.plain = ""
+        """The text shown now (tests read it)."""
+
+    @property
+    def _hm(self) -> HiermemApp:
+        return cast("HiermemApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-spin")
+        yield Static(id="run-label")
+        yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
+        yield Static(id="run-figures")
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(SPIN_INTERVAL_S, self._spin, pause=True)
+        self.watch(self.app, "run_state", self._show, init=True)
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        self._palette = None
+        self._show(self._hm.run_state)
+
+    @property
+    def palette(self) -> fmt.Palette:
+        """The theme's colours, resolved once per theme (resolving costs ~1 ms; runs update often)."""
+        if self._palette is None:
+            self._palette = fmt.Palette.from_app(self.app)
+        return self._palette
+
+    def freeze(self, frame: int = 0, tokens_per_s: float | None = None) -> None:
+        """Pin the spinner frame and the tok/s figure, so a snapshot of a run is the same every time."""
+        self._frozen = (frame, tokens_per_s)
+        self._frame = frame
+        self._show(self._hm.run_state)
+
+    def _spin(self) -> None:
+        if self._frozen is None:
+            self._frame = (self._frame + 1) % len(SPINNER)
+            # layout=False: a fixed-size cell; a layout pass would re-render the whole screen 10×/s
+            self.query_one("#run-spin", Static).update(SPINNER[self._frame], layout=False)
+
+    def _show(self, state: RunProgress | None) -> None:
+        active = state is not None
+        self.set_class(active, "-active")
+        if self._timer is not None:
+            if active and self._frozen is None:
+                self._timer.resume()
+            else:
+                self._timer.pause()
+        if state is None:
+            self.plain = ""
+            return
+        palette = self.palette
+        self.set_class(state.phase == "cancelling", "-cancelling")
+        label = Text(phase_text(state), style=fmt.style(palette.warning if state.phase == "cancelling"
+                                                         else palette.foreground, bold=True))
+        if state.what:
+            label.append(f" {one_line(state.what, 80)}", style=fmt.style(palette.foreground))
+        if state.attempt:
+            label.append(f" · {state.attempt}", style=fmt.style(palette.aggressive))
+        engine = engine_label(state.job.settings.backend, state.model or state.job.settings.model)
+        label.append(f"  {state.job.label.lower()} · {engine}", style=fmt.style(palette.muted))
+        tokens_per_s = self._frozen[1] if self._frozen is not None else state.tokens_per_s
+        figures = figures_text(state, palette, tokens_per_s)
+        hint = "esc: cancelling…" if state.phase == "cancelling" else "esc cancel"
+        figures.append(hint, style=fmt.style(palette.muted))
+        self.query_one("#run-spin", Static).update(SPINNER[self._frame % len(SPINNER)], layout=False)
+        self.query_one("#run-label", Static).update(label, layout=False)  # 1fr wide: its size never depends on it
+        width = figures.cell_len
+        self.query_one("#run-figures", Static).update(figures, layout=width != self._figures_width)
+        self._figures_width = width
+        self.query_one(ProgressBar).update(total=max(state.planned, 1), progress=state.done)
+        self.plain = f"{SPINNER[self._frame % len(SPINNER)]} {label.plain}  {figures.plain}"

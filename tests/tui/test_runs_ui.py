@@ -1,0 +1,283 @@
+"""Runs from the UI against the fake Ollama server: indicator, counters, cancel, problems, sessions list.
+
+Nothing of ours is mocked: the app runs the real engine in its thread worker, which talks
+HTTP to tests/fakeollama.py. Synchronisation is by events (the fake server's request log,
+``wait_for`` on UI state), never by sleeping.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from hiermem_tui.config import Policy, Settings
+from hiermem_tui.store import Store
+from hiermem_tui.tui.app import HiermemApp
+from hiermem_tui.tui.runs import RunProgress
+from hiermem_tui.tui.screens.run_dialog import RunDialog
+from hiermem_tui.tui.screens.session import SessionScreen
+from hiermem_tui.tui.widgets.run_indicator import RunIndicator, phase_text
+from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input
+from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
+from tests.tui.conftest import screen_text, wait_for
+
+POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
+                condense_fanout=3, condensed_target_tokens=80)
+"""With 30 episodes: a leaf pass writes 3 leaves, a full pass 3 leaves and 1 condensation."""
+SIZE = (150, 40)
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(models=("llama3.2:latest", "qwen2.5:0.5b"), loaded=("llama3.2:latest",)) as server:
+        yield server
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    store = Store.open(tmp_path / "hiermem.db")
+    add_episodes(store, "work", "Plan the garden", 30)
+    build_dag_session(store)
+    yield store
+    store.close()
+
+
+def settings_for(tmp_path: Path, store: Store, host: str, **kw: object) -> Settings:
+    return Settings(db_path=store.path, config_path=tmp_path / "config.toml", ollama_host=host, policy=POLICY,
+                    **kw)  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def opened(settings: Settings, store: Store, session_id: str = "work"
+                 ) -> AsyncIterator[tuple[HiermemApp, Pilot, SessionScreen]]:
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_session(session_id)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        yield app, pilot, screen
+
+
+async def open_dialog(app: HiermemApp, pilot: Pilot, key: str) -> RunDialog:
+    """Press ``key``, wait for the run dialog and for its fresh probe of the backend to land."""
+    await pilot.press(key)
+    await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+    dialog = app.screen
+    assert isinstance(dialog, RunDialog)
+    await wait_for(pilot, lambda: dialog.status is not None and not dialog.probing and dialog.counts is not None)
+    return dialog
+
+
+def notices(app: HiermemApp) -> list[str]:
+    return [f"{n.title}: {n.message}" for n in app._notifications]
+
+
+def indicator(screen: SessionScreen) -> RunIndicator:
+    return screen.query_one(RunIndicator)
+
+
+async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, store: Store, fake: FakeOllama) -> None:
+    fake.script(
+        Reply("Leaf one: the user planned beds."),             # normal
+        longer_than_input(), Reply("Leaf two, terse."),         # normal too long → aggressive
+        empty(), empty(),                                       # both model tiers fail → fallback
+        Hang(),                                                 # the condensation waits for us
+    )
+    async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
+        assert not indicator(screen).has_class("-active")
+        roots_before = [n.data.key for n in screen.tree.root.children if n.data is not None]
+        assert roots_before == ["g:0", "t:14"]
+        dialog = await open_dialog(app, pilot, "p")
+        assert dialog.action == "full" and dialog.chosen is not None and dialog.chosen.model == "llama3.2:latest"
+        assert "≈ 4 summaries" in screen_text(app) and "loaded" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen and indicator(screen).has_class("-active"))
+        await fake.await_chats(6, timeout=10)
+        await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 3
+                       and app.run_state.what.startswith("depth 1"))
+        text = indicator(screen).plain
+        assert "Summarising… depth 1 over 3 summaries" in text and "3/4" in text
+        assert "1 normal" in text and "1 aggressive" in text and "1 fallback" in text and "tok/s" in text
+        assert "Summarising…" in screen_text(app)
+        # the tree gained the three leaves while the run is still going
+        await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children
+                                          if n.data is not None and n.data.kind == "summary") == 3)
+        assert screen.session is not None and screen.session.summaries == 3 and screen.session.fallbacks == 1
+        fake.release()
+        await wait_for(pilot, lambda: app.run_state is None)
+        assert not indicator(screen).has_class("-active")
+        [run] = store.runs("work")
+        assert (run.status, run.normal, run.aggressive, run.fallback) == ("done", 2, 1, 1)
+        assert any("Full pass done" in n and "4 summaries (2 normal · 1 aggressive · 1 fallback)" in n
+                   and "press f" in n for n in notices(app))
+        await wait_for(pilot, lambda: [n.data.kind for n in screen.tree.root.children if n.data] == ["summary", "tail"])
+
+
+async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path, store: Store,
+                                                                  fake: FakeOllama) -> None:
+    fake.script(Reply("First leaf."), Reply("Second leaf."), Hang())
+    async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
+        phases: list[str] = []
+        app.watch(app, "run_state", lambda s: phases.append(phase_text(s) if isinstance(s, RunProgress) else "idle"))
+        await open_dialog(app, pilot, "l")
+        await pilot.press("enter")
+        await fake.await_chats(3, timeout=10)
+        await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 2)
+        assert "esc Cancel run" in screen_text(app).splitlines()[-1]  # the footer says what esc does now
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.run_state is None)
+        assert app.screen is screen  # esc cancelled the run; it did not leave the session
+        assert "Cancelling…" in phases and phases[-1] == "idle"
+        assert fake.chat_requests[2].disconnected.wait(5), "the hanging HTTP request was not aborted"
+        assert len(fake.chat_requests) == 3
+        [run] = store.runs("work")
+        assert run.status == "cancelled" and run.summaries_created == 2
+        assert len(store.summaries("work")) == 2
+        assert not indicator(screen).has_class("-active")
+        assert any("Leaf pass cancelled" in n and "2 summaries written before the cancel are kept" in n
+                   for n in notices(app))
+        await wait_for(pilot, lambda: "esc Back" in screen_text(app).splitlines()[-1])
+        assert "Cancel run" not in screen_text(app).splitlines()[-1]
+        await pilot.press("escape")  # no run now: esc is Back again
+        await wait_for(pilot, lambda: not isinstance(app.screen, SessionScreen))
+
+
+async def test_ollama_down_is_a_notice_and_nothing_is_recorded(tmp_path: Path, store: Store) -> None:
+    async with opened(settings_for(tmp_path, store, closed_port_url()), store) as (app, pilot, screen):
+        dialog = await open_dialog(app, pilot, "l")
+        assert "not reachable" in screen_text(app) and "extractive still works" in screen_text(app)
+        assert dialog.chosen is not None and dialog.chosen.backend == "ollama"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("not reachable" in n for n in notices(app)) and app.run_state is None)
+        [notice] = [n for n in app._notifications if "not reachable" in str(n.message)]
+        assert notice.severity == "error" and "ollama serve" in str(notice.message) and "\n" not in str(notice.message)
+        assert store.runs("work") == [] and store.summaries("work") == []
+
+
+async def test_missing_model_notice_lists_the_installed_ones(tmp_path: Path, store: Store, fake: FakeOllama) -> None:
+    settings = settings_for(tmp_path, store, fake.url, model="nope:1b")
+    async with opened(settings, store) as (app, pilot, screen):
+        dialog = await open_dialog(app, pilot, "p")
+        assert dialog.chosen is not None and dialog.chosen.model == "nope:1b"  # the configured one, flagged
+        assert "not installed" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("nope:1b" in n for n in notices(app)) and app.run_state is None)
+        message = next(n for n in notices(app) if "nope:1b" in n)
+        assert "llama3.2:latest" in message and "qwen2.5:0.5b" in message
+        assert store.runs("work") == [] and fake.chat_requests == []
+
+
+async def test_server_dying_mid_run_says_why_and_what_was_kept(tmp_path: Path, store: Store,
+                                                               fake: FakeOllama) -> None:
+    fake.script(Reply("First leaf."), Drop(), Drop(), Drop(), Drop())
+    async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
+        await open_dialog(app, pilot, "l")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.run_state is None and store.runs("work") != [], timeout=15)
+        [run] = store.runs("work")
+        assert run.status == "failed" and run.summaries_created == 1 and run.fallback == 0
+        [notice] = [n for n in app._notifications if "Leaf pass failed" in n.title]
+        assert notice.severity == "error"
+        assert "1 summary written before the failure is kept" in str(notice.message)
+        assert "not reachable" in str(notice.message) or "connection" in str(notice.message)
+
+
+async def test_one_run_at_a_time_and_remembering_the_choice(tmp_path: Path, store: Store, fake: FakeOllama) -> None:
+    fake.script(Hang())
+    async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
+        await open_dialog(app, pilot, "l")
+        await pilot.press("enter")
+        await fake.await_chats(1)
+        await pilot.press("p")  # a second run is refused while the first goes
+        await pilot.pause()
+        assert not isinstance(app.screen, RunDialog)
+        assert any("already going" in n for n in notices(app))
+        app.cancel_run()
+        await wait_for(pilot, lambda: app.run_state is None)
+        dialog = await open_dialog(app, pilot, "l")
+        await pilot.press("home", "m")  # extractive, remembered
+        assert dialog.chosen is not None and dialog.chosen.backend == "extractive"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.run_state is None and len(store.runs("work")) == 2)
+        assert app.settings.backend == "extractive"
+        assert 'backend = "extractive"' in (tmp_path / "config.toml").read_text()
+        assert sorted(r.status for r in store.runs("work")) == ["cancelled", "done"]
+        assert any(r.backend == "extractive" and r.status == "done" for r in store.runs("work"))
+
+
+async def test_compact_from_the_sessions_list(tmp_path: Path, store: Store) -> None:
+    app = app_for(settings_for(tmp_path, store, closed_port_url(), backend="extractive"), store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#sessions")
+        rows = [table.session_at(i).id for i in range(table.row_count)]  # type: ignore[attr-defined]
+        table.cursor_row = rows.index("work")  # type: ignore[attr-defined]
+        await pilot.pause()
+        dialog = await open_dialog(app, pilot, "p")
+        assert dialog.session_id == "work" and dialog.action == "full"
+        assert dialog.chosen is not None and dialog.chosen.backend == "extractive"  # remembered in settings
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.run_state is None and store.runs("work") != [])
+        assert app.screen.id == "sessions-screen"  # never opened the session
+        [run] = store.runs("work")
+        assert run.status == "done" and run.summaries_created == 4
+        session = store.get_session("work")
+        assert session is not None and session.summaries == 4 and session.max_depth == 1
+        await wait_for(pilot, lambda: "Full pass done" in " ".join(notices(app)))
+
+
+async def test_run_keys_are_in_the_footer_the_palette_and_the_help(tmp_path: Path, store: Store) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    from hiermem_tui.tui.screens.help import help_markdown
+
+    async with opened(settings_for(tmp_path, store, closed_port_url()), store) as (app, pilot, screen):
+        footer = screen_text(app).splitlines()[-1]
+        for hint in ("p Compact", "R Re-summarise", "v Versions", "esc Back"):
+            assert hint in footer, (hint, footer)
+        await pilot.press("R")  # the cursor is on the unsummarised gap, not a summary
+        await pilot.press("v")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunDialog)
+        assert any("R re-summarises it" in n for n in notices(app)) and any("v lists its versions" in n
+                                                                             for n in notices(app))
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        commands = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: commands.option_count > 10)
+        titles = {str(commands.get_option_at_index(i).prompt).split("\n")[0] for i in range(commands.option_count)}
+        for title in ("Compact: full pass", "Compact: leaf pass", "Compact: condensation pass",
+                      "Re-summarise the selected summary", "Re-summarise the whole session",
+                      "Versions of the selected summary"):
+            assert any(t.startswith(title) for t in titles), title
+    text = help_markdown()
+    for row in ("`p` / `l` / `n`", "`R`", "`W`", "`v`", "cancel it (what it finished is kept)"):
+        assert row in text, row
+
+
+async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: Store, fake: FakeOllama) -> None:
+    fake.script(Reply("First leaf."), Hang())
+    async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
+        await open_dialog(app, pilot, "l")
+        await pilot.press("enter")
+        await fake.await_chats(2, timeout=10)
+        await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 1)
+    # the app has exited: its unmount cancelled the run and waited for it to record that
+    assert fake.chat_requests[1].disconnected.wait(5)
+    [run] = store.runs("work")
+    assert run.status == "cancelled" and run.summaries_created == 1
