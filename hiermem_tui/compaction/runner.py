@@ -234,8 +234,7 @@ class Runner:
         if session is None:
             raise RunRefused(f"no session {session_id} in this database")
         await self.check()
-        whole = [(0, session.episodes - 1)] if session.episodes else []
-        chunks = self._chunks(session_id, whole, session.episodes)
+        chunks = self.plan_session_leaves(session_id)
         planned = planner.count_full([], chunks, self.policy.condense_fanout)
 
         async def body(st: _RunState) -> None:
@@ -251,6 +250,14 @@ class Runner:
         if session is None:
             return []
         return self._chunks(session_id, self.store.unsummarised_ranges(session_id), session.episodes)
+
+    def plan_session_leaves(self, session_id: str) -> list[planner.LeafChunk]:
+        """The leaf chunks a whole-session re-summarise would make (every episode outside
+        the fresh tail, ignoring the current summaries)."""
+        session = self.store.get_session(session_id)
+        if session is None or not session.episodes:
+            return []
+        return self._chunks(session_id, [(0, session.episodes - 1)], session.episodes)
 
     # ------------------------------------------------------------------ planning helpers
     def _chunks(self, session_id: str, gaps: Sequence[tuple[int, int]], episodes: int) -> list[planner.LeafChunk]:

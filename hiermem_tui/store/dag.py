@@ -300,7 +300,7 @@ class DagMixin:
             )]
             replaced = [r[0] for r in conn.execute(
                 "SELECT id FROM summaries WHERE status = 'superseded' AND (superseded_by = ? OR superseded_by IN "
-                f"(SELECT id FROM summaries WHERE run_id = ?))",
+                "(SELECT id FROM summaries WHERE run_id = ?))",
                 (f"run:{run_id}", run_id),
             )]
             if not made and not replaced:

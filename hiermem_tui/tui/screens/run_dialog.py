@@ -108,20 +108,8 @@ def plan_counts(store: Store, policy: Policy, session_id: str) -> dict[str, int]
         "leaf": len(chunks),
         "condense": planner.count_condensations(spans, policy.condense_fanout),
         "full": planner.count_full(spans, chunks, policy.condense_fanout),
-        "resummarize-session": planner.count_full([], _all_chunks(runner, store, session_id), policy.condense_fanout),
+        "resummarize-session": planner.count_full([], runner.plan_session_leaves(session_id), policy.condense_fanout),
     }
-
-
-def _all_chunks(runner: Runner, store: Store, session_id: str) -> list[planner.LeafChunk]:
-    """Leaf chunks over the whole session, as a whole-session re-summarise plans them.
-
-    Uses the runner's own chunker (``_chunks``) so the count matches what the run will do;
-    the runner has no public name for it yet.
-    """
-    session = store.get_session(session_id)
-    if session is None or not session.episodes:
-        return []
-    return runner._chunks(session_id, [(0, session.episodes - 1)], session.episodes)  # noqa: SLF001
 
 
 def _option_text(opt: EngineOption, palette: fmt.Palette) -> Text:
