@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import multiprocessing as mp
 import os
-import threading
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import tiktoken
@@ -66,7 +67,7 @@ def _load_ranks(path: Path) -> dict[bytes, int]:
 class Tokenizer:
     """Counts cl100k_base tokens. Build one per process and pass it in (no global state)."""
 
-    def __init__(self, path: Path | None = None, *, threads: int | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, cores: int | None = None) -> None:
         ranks = _load_ranks(path or ranks_path())
         self._enc = tiktoken.Encoding(
             name="cl100k_base",
@@ -74,28 +75,31 @@ class Tokenizer:
             mergeable_ranks=ranks,
             special_tokens=_SPECIAL,
         )
-        # tiktoken's Rust core releases the GIL while encoding, so a few long-lived threads
-        # count in parallel. One pool per Tokenizer (tiktoken's own batch API starts a new
-        # pool on every call, which costs more than it saves for small batches).
-        self._threads = max(1, threads or (os.cpu_count() or 2))
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        # Counting holds the GIL (measured: two threads count slower than one), so real
+        # parallelism needs processes. ``parallel()`` starts a small pool for big imports; the
+        # default is plain, synchronous counting with no threads or processes at all.
+        self._workers = max(1, (cores or (os.cpu_count() or 2)) - 1)
+        self._pool: ProcessPoolExecutor | None = None
 
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="tokens")
-            return self._pool
+    @contextmanager
+    def parallel(self) -> Iterator[None]:
+        """Within this block ``count_many_later`` counts in worker processes (one fewer than
+        the cores), so an importer can parse and write while the next session is counted."""
+        if self._pool is not None:
+            yield
+            return
+        method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+        self._pool = ProcessPoolExecutor(self._workers, mp_context=mp.get_context(method), initializer=_worker_init)
+        try:
+            yield
+        finally:
+            pool, self._pool = self._pool, None
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
-        with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = None
-
-    def _count_list(self, texts: Sequence[str]) -> list[int]:
-        enc = self._enc.encode_ordinary
-        return [len(enc(t)) if t else 0 for t in texts]
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def count(self, text: str) -> int:
         """Tokens in ``text``; special-token strings in chat content are counted as plain text."""
@@ -104,41 +108,16 @@ class Tokenizer:
         return len(self._enc.encode_ordinary(text))
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        """Counts for many texts, split across the pool's threads when the batch is big."""
-        if len(texts) < 64 or self._threads == 1:
-            return self._count_list(texts)
-        step = -(-len(texts) // self._threads)
-        parts = [texts[i : i + step] for i in range(0, len(texts), step)]
-        out: list[int] = []
-        for counts in self._executor().map(self._count_list, parts):
-            out.extend(counts)
-        return out
+        """Counts for many texts, in order."""
+        enc = self._enc.encode_ordinary
+        return [len(enc(t)) if t else 0 for t in texts]
 
     def count_many_later(self, texts: Sequence[str]) -> Future[list[int]]:
-        """Start counting in the background; lets an importer parse and write the previous
-        session while this one is tokenised on another core."""
-        pool = self._executor()
-        items = list(texts)
-        if len(items) < 64 or self._threads == 1:
-            return pool.submit(self._count_list, items)
-        step = -(-len(items) // self._threads)
-        parts = [pool.submit(self._count_list, items[i : i + step]) for i in range(0, len(items), step)]
+        """Counts as a future: computed in a worker process inside ``parallel()``, at once otherwise."""
+        if self._pool is not None:
+            return self._pool.submit(_worker_count, list(texts))
         done: Future[list[int]] = Future()
-        remaining = [len(parts)]
-        lock = threading.Lock()
-
-        def _one_finished(_: Future[list[int]]) -> None:
-            with lock:
-                remaining[0] -= 1
-                last = remaining[0] == 0
-            if last:
-                try:
-                    done.set_result([n for part in parts for n in part.result()])
-                except BaseException as exc:  # propagate a worker failure to the waiter
-                    done.set_exception(exc)
-
-        for part in parts:
-            part.add_done_callback(_one_finished)
+        done.set_result(self.count_many(texts))
         return done
 
     def encode(self, text: str) -> list[int]:
@@ -153,3 +132,19 @@ class Tokenizer:
         if len(toks) <= max_tokens:
             return text
         return self._enc.decode(toks[: max(0, max_tokens)])
+
+
+# State of a worker process started by Tokenizer.parallel(): each worker loads its own
+# Tokenizer once (its initializer), then counts the batches it is sent.
+_worker_tokenizer: Tokenizer | None = None
+
+
+def _worker_init() -> None:
+    global _worker_tokenizer
+    _worker_tokenizer = Tokenizer(cores=1)
+
+
+def _worker_count(texts: list[str]) -> list[int]:
+    assert _worker_tokenizer is not None
+    return _worker_tokenizer.count_many(texts)
+

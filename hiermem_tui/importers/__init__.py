@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -94,23 +96,18 @@ def import_paths(
         report.formats[str(path)] = name
         before = (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present)
         try:
-            with store.transaction():
-                # Pipeline: while session N is written here, session N+1 is being tokenised
-                # on another core (tiktoken releases the GIL), so an import costs little more
-                # than tokenising its text.
-                pending: tuple[ParsedSession, Future[list[int]]] | None = None
+            with _counting(store, path), store.transaction():
+                # Pipeline: sessions are tokenised ahead (in a worker process for big inputs)
+                # while earlier ones are written here, so an import costs little more than
+                # tokenising its text. At most AHEAD sessions wait, which bounds memory.
+                pending: deque[tuple[ParsedSession, Future[list[int]]]] = deque()
                 for parsed in module.parse(path, report.problems):
                     scrub_session(parsed)  # before counting, so tokens are those of the text stored
-                    counting = store.tokenizer.count_many_later([e.content for e in parsed.episodes])
-                    if pending is not None:
-                        load_session(store, pending[0], str(path), report, pending[1].result())
-                        if on_progress:
-                            on_progress(str(path), report)
-                    pending = (parsed, counting)
-                if pending is not None:
-                    load_session(store, pending[0], str(path), report, pending[1].result())
-                    if on_progress:
-                        on_progress(str(path), report)
+                    pending.append((parsed, store.tokenizer.count_many_later([e.content for e in parsed.episodes])))
+                    if len(pending) > AHEAD:
+                        _write_next(store, pending, str(path), report, on_progress)
+                while pending:
+                    _write_next(store, pending, str(path), report, on_progress)
         except FormatError:
             (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present) = before
             raise
@@ -156,6 +153,33 @@ def scrub_session(parsed: ParsedSession) -> None:
             ep.metadata = _scrubbed(ep.metadata)
 
 
+AHEAD = 8
+"""How many parsed sessions may wait for their token counts before the oldest is written."""
+PARALLEL_BYTES = 8_000_000
+"""Inputs at least this big are tokenised in worker processes while the main one parses and writes."""
+
+
+def _write_next(
+    store: Store,
+    pending: deque[tuple[ParsedSession, Future[list[int]]]],
+    ref: str,
+    report: ImportReport,
+    on_progress: ProgressFn | None,
+) -> None:
+    parsed, counting = pending.popleft()
+    load_session(store, parsed, ref, report, counting.result())
+    if on_progress:
+        on_progress(ref, report)
+
+
+def _counting(store: Store, path: Path) -> AbstractContextManager[None]:
+    try:
+        big = path.is_dir() or path.stat().st_size >= PARALLEL_BYTES
+    except OSError:
+        big = False
+    return store.tokenizer.parallel() if big else nullcontext()
+
+
 def load_session(
     store: Store, parsed: ParsedSession, ref: str | None, report: ImportReport, tokens: list[int] | None = None
 ) -> None:
@@ -165,7 +189,8 @@ def load_session(
     """
     from ..store import NewEpisode
 
-    scrub_session(parsed)  # a no-op scan when import_paths already did it
+    if tokens is None:  # import_paths scrubbed before counting; other callers get it here
+        scrub_session(parsed)
     report.sessions_seen += 1
     if not parsed.episodes:
         report.problems.skip("conversation without messages", parsed.id)
