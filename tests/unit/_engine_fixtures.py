@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from hiermem_tui.compaction import CancelToken, Runner, RunEvent
 from hiermem_tui.config import Policy
@@ -53,3 +54,11 @@ def ollama_runner(
     runner = Runner(store, summariser, policy, parallel=parallel,
                     on_event=events.append if events is not None else None, cancel=cancel)
     return runner, backend
+
+
+def write_policy_config(path: Path, policy: Policy = SMALL) -> Path:
+    """A config file holding only ``[policy]``, for CLI runs (pointed at by $HIERMEM_CONFIG)."""
+    path.write_text("[policy]\n" + "".join(f"{k} = {getattr(policy, k)}\n" for k in policy.__dataclass_fields__),
+                    encoding="utf-8")
+    return path
+

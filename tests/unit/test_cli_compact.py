@@ -18,7 +18,7 @@ from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url
 
-from ._engine_fixtures import SMALL, add_episodes
+from ._engine_fixtures import SMALL, add_episodes, write_policy_config
 from ._invariants import check_invariants
 
 RUN_KEYS = {"run_id", "session", "status", "summaries_created", "tiers", "llm_seconds", "wall_seconds"}
@@ -33,8 +33,7 @@ class TtyIO(io.StringIO):
 @pytest.fixture(autouse=True)
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Our small policy, and no user config or OLLAMA_HOST leaking in."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[policy]\n" + "".join(f"{k} = {getattr(SMALL, k)}\n" for k in SMALL.__dataclass_fields__))
+    cfg = write_policy_config(tmp_path / "config.toml")
     monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     return cfg

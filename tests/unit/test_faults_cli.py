@@ -24,7 +24,7 @@ from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Fail, FakeOllama, Hang, Reply, closed_port_url, continues_chat, empty, longer_than_input
 
-from ._engine_fixtures import SMALL, add_episodes
+from ._engine_fixtures import SMALL, add_episodes, write_policy_config
 from ._invariants import check_invariants
 from .test_cli_compact import RUN_KEYS, ROOT, cli, one_error_line
 from .test_crash import count, wait_until
@@ -41,8 +41,7 @@ def leaf(name: str) -> str:
 @pytest.fixture(autouse=True)
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """SMALL policy in a private config; no user config or OLLAMA_HOST leaking in."""
-    cfg = tmp_path / "config.toml"
-    cfg.write_text("[policy]\n" + "".join(f"{k} = {getattr(SMALL, k)}\n" for k in SMALL.__dataclass_fields__))
+    cfg = write_policy_config(tmp_path / "config.toml")
     monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     return cfg
