@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from textual.widgets import OptionList
 from textual.pilot import Pilot
 
 from hiermem_tui.config import Policy, Settings
@@ -161,6 +162,11 @@ async def test_ollama_down_is_a_notice_and_nothing_is_recorded(tmp_path: Path, s
     async with opened(settings_for(tmp_path, store, closed_port_url()), store) as (app, pilot, screen):
         dialog = await open_dialog(app, pilot, "l")
         assert "not reachable" in screen_text(app) and "extractive still works" in screen_text(app)
+        # with Ollama down the dialog offers extractive first, so enter would still work
+        assert dialog.chosen is not None and dialog.chosen.backend == "extractive"
+        dialog.query_one(OptionList).focus()
+        await pilot.press("down")  # the user insists on Ollama
+        await pilot.pause()
         assert dialog.chosen is not None and dialog.chosen.backend == "ollama"
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("not reachable" in n for n in notices(app)) and app.run_state is None)

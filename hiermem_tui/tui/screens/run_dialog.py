@@ -88,9 +88,10 @@ def engine_options(status: BackendStatus | None, settings: Settings) -> list[Eng
     return opts
 
 
-def default_index(options: list[EngineOption], settings: Settings) -> int:
-    """The remembered choice: extractive, the configured model, else the first Ollama one (loaded first)."""
-    if settings.backend == "extractive":
+def default_index(options: list[EngineOption], settings: Settings, status: BackendStatus | None = None) -> int:
+    """The remembered choice: extractive, the configured model, else the first Ollama one (loaded
+    first) — but extractive while Ollama is known to be unreachable, so enter still works."""
+    if settings.backend == "extractive" or (status is not None and not status.reachable):
         return 0
     for i, opt in enumerate(options):
         if opt.backend == "ollama" and settings.model and opt.model and match_model(settings.model, [opt.model]):
@@ -147,6 +148,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
         self.counts: dict[str, int] | None = None
         self.status: BackendStatus | None = None
         self.probing = False
+        self._auto_key: str | None = None
 
     @property
     def hm_app(self) -> HiermemApp:
@@ -211,14 +213,21 @@ class RunDialog(ModalScreen[RunChoice | None]):
     def _fill_engines(self) -> None:
         settings = self.hm_app.settings
         picker = self.query_one(OptionList)
+        # keep what the user highlighted; what we highlighted ourselves is re-decided, since the
+        # default depends on whether Ollama answers (unknown until the probe is back)
         current = self.chosen
+        if current is not None and current.key == self._auto_key:
+            current = None
         self.options = engine_options(self.status, settings)
         palette = fmt.Palette.from_app(self.app)
         picker.clear_options()
         picker.add_options([Option(_option_text(o, palette), id=o.key) for o in self.options])
         keys = [o.key for o in self.options]
-        picker.highlighted = keys.index(current.key) if current is not None and current.key in keys else \
-            default_index(self.options, settings)
+        if current is not None and current.key in keys:
+            picker.highlighted = keys.index(current.key)
+        else:
+            picker.highlighted = default_index(self.options, settings, self.status)
+            self._auto_key = keys[picker.highlighted] if keys else None
         self._show_status()
 
     @property
