@@ -1,0 +1,25 @@
+"""Snapshot of the settings screen (reviewed by eye before accepting): every field and its value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.config import Settings
+from hiermem_tui.store import Store
+from tests.tui.conftest import STANDARD, app_for, build_db
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.chdir(tmp_path)  # a stable relative DB path in the header
+    yield tmp_path
+
+
+def test_settings_screen(snap_compare, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+    store: Store = build_db(Path("hiermem.db"), STANDARD)
+    settings = Settings(db_path=Path("hiermem.db"), config_path=Path("config.toml"), model="llama3.2:latest")
+    assert snap_compare(app_for(settings, store), terminal_size=(120, 40), press=["comma"])
+    store.close()
