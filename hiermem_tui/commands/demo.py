@@ -50,15 +50,20 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     written = sessions = 0
     report = ImportReport()
     try:
-        for batch in _batches(generate(args.sessions, args.episodes, args.seed), BATCH_EPISODES):
-            with store.transaction():
-                for parsed in batch:
-                    load_session(store, parsed, None, report)
-            written, sessions = report.episodes_appended, report.sessions_seen
-            if ctx.is_tty:
-                pct = 100 * written / max(1, args.episodes)
-                ctx.stderr.write(f"\rdemo: {sessions:,} sessions · {written:,} episodes · {pct:.0f}% ")
-                ctx.stderr.flush()
+        tokenizer = store.tokenizer
+        # Token counting is most of the cost: a worker process counts a batch while this
+        # process writes it, session by session, as the counts arrive.
+        with tokenizer.parallel():
+            for batch in _batches(generate(args.sessions, args.episodes, args.seed), BATCH_EPISODES):
+                counts = [tokenizer.count_many_later([e.content for e in p.episodes]) for p in batch]
+                with store.transaction():
+                    for parsed, counting in zip(batch, counts):
+                        load_session(store, parsed, None, report, counting.result())
+                written, sessions = report.episodes_appended, report.sessions_seen
+                if ctx.is_tty:
+                    pct = 100 * written / max(1, args.episodes)
+                    ctx.stderr.write(f"\rdemo: {sessions:,} sessions · {written:,} episodes · {pct:.0f}% ")
+                    ctx.stderr.flush()
     finally:
         store.close()
     if ctx.is_tty:
