@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..importers import FORMATS, FormatError, ImportReport, import_paths
 from ..store import StoreError
+from ..textsafe import one_line
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
@@ -63,6 +64,9 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     try:
         for i, path in enumerate(paths):
             progress.index = i
+            if progress.enabled:  # a big JSON export is parsed whole before sessions stream: say so
+                ctx.stderr.write(f"\rreading {one_line(str(path), 60)}… ")
+                ctx.stderr.flush()
             try:
                 report = import_paths(store, [path], args.format, on_progress=progress)
             except FormatError as exc:

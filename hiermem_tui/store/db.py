@@ -225,6 +225,18 @@ class ConnectionPool:
                 self._all.append(conn)
         return conn
 
+    def release(self) -> None:
+        """Close this thread's connection (a worker thread that is about to end calls it, so
+        a long TUI session does not collect one idle connection per finished run)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        conn.close()
+
     def close(self) -> None:
         with self._lock:
             for conn in self._all:

@@ -171,6 +171,10 @@ class Store(DagMixin):
     def close(self) -> None:
         self._pool.close()
 
+    def release_thread(self) -> None:
+        """Close the calling thread's connection; the thread may open a new one later."""
+        self._pool.release()
+
     def __enter__(self) -> Store:
         return self
 

@@ -277,6 +277,7 @@ class RunsMixin:
         try:
             asyncio.run(drive_job(app.store, job, cancel, app.post_message))
         finally:
+            app.store.release_thread()
             done.set()
 
     # ------------------------------------------------------------------ messages from the worker

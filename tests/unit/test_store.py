@@ -364,3 +364,23 @@ def test_stale_running_run_becomes_interrupted_on_open(db_path: Path, tokenizer)
         assert s.get_run(run.id).status == "interrupted"
         # a run owned by a live process on this host (here: us) is left alone
         assert s.get_run(live.id).status == "running"
+
+
+def test_a_finished_thread_can_release_its_connection(store: Store) -> None:
+    import threading
+
+    make_session(store, "a", 3)
+    seen: list[int] = []
+
+    def worker() -> None:
+        seen.append(store.get_session("a").episodes)
+        store.release_thread()
+
+    before = len(store._pool._all)  # noqa: SLF001 - the pool's bookkeeping is what is under test
+    threads = [threading.Thread(target=worker) for _ in range(5)]
+    for t in threads:
+        t.start()
+        t.join()
+    assert seen == [3] * 5
+    assert len(store._pool._all) == before  # noqa: SLF001
+    assert store.get_session("a").episodes == 3  # this thread's connection is untouched
