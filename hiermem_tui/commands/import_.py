@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from ..importers import FORMATS, FormatError, ImportReport, import_paths
@@ -22,6 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 class _Progress:
     """A one-line live counter on a terminal; silent otherwise."""
 
@@ -30,20 +35,22 @@ class _Progress:
         self.total = total_paths
         self.index = 0
         self.enabled = ctx.is_tty
-        self._last = 0
+        self._last = 0.0
 
     def __call__(self, path: str, report: ImportReport) -> None:
         if not self.enabled:
             return
         n = report.episodes_appended + report.episodes_present
-        if n - self._last < 500 and report.sessions_seen % 50:
+        now = time.monotonic()
+        if self._last and now - self._last < 0.1:  # the first update shows at once, then 10 a second
             return
-        self._last = n
+        self._last = now
         width = 24
         done = int(width * self.index / max(1, self.total))
         bar = "█" * done + "░" * (width - done)
         self.ctx.stderr.write(
-            f"\r{bar} file {self.index + 1}/{self.total} · {report.sessions_seen:,} sessions · {n:,} episodes "
+            f"\r{bar} file {self.index + 1}/{self.total} · {_plural(report.sessions_seen, 'session')} · "
+            f"{_plural(n, 'episode')} "
         )
         self.ctx.stderr.flush()
 
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         for i, path in enumerate(paths):
             progress.index = i
             if progress.enabled:  # a big JSON export is parsed whole before sessions stream: say so
-                ctx.stderr.write(f"\rreading {one_line(str(path), 60)}… ")
+                ctx.stderr.write(f"\rreading {one_line(str(path), 60)} ")
                 ctx.stderr.flush()
             try:
                 report = import_paths(store, [path], args.format, on_progress=progress)

@@ -177,3 +177,23 @@ def test_db_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     src = write_jsonl(tmp_path / "in.jsonl", {"alpha": 2})
     assert run("import", str(src))[0] == 0
     assert db.exists()
+
+
+def test_import_on_a_terminal_shows_progress_and_clears_it(tmp_path: Path) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    src = write_jsonl(tmp_path / "in.jsonl", {"alpha": 4, "beta": 2})
+    out, err = io.StringIO(), Tty()
+    assert main(["import", "--db", str(tmp_path / "h.db"), str(src)], stdout=out, stderr=err) == 0
+    shown = err.getvalue()
+    assert "reading " in shown and "file 1/1 · 1 session · 4 episodes" in shown
+    assert shown.endswith("\r\x1b[K")  # the live line is erased before the summary is printed
+    assert "2 session(s), 2 new" in out.getvalue()
+
+
+def test_import_in_a_pipe_prints_no_progress(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", {"alpha": 4})
+    code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(src))
+    assert code == 0 and err == ""
