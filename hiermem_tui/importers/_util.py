@@ -8,12 +8,14 @@ SQLite sources have their own module, ``_sqlite``.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +103,24 @@ def _find_member(zf: zipfile.ZipFile, name: str) -> zipfile.ZipInfo | None:
     return candidates[0] if candidates else None
 
 
-def read_zip_member(path: Path, name: str = EXPORT_MEMBER) -> bytes:
-    """Read one member of an untrusted zip, refusing bombs and never reading past its declared size."""
+@contextmanager
+def open_export(path: Path, name: str = EXPORT_MEMBER) -> Iterator[Callable[[int], bytes]]:
+    """The export's JSON as a ``read(n)`` function: the file itself, ``name`` inside the export
+    zip (refusing bombs, never reading past the member's declared size) or inside the unzipped folder."""
+    if path.is_dir():
+        inner = path / name
+        if not inner.is_file():
+            raise FormatError(f"{path}: no {name} in this folder")
+        path = inner
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+            if magic != b"PK\x03\x04":
+                fh.seek(0)
+                yield fh.read
+                return
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         with zipfile.ZipFile(path) as zf:
             info = _find_member(zf, name)
@@ -116,52 +134,106 @@ def read_zip_member(path: Path, name: str = EXPORT_MEMBER) -> bytes:
                 raise FormatError(
                     f"{path.name}: {info.filename} compresses {ratio}:1, refusing it as a likely zip bomb"
                 )
-            chunks: list[bytes] = []
-            total = 0
-            with zf.open(info) as fh:
-                while chunk := fh.read(1 << 20):
+            with zf.open(info) as member:
+                total = 0
+
+                def read(n: int) -> bytes:
+                    nonlocal total
+                    try:
+                        chunk = member.read(n)
+                    except _ZIP_ERRORS as exc:
+                        raise FormatError(f"{path.name}: unreadable zip ({exc})") from None
                     total += len(chunk)
                     if total > declared:  # zipfile caps at the declared size; this is a second guard
                         raise FormatError(f"{path.name}: {info.filename} is larger than its header says")
-                    chunks.append(chunk)
-            return b"".join(chunks)
+                    return chunk
+
+                yield read
     except FormatError:
         raise
     except _ZIP_ERRORS as exc:
         raise FormatError(f"{path.name}: unreadable zip ({exc})") from None
 
 
-def decode_json(data: bytes, label: str) -> Any:
-    """Strict UTF-8 JSON → Python, every failure (including absurd nesting) as a one-line FormatError."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{label}: not UTF-8 (bad byte at offset {exc.start})") from None
-    text = text.removeprefix("\ufeff")
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise FormatError(f"{label}: JSON nested too deeply to read") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except ValueError as exc:
-        raise FormatError(f"{label}: not valid JSON ({exc})") from None
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
-def load_export_json(path: Path, name: str = EXPORT_MEMBER) -> Any:
-    """Load the JSON of an export given as the file itself, the export zip or the unzipped folder."""
-    if path.is_dir():
-        inner = path / name
-        if not inner.is_file():
-            raise FormatError(f"{path}: no {name} in this folder")
-        path = inner
-    try:
-        with path.open("rb") as fh:
-            magic = fh.read(4)
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    data = read_zip_member(path, name) if magic == b"PK\x03\x04" else path.read_bytes()
-    return decode_json(data, path.name)
+def iter_json_array(read: Callable[[int], bytes], label: str, not_array: str, chunk: int = 1 << 20) -> Iterator[Any]:
+    """The elements of a top-level JSON array, one at a time, from ``read(n)`` byte chunks.
+
+    A conversations.json can be hundreds of MB; loading it whole costs several times that in
+    Python objects. This holds one element (plus a chunk) at a time. Every failure — bad UTF-8,
+    bad JSON, absurd nesting, not an array — is a one-line FormatError.
+    """
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    decoder = json.JSONDecoder()
+    buf, pos, eof = "", 0, False
+
+    def fill(want: int) -> bool:
+        """Append about ``want`` more bytes of text, dropping what was consumed; False at EOF."""
+        nonlocal buf, pos, eof
+        if eof:
+            return False
+        data = read(want)
+        try:
+            text = utf8.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"{label}: not UTF-8 ({exc.reason})") from None
+        eof = not data
+        buf, pos = buf[pos:] + text, 0
+        return True
+
+    def skip_space() -> None:
+        nonlocal pos
+        while True:
+            pos = _JSON_SPACE.match(buf, pos).end()  # type: ignore[union-attr]
+            if pos < len(buf) or not fill(chunk):
+                return
+
+    while not buf and fill(chunk):  # a chunk may end inside a multi-byte character (or the BOM)
+        pass
+    if buf.startswith("\ufeff"):
+        pos = 1
+    skip_space()
+    if pos >= len(buf) or buf[pos] != "[":
+        if pos >= len(buf):
+            raise FormatError(f"{label} is empty")
+        raise FormatError(not_array)
+    pos += 1
+    first = True
+    while True:
+        skip_space()
+        if pos >= len(buf):
+            raise FormatError(f"{label}: not valid JSON (the array is cut short)")
+        if buf[pos] == "]":
+            pos += 1
+            skip_space()
+            if pos < len(buf):
+                raise FormatError(f"{label}: not valid JSON (data after the array)")
+            return
+        if not first:
+            if buf[pos] != ",":
+                raise FormatError(f"{label}: not valid JSON (expected ',' between conversations)")
+            pos += 1
+            skip_space()
+        first = False
+        want = chunk
+        while True:
+            try:
+                obj, end = decoder.raw_decode(buf, pos)
+                if end >= len(buf) and not eof:  # a number at the very end may continue in the next chunk
+                    raise json.JSONDecodeError("incomplete", buf, end)
+                break
+            except json.JSONDecodeError as exc:
+                if not fill(want):
+                    raise FormatError(f"{label}: not valid JSON ({exc.msg})") from None
+                want = max(want, len(buf))  # grow geometrically: a huge element is parsed O(n) times total
+            except RecursionError:
+                raise FormatError(f"{label}: JSON nested too deeply to read") from None
+            except ValueError as exc:  # e.g. an integer over Python's digit limit
+                raise FormatError(f"{label}: not valid JSON ({exc})") from None
+        pos = end
+        yield obj
 
 
 def export_head(path: Path, head: bytes, name: str = EXPORT_MEMBER) -> bytes:
@@ -207,28 +279,51 @@ def sniff_export(path: Path, head: bytes, key: str) -> bool:
     return first_key(export_head(path, head), tuple(EXPORT_KINDS)) == key
 
 
+LOOKAHEAD = 100
+"""Leading entries without the format's key tolerated before deciding the file is another kind."""
+
+
 def export_conversations(path: Path, problems: Problems, key: str) -> Iterator[tuple[dict[str, Any], str]]:
     """``(conversation, where)`` for each object in the export whose conversations carry ``key``.
 
-    A file of the wrong kind fails as a whole (naming the right kind when it is one we know);
-    a non-object entry is one skipped conversation.
+    Streams the array. A file of the wrong kind fails before anything is yielded (naming the
+    right kind when it is one we know): the leading entries are held until one carries ``key``
+    (at most LOOKAHEAD of them). A non-object entry is one skipped conversation.
     """
-    data = load_export_json(path)
     label, needs = EXPORT_KINDS[key]
-    if not isinstance(data, list):
-        raise FormatError(f"{path.name}: not a {label} export (top level is not a list of conversations)")
-    if data and not any(isinstance(c, dict) and key in c for c in data):
-        other = next(
-            (k for k in EXPORT_KINDS if k != key and any(isinstance(c, dict) and k in c for c in data)), None
-        )
+    waiting: list[Any] = []
+    matched = False
+
+    def wrong_kind() -> FormatError:
+        other = next((k for k in EXPORT_KINDS if k != key and any(isinstance(c, dict) and k in c for c in waiting)),
+                     None)
         hint = f" (looks like a {EXPORT_KINDS[other][0]} export)" if other else ""
-        raise FormatError(f"{path.name}: not a {label} export, no conversation has {needs}{hint}")
-    for index, conv in enumerate(data):
+        return FormatError(f"{path.name}: not a {label} export, no conversation has {needs}{hint}")
+
+    def checked(index: int, conv: Any) -> Iterator[tuple[dict[str, Any], str]]:
         where = f"{path.name}[{index}]"
         if not isinstance(conv, dict):
             problems.skip("conversation is not an object", where)
-            continue
+            return
         yield conv, where
+
+    with open_export(path) as read:
+        not_array = f"{path.name}: not a {label} export (top level is not a list of conversations)"
+        for index, conv in enumerate(iter_json_array(read, path.name, not_array)):
+            if not matched:
+                waiting.append(conv)
+                if not (isinstance(conv, dict) and key in conv):
+                    if len(waiting) > LOOKAHEAD:
+                        raise wrong_kind()
+                    continue
+                matched = True
+                for i, held in enumerate(waiting):
+                    yield from checked(i, held)
+                waiting.clear()
+                continue
+            yield from checked(index, conv)
+    if waiting:
+        raise wrong_kind()
 
 
 # --------------------------------------------------------------------------- JSONL logs (Claude Code, Codex)
