@@ -86,10 +86,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             total.sessions_created += report.sessions_created
             total.episodes_appended += report.episodes_appended
             total.episodes_present += report.episodes_present
-            for reason, n in report.problems.reasons.items():
-                total.problems.reasons[reason] += n
-            total.problems.count += report.problems.count
-            total.problems.examples.extend(report.problems.examples[: max(0, 5 - len(total.problems.examples))])
+            total.problems.merge(report.problems)
             progress.clear()
             ctx.say(
                 f"{path} ({report.formats.get(str(path), args.format)}): {report.sessions_seen} session(s), "

@@ -67,6 +67,13 @@ class Problems:
         if len(self.examples) < self.max_examples:
             self.examples.append(f"{where}: {reason}" if where else reason)
 
+    def merge(self, other: Problems) -> None:
+        """Add ``other``'s counts and as many of its examples as there is room for."""
+        self.count += other.count
+        self.reasons.update(other.reasons)
+        room = self.max_examples - len(self.examples)
+        self.examples.extend(other.examples[: max(room, 0)])
+
     def summary(self) -> str:
         if not self.count:
             return ""

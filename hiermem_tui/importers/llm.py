@@ -385,14 +385,6 @@ def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
         yield from _sessions(conn, schema, path, problems, _has_legacy(schema), _has_threads(schema))
 
 
-def _merge(into: Problems, scratch: Problems) -> None:
-    """Keep the problems of whichever twin was chosen (the other one's are moot)."""
-    into.count += scratch.count
-    into.reasons.update(scratch.reasons)
-    room = into.max_examples - len(into.examples)
-    into.examples.extend(scratch.examples[: max(room, 0)])
-
-
 def _sessions(
     conn: sqlite3.Connection,
     schema: Schema,
@@ -419,7 +411,7 @@ def _sessions(
                     session is None or len(other.episodes) >= len(session.episodes)
                 ):
                     session, scratch = other, twin_scratch
-            _merge(problems, scratch)
+            problems.merge(scratch)  # the chosen twin's problems only
             if session is None:
                 problems.skip("conversation with no usable messages", f"{path.name}:{key}")
             else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from hiermem_tui.compaction import CancelToken, Runner, RunEvent
 from hiermem_tui.config import Policy
 from hiermem_tui.store import NewEpisode, Store
@@ -61,4 +63,15 @@ def write_policy_config(path: Path, policy: Policy = SMALL) -> Path:
     path.write_text("[policy]\n" + "".join(f"{k} = {getattr(policy, k)}\n" for k in policy.__dataclass_fields__),
                     encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def small_policy_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """CLI runs use SMALL through a private config; no user config or OLLAMA_HOST leaks in.
+    Test modules take it with ``from ._engine_fixtures import small_policy_env as config``
+    and mark it autouse there."""
+    cfg = write_policy_config(tmp_path / "config.toml")
+    monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    return cfg
 

@@ -18,7 +18,7 @@ from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url
 
-from ._engine_fixtures import SMALL, add_episodes, write_policy_config
+from ._engine_fixtures import SMALL, add_episodes, small_policy_env  # noqa: F401 (a fixture)
 from ._invariants import check_invariants
 
 RUN_KEYS = {"run_id", "session", "status", "summaries_created", "tiers", "llm_seconds", "wall_seconds"}
@@ -31,12 +31,9 @@ class TtyIO(io.StringIO):
 
 
 @pytest.fixture(autouse=True)
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Our small policy, and no user config or OLLAMA_HOST leaking in."""
-    cfg = write_policy_config(tmp_path / "config.toml")
-    monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
-    monkeypatch.delenv("OLLAMA_HOST", raising=False)
-    return cfg
+def config(small_policy_env: Path) -> Path:
+    """SMALL policy for every CLI run in this module."""
+    return small_policy_env
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Fail, FakeOllama, Hang, Reply, closed_port_url, continues_chat, empty, longer_than_input
 
-from ._engine_fixtures import SMALL, add_episodes, write_policy_config
+from ._engine_fixtures import SMALL, add_episodes, small_policy_env  # noqa: F401 (a fixture)
 from ._invariants import check_invariants
 from .test_cli_compact import RUN_KEYS, ROOT, cli, one_error_line
 from .test_crash import count, wait_until
@@ -39,12 +39,9 @@ def leaf(name: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """SMALL policy in a private config; no user config or OLLAMA_HOST leaking in."""
-    cfg = write_policy_config(tmp_path / "config.toml")
-    monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
-    monkeypatch.delenv("OLLAMA_HOST", raising=False)
-    return cfg
+def config(small_policy_env: Path) -> Path:
+    """SMALL policy for every CLI run in this module."""
+    return small_policy_env
 
 
 @pytest.fixture
