@@ -8,6 +8,7 @@ breaks them, and a crash leaves either the whole write or none of it.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sqlite3
@@ -26,10 +27,12 @@ _SUMMARY_COLS = (
     "source_tokens, input_tokens, output_tokens, first_seq, last_seq, start_at, end_at, parent_id, "
     "supersedes, superseded_by, created_at, duration_s, llm_seconds, run_id"
 )
+_FID_COLS = "fid_identifiers, fid_kept, fid_lost, fid_novel, fid_added, fid_pins_missing, rejections"
+_READ_COLS = f"{_SUMMARY_COLS}, {_FID_COLS}"
 _SPAN_COLS = "id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at"
 _RUN_COLS = (
     "id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive, fallback, "
-    "summaries_created, llm_seconds, wall_seconds, error, target"
+    "summaries_created, llm_seconds, wall_seconds, error, target, rejections, planned"
 )
 
 
@@ -42,8 +45,35 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{time.time_ns() // 1_000_000:x}{secrets.token_hex(4)}"
 
 
+def _jlist(text: str | None) -> tuple[Any, ...]:
+    if not text:
+        return ()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return ()
+    return tuple(value) if isinstance(value, list) else ()
+
+
+def _jdump(items: Sequence[Any]) -> str | None:
+    return json.dumps(list(items), ensure_ascii=False) if items else None
+
+
+def _jdict(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _summary(r: Sequence[Any]) -> Summary:
-    return Summary(*r)
+    base = r[:25]
+    return Summary(
+        *base, fid_identifiers=r[25], fid_kept=r[26], fid_lost=_jlist(r[27]), fid_novel=_jlist(r[28]),
+        fid_added=bool(r[29]), fid_pins_missing=_jlist(r[30]),
+        rejections=tuple(x for x in _jlist(r[31]) if isinstance(x, dict)),
+    )
 
 
 def _span(r: Sequence[Any]) -> SummarySpan:
@@ -51,7 +81,7 @@ def _span(r: Sequence[Any]) -> SummarySpan:
 
 
 def _run(r: Sequence[Any]) -> Run:
-    return Run(*r)
+    return Run(*r[:16], rejections=_jdict(r[16]), planned=r[17])
 
 
 class DagMixin:
@@ -59,7 +89,7 @@ class DagMixin:
 
     # ------------------------------------------------------------------ reads
     def get_summary(self: Store, summary_id: str) -> Summary | None:
-        row = self.conn.execute(f"SELECT {_SUMMARY_COLS} FROM summaries WHERE id = ?", (summary_id,)).fetchone()
+        row = self.conn.execute(f"SELECT {_READ_COLS} FROM summaries WHERE id = ?", (summary_id,)).fetchone()
         return _summary(row) if row else None
 
     def summaries(self: Store, session_id: str, *, status: str | None = "active") -> list[Summary]:
@@ -67,7 +97,7 @@ class DagMixin:
         where = "session_id = ?" + (" AND status = ?" if status else "")
         params: tuple[Any, ...] = (session_id, status) if status else (session_id,)
         rows = self.conn.execute(
-            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE {where} ORDER BY depth, first_seq, created_at", params
+            f"SELECT {_READ_COLS} FROM summaries WHERE {where} ORDER BY depth, first_seq, created_at", params
         )
         return [_summary(r) for r in rows]
 
@@ -82,7 +112,7 @@ class DagMixin:
     def top_summaries(self: Store, session_id: str) -> list[Summary]:
         """Active summaries with no active parent, oldest coverage first (the DAG's roots)."""
         rows = self.conn.execute(
-            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND parent_id IS NULL "
+            f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND parent_id IS NULL "
             "ORDER BY first_seq, depth DESC",
             (session_id,),
         )
@@ -91,7 +121,7 @@ class DagMixin:
     def children(self: Store, summary_id: str) -> list[Summary]:
         """The source summaries of a condensed summary, in order (empty for a leaf)."""
         rows = self.conn.execute(
-            f"SELECT {', '.join('s.' + c.strip() for c in _SUMMARY_COLS.split(','))} FROM summary_sources e "
+            f"SELECT {', '.join('s.' + c.strip() for c in _READ_COLS.split(','))} FROM summary_sources e "
             "JOIN summaries s ON s.id = e.source_id WHERE e.summary_id = ? AND e.source_type = 'summary' "
             "ORDER BY e.position",
             (summary_id,),
@@ -108,7 +138,7 @@ class DagMixin:
     def covering_chain(self: Store, session_id: str, seq: int) -> list[Summary]:
         """Active summaries covering episode ``seq``: its leaf, then each parent up to the top."""
         row = self.conn.execute(
-            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+            f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
             "AND first_seq <= ? AND last_seq >= ? ORDER BY first_seq DESC LIMIT 1",
             (session_id, seq, seq),
         ).fetchone()
@@ -118,14 +148,14 @@ class DagMixin:
             chain.append(s)
             if s.parent_id is None:
                 break
-            row = self.conn.execute(f"SELECT {_SUMMARY_COLS} FROM summaries WHERE id = ?", (s.parent_id,)).fetchone()
+            row = self.conn.execute(f"SELECT {_READ_COLS} FROM summaries WHERE id = ?", (s.parent_id,)).fetchone()
         return chain
 
     def summaries_covering(self: Store, session_id: str, seq: int, *, include_superseded: bool = True) -> list[Summary]:
         """Every summary (any depth, optionally any status) whose coverage includes ``seq``."""
         status = "" if include_superseded else " AND status = 'active'"
         rows = self.conn.execute(
-            f"SELECT {_SUMMARY_COLS} FROM summaries WHERE session_id = ? AND first_seq <= ? AND last_seq >= ?{status} "
+            f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND first_seq <= ? AND last_seq >= ?{status} "
             "ORDER BY status, depth, created_at",
             (session_id, seq, seq),
         )
@@ -260,11 +290,13 @@ class DagMixin:
             kind = "condensed"
             edges = [(s.id, i, "summary", sid) for i, sid in enumerate(ids)]
         conn.execute(
-            f"INSERT INTO summaries ({_SUMMARY_COLS}) VALUES ({','.join('?' * 25)})",
+            f"INSERT INTO summaries ({_READ_COLS}) VALUES ({','.join('?' * 32)})",
             (
                 s.id, s.session_id, s.depth, kind, "active", s.tier, s.backend, s.model, s.prompt_version,
                 s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last, start_at, end_at,
                 None, w.supersede[0] if w.supersede else None, None, utcnow(), s.duration_s, s.llm_seconds, s.run_id,
+                s.fid_identifiers, s.fid_kept, _jdump(s.fid_lost), _jdump(s.fid_novel), int(s.fid_added),
+                _jdump(s.fid_pins_missing), _jdump([dict(r) for r in s.rejections]),
             ),
         )
         conn.executemany(
@@ -278,6 +310,13 @@ class DagMixin:
                 "llm_seconds = llm_seconds + ? WHERE id = ?",
                 (s.llm_seconds, s.run_id),
             )
+            if s.rejections:
+                row = conn.execute("SELECT rejections FROM runs WHERE id = ?", (s.run_id,)).fetchone()
+                counts = _jdict(row[0] if row else None)
+                for r in s.rejections:
+                    reason = str(r.get("reason", "unknown"))
+                    counts[reason] = int(counts.get(reason, 0)) + 1
+                conn.execute("UPDATE runs SET rejections = ? WHERE id = ?", (json.dumps(counts, sort_keys=True), s.run_id))
 
     def supersede_all(self: Store, session_id: str, run_id: str | None = None) -> int:
         """Mark every active summary of a session superseded (the start of a whole-session redo)."""

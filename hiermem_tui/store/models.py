@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -61,6 +62,8 @@ class Session:
     last_summarized_seq: int | None
     last_summary_at: str | None
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    min_retention: float | None = None
+    """Lowest identifier retention among the active summaries (None: none measured)."""
 
     @property
     def coverage(self) -> float:
@@ -136,6 +139,27 @@ class Summary:
     duration_s: float
     llm_seconds: float
     run_id: str | None
+    fid_identifiers: int | None = None
+    """Salient identifiers in the sources (None: made before fidelity was measured)."""
+    fid_kept: int | None = None
+    """How many of them the summary kept."""
+    fid_lost: tuple[str, ...] = ()
+    """Identifiers the summary lost, most important first (bounded)."""
+    fid_novel: tuple[str, ...] = ()
+    """Identifiers in the summary that appear in none of its sources (bounded)."""
+    fid_added: bool = False
+    """An "Also mentioned: …" line was appended by the fidelity guard."""
+    fid_pins_missing: tuple[str, ...] = ()
+    """Pinned episodes covered by the summary whose text it does not carry verbatim."""
+    rejections: tuple[dict[str, str], ...] = ()
+    """Attempts rejected while making it, in order: ``{"tier", "reason", "detail"}``."""
+
+    @property
+    def retention(self) -> float | None:
+        """Kept / identifiers (None when not measured; 1.0 when the sources had none)."""
+        if self.fid_identifiers is None or self.fid_kept is None:
+            return None
+        return self.fid_kept / self.fid_identifiers if self.fid_identifiers else 1.0
 
     @property
     def episode_count(self) -> int:
@@ -181,6 +205,10 @@ class Run:
     wall_seconds: float
     error: str | None
     target: str | None
+    rejections: dict[str, int] = field(default_factory=dict, compare=False)
+    """Rejected model attempts by reason over the whole run."""
+    planned: int | None = None
+    """Summaries the run expected to make when it started."""
 
     @property
     def tiers(self) -> dict[str, int]:
@@ -222,6 +250,14 @@ class NewSummary:
     duration_s: float = 0.0
     llm_seconds: float = 0.0
     run_id: str | None = None
+    fid_identifiers: int | None = None
+    fid_kept: int | None = None
+    fid_lost: Sequence[str] = ()
+    fid_novel: Sequence[str] = ()
+    fid_added: bool = False
+    fid_pins_missing: Sequence[str] = ()
+    rejections: Sequence[Mapping[str, str]] = ()
+    """Rejected attempts ``{"tier", "reason", "detail"}``; their reasons are also counted on the run."""
 
 
 @dataclass(slots=True)

@@ -29,6 +29,25 @@ _RECOMPUTE = """
     WHERE id = {sid};
 """
 
+# Version 2 adds the lowest identifier retention of a session's active summaries (NULL:
+# none measured), so the sessions list can flag low-fidelity sessions without a scan.
+_RECOMPUTE_V2 = """
+    UPDATE sessions SET
+        (summary_count, max_depth, covered_episodes, covered_tokens, fallback_count,
+         top_tokens, last_summarized_seq, last_summary_at, min_retention) = (
+            SELECT count(*),
+                   max(depth),
+                   coalesce(sum(CASE WHEN kind = 'leaf' THEN last_seq - first_seq + 1 END), 0),
+                   coalesce(sum(CASE WHEN kind = 'leaf' THEN source_tokens END), 0),
+                   coalesce(sum(tier = 'fallback'), 0),
+                   coalesce(sum(CASE WHEN parent_id IS NULL THEN tokens END), 0),
+                   max(CASE WHEN kind = 'leaf' THEN last_seq END),
+                   max(created_at),
+                   min(CASE WHEN fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END)
+            FROM summaries WHERE session_id = {sid} AND status = 'active')
+    WHERE id = {sid};
+"""
+
 MIGRATIONS: list[str] = [
     # ---- version 1 -------------------------------------------------------------------
     f"""
@@ -173,7 +192,55 @@ MIGRATIONS: list[str] = [
         SELECT RAISE(ABORT, 'summary text and coverage are immutable; write a new version');
     END;
     """,
+    # ---- version 2: fidelity, rejected attempts, model speed, pinned/excluded episodes ----
+    f"""
+    -- Fidelity of a summary against its sources (NULL: made before it was measured).
+    ALTER TABLE summaries ADD COLUMN fid_identifiers INTEGER;  -- salient identifiers in the sources
+    ALTER TABLE summaries ADD COLUMN fid_kept INTEGER;         -- of those, found in the summary
+    ALTER TABLE summaries ADD COLUMN fid_lost TEXT;            -- JSON list (bounded), most important first
+    ALTER TABLE summaries ADD COLUMN fid_novel TEXT;           -- JSON list: in the summary, in no source
+    ALTER TABLE summaries ADD COLUMN fid_added INTEGER NOT NULL DEFAULT 0;  -- an "Also mentioned" line was appended
+    ALTER TABLE summaries ADD COLUMN fid_pins_missing TEXT;    -- JSON list of pinned episode ids not carried verbatim
+    ALTER TABLE summaries ADD COLUMN rejections TEXT;          -- JSON list of rejected attempts {{tier, reason, detail}}
+    ALTER TABLE runs ADD COLUMN rejections TEXT NOT NULL DEFAULT '{{}}';  -- JSON {{reason: count}}
+    ALTER TABLE runs ADD COLUMN planned INTEGER;
+    ALTER TABLE sessions ADD COLUMN min_retention REAL;
+
+    -- Measured speed of each model, for timeouts and time estimates.
+    CREATE TABLE model_speed (
+        backend        TEXT NOT NULL,
+        model          TEXT NOT NULL,
+        calls          INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens  INTEGER NOT NULL DEFAULT 0,
+        prompt_seconds REAL NOT NULL DEFAULT 0,
+        output_tokens  INTEGER NOT NULL DEFAULT 0,
+        output_seconds REAL NOT NULL DEFAULT 0,
+        updated_at     TEXT NOT NULL,
+        PRIMARY KEY (backend, model)
+    ) WITHOUT ROWID;
+
+    -- Pinned episodes must be carried verbatim by every summary covering them; excluded
+    -- ones are never given to a summariser. Removing the row undoes the mark.
+    CREATE TABLE episode_marks (
+        episode_id TEXT PRIMARY KEY REFERENCES episodes (id),
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        seq        INTEGER NOT NULL,
+        mark       TEXT NOT NULL CHECK (mark IN ('pin', 'exclude')),
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX episode_marks_session ON episode_marks (session_id, seq);
+
+    DROP TRIGGER summaries_ai;
+    DROP TRIGGER summaries_au;
+    CREATE TRIGGER summaries_ai AFTER INSERT ON summaries BEGIN
+        {_RECOMPUTE_V2.format(sid="NEW.session_id")}
+    END;
+    CREATE TRIGGER summaries_au AFTER UPDATE OF status, parent_id, tokens, tier, fid_identifiers, fid_kept ON summaries BEGIN
+        {_RECOMPUTE_V2.format(sid="NEW.session_id")}
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
 OUR_TABLES = {"meta", "sessions", "episodes", "summaries", "summary_sources", "runs"}
+"""Tables every version has (a file missing one is damaged); later ones are checked by version."""

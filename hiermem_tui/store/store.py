@@ -51,7 +51,7 @@ SESSION_SORTS = {
 _SESSION_COLS = (
     "id, title, source, source_ref, created_at, updated_at, episode_count, token_count, summary_count, "
     "max_depth, covered_episodes, covered_tokens, fallback_count, top_tokens, last_summarized_seq, "
-    "last_summary_at, metadata"
+    "last_summary_at, metadata, min_retention"
 )
 _EPISODE_COLS = "id, session_id, seq, role, content, created_at, tokens, synthetic_time, metadata"
 
@@ -90,7 +90,7 @@ def _session(row: sqlite3.Row | tuple) -> Session:
         id=row[0], title=row[1], source=row[2], source_ref=row[3], created_at=row[4], updated_at=row[5],
         episodes=row[6], tokens=row[7], summaries=row[8], max_depth=row[9], covered_episodes=row[10],
         covered_tokens=row[11], fallbacks=row[12], top_tokens=row[13], last_summarized_seq=row[14],
-        last_summary_at=row[15], metadata=json.loads(meta) if meta else {},
+        last_summary_at=row[15], metadata=json.loads(meta) if meta else {}, min_retention=row[17],
     )
 
 

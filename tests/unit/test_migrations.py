@@ -1,0 +1,83 @@
+"""Upgrading a file written by an older hiermem-tui: data kept, new columns and aggregates right."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hiermem_tui.store import SCHEMA_VERSION, NewSummary, Store, SummaryWrite, new_id
+from hiermem_tui.store.db import _split_sql
+from hiermem_tui.store.schema import MIGRATIONS
+from tests.conftest import make_session
+
+
+def _write_version_1(path: Path, tokenizer) -> tuple[str, str]:
+    """A file as hiermem-tui 0.1 (schema 1) left it: a session, a leaf, a condensed summary."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    for statement in _split_sql(MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("COMMIT")
+    conn.execute(
+        "INSERT INTO sessions (id, title, source, created_at, updated_at) "
+        "VALUES ('old', 'Old chat', 'jsonl', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z')"
+    )
+    for seq in range(8):
+        conn.execute(
+            "INSERT INTO episodes (id, session_id, seq, role, content, created_at, tokens) "
+            "VALUES (?, 'old', ?, 'user', ?, ?, 10)",
+            (f"old/{seq}", seq, f"message {seq}", f"2024-01-01T00:00:0{seq}.000Z"),
+        )
+    cols = ("id, session_id, depth, kind, status, tier, backend, prompt_version, content, tokens, source_tokens, "
+            "first_seq, last_seq, start_at, end_at, created_at")
+    conn.execute(
+        f"INSERT INTO summaries ({cols}) VALUES ('s_leaf', 'old', 0, 'leaf', 'active', 'fallback', 'extractive', "
+        "'leaf-v1', 'leaf text', 5, 80, 0, 7, '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:07.000Z', "
+        "'2024-01-02T00:00:00.000Z')"
+    )
+    conn.close()
+    return "old", "s_leaf"
+
+
+def test_version_1_file_upgrades_in_place_and_keeps_everything(tmp_path: Path, tokenizer) -> None:
+    path = tmp_path / "v1.db"
+    sid, leaf_id = _write_version_1(path, tokenizer)
+    with Store.open(path, tokenizer=tokenizer) as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        session = store.get_session(sid)
+        assert session is not None
+        assert (session.episodes, session.tokens, session.summaries, session.fallbacks) == (8, 80, 1, 1)
+        assert session.min_retention is None  # nothing measured yet
+        old = store.get_summary(leaf_id)
+        assert old is not None and old.content == "leaf text"
+        assert old.fid_identifiers is None and old.retention is None and old.rejections == ()
+        # the new triggers keep the old aggregates and add the retention one
+        new = NewSummary(new_id("s"), sid, 1, "normal", "extractive", None, "c-v1", "cond", 3,
+                         fid_identifiers=10, fid_kept=7, fid_lost=["foo_bar", "`x`", "1234"])
+        store.write_summaries([SummaryWrite(new, source_ids=[leaf_id])])
+        session = store.get_session(sid)
+        assert session is not None
+        assert session.summaries == 2 and session.max_depth == 1 and session.top_tokens == 3
+        assert session.min_retention == 0.7
+        written = store.get_summary(new.id)
+        assert written is not None and written.fid_lost == ("foo_bar", "`x`", "1234")
+        assert written.retention == 0.7
+
+
+def test_rejections_are_kept_per_summary_and_counted_per_run(tmp_path: Path, tokenizer) -> None:
+    with Store.open(tmp_path / "r.db", tokenizer=tokenizer) as store:
+        make_session(store, "s", 8)
+        run = store.start_run("s", "leaf", "ollama", "m")
+        rejected = [{"tier": "normal", "reason": "loop", "detail": "a sentence repeated 3 times"},
+                    {"tier": "aggressive", "reason": "echo", "detail": "transcript line prefix"}]
+        for i, (a, b) in enumerate(((0, 3), (4, 7))):
+            ns = NewSummary(new_id("s"), "s", 0, "fallback", "extractive", None, "extractive-v1", f"d{i}", 4,
+                            run_id=run.id, rejections=rejected[: i + 1])
+            store.write_summaries([SummaryWrite(ns, episode_range=(a, b))])
+        got = store.get_run(run.id)
+        assert got is not None and got.rejections == {"loop": 2, "echo": 1}
+        leaves = store.summaries("s")
+        assert [len(s.rejections) for s in leaves] == [1, 2]
+        assert leaves[1].rejections[1]["reason"] == "echo"
