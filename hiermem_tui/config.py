@@ -38,10 +38,17 @@ class Policy:
     """How many contiguous same-depth summaries one condensed summary takes."""
     condensed_target_tokens: int = 2000
     """What a condensed summary should stay under."""
+    fidelity_threshold: float = 0.8
+    """Identifier retention (kept / in the sources) under which a summary counts as low-fidelity:
+    the normal tier retries once naming what was lost, the lists flag it, ``repair`` re-makes it."""
 
     def validate(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "fidelity_threshold":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                    raise ConfigError(f"policy.{f.name} must be a number from 0 to 1, not {value!r}")
+                continue
             if not isinstance(value, int) or value < (0 if f.name == "fresh_tail" else 1):
                 raise ConfigError(f"policy.{f.name} must be a positive whole number, not {value!r}")
         if self.condense_fanout < 2:

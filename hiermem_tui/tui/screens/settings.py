@@ -34,7 +34,19 @@ POLICY_HINTS = {
     "leaf_target_tokens": "size a leaf should stay under",
     "condense_fanout": "summaries per condensation (≥ 2)",
     "condensed_target_tokens": "size a condensed one should stay under",
+    "fidelity_threshold": "min share of identifiers kept (0–1)",
 }
+FRACTION_FIELDS = {"fidelity_threshold"}
+
+
+def _fraction(name: str, raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name} must be a number from 0 to 1, not {raw.strip()!r}") from None
+    if not 0 <= value <= 1:
+        raise ConfigError(f"{name} must be a number from 0 to 1, not {value:g}")
+    return value
 
 
 def _whole(name: str, raw: str, minimum: int) -> int:
@@ -74,7 +86,12 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
     keep_alive = values["keep_alive"].strip()
     if not keep_alive:
         raise ConfigError("keep alive must not be empty (for example 10m, 1h or -1)")
-    policy_values = {f.name: _whole(f"policy.{f.name}", values[f.name], 0) for f in fields(Policy)}
+    # a field the form does not show keeps its current value
+    raw = {f.name: values.get(f.name, str(getattr(base.policy, f.name))) for f in fields(Policy)}
+    policy_values: dict[str, float] = {
+        name: _fraction(f"policy.{name}", text) if name in FRACTION_FIELDS else _whole(f"policy.{name}", text, 0)
+        for name, text in raw.items()
+    }
     policy = replace(base.policy, **policy_values)
     policy.validate()
     return replace(
@@ -143,7 +160,8 @@ class SettingsScreen(ModalScreen[bool]):
                     for f in fields(Policy):
                         label = f.name.replace("_", " ").capitalize()
                         value = str(getattr(s.policy, f.name))
-                        yield from self._row(f.name, label, value, POLICY_HINTS.get(f.name, ""), "integer")
+                        kind = "number" if f.name in FRACTION_FIELDS else "integer"
+                        yield from self._row(f.name, label, value, POLICY_HINTS.get(f.name, ""), kind)
             yield Static(id="settings-error")
             with Horizontal(id="settings-buttons"):
                 yield Button("Save  ctrl+s", id="save", variant="primary", compact=True)
