@@ -39,8 +39,11 @@ def _clip_sentence(sentence: str, max_tokens: int, tokenizer: Tokenizer) -> str:
 
 def clip_to(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     """Clip to ``max_tokens`` and make sure re-counting agrees (decode/encode can differ)."""
-    limit = max(1, max_tokens)
-    while tokenizer.count(text) > limit and limit > 0:
+    target = max(1, max_tokens)
+    limit = target
+    # compare with the target, shrink only the clip point: re-encoding a clipped text can
+    # give a token or two more than it was clipped to
+    while tokenizer.count(text) > target and limit > 0:
         text = tokenizer.clip(text, limit).rstrip()
         limit -= 1
     return text
@@ -89,6 +92,7 @@ class ExtractiveBackend:
     """
 
     name = "extractive"
+    context_limit: int | None = None
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer

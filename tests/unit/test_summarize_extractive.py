@@ -90,3 +90,14 @@ async def test_extractive_backend_tiers(tok: Tokenizer) -> None:
     assert res.attempts == 0 and res.llm_seconds == 0
     short = await s.summarise(req(tok, ["ok"], target=60))  # digest "- user: ok" is longer than "ok"
     assert short.tier == "fallback" and short.backend == "extractive"
+
+
+def test_clip_to_keeps_as_much_as_fits(tok: Tokenizer) -> None:
+    """Re-encoding a clipped text may count one token more: the clip shrinks until it fits
+    the *target*, never far below it (it once shrank to a single word)."""
+    from hiermem_tui.summarize.extractive import clip_to
+
+    text = "Earlier in the same chat (context only, already reported): <previous_summary> x </previous_summary> more"
+    for limit in (5, 12, 18, 22):
+        clipped = clip_to(text, limit, tok)
+        assert limit - 2 <= tok.count(clipped) <= limit
