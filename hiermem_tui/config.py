@@ -67,8 +67,9 @@ class Settings:
     """Ollama model; None means the model Ollama has loaded (``/api/ps``)."""
     backend: str = "ollama"
     """What writes summaries: ``ollama`` or ``extractive`` (offline, deterministic)."""
-    timeout_s: float = 300.0
-    """Seconds one model call may take before it counts as a failure for its tier."""
+    timeout_s: float = 120.0
+    """Base seconds a model call may take before it counts as a failure for its tier; each call
+    also gets twice the time its prompt and answer should take at the model's measured speed."""
     keep_alive: str = "10m"
     """How long Ollama keeps the model in memory after a call."""
     parallel: int = 1
@@ -77,6 +78,9 @@ class Settings:
     """The TUI theme, remembered between runs."""
     policy: Policy = field(default_factory=Policy)
     """Compaction policy (DESIGN §5)."""
+    prompts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Edited prompt templates by key (``leaf.normal`` …): ``{"system": …, "instruction": …}``.
+    Only edits are stored; a template not listed is the built-in default."""
     config_path: Path | None = None
     """Where these settings were read from and are saved to (None: nowhere)."""
 
@@ -132,10 +136,12 @@ def load_settings(
         raise ConfigError(f"{path}: unknown policy setting(s) {', '.join(sorted(unknown))}")
     policy = replace(Policy(), **pol)
     policy.validate()
+    prompts = _read_prompts(data.get("prompts", {}), path)
     host = data.get("ollama_host") or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
     s = replace(
         s,
         policy=policy,
+        prompts=prompts,
         ollama_host=_normalise_host(ollama_host or host),
         model=model or data.get("model") or None,
         backend=backend or data.get("backend", s.backend),
@@ -155,12 +161,36 @@ def load_settings(
     return s
 
 
+def _read_prompts(table: Any, path: Path) -> dict[str, dict[str, str]]:
+    """``[prompts."leaf.normal"]`` tables: known keys only, strings only, the material placed."""
+    from .summarize.prompts import DEFAULT_TEMPLATES, validate_template
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [prompts] must be a table")
+    out: dict[str, dict[str, str]] = {}
+    for key, edit in table.items():
+        if key not in DEFAULT_TEMPLATES:
+            raise ConfigError(f"{path}: unknown prompt {key!r}; known: {', '.join(DEFAULT_TEMPLATES)}")
+        if not isinstance(edit, dict) or not all(isinstance(v, str) for v in edit.values()):
+            raise ConfigError(f"{path}: prompts.{key} must be a table of strings (system, instruction)")
+        unknown = set(edit) - {"system", "instruction"}
+        if unknown:
+            raise ConfigError(f"{path}: prompts.{key} has unknown field(s) {', '.join(sorted(unknown))}")
+        if "instruction" in edit and (problem := validate_template(edit["instruction"])):
+            raise ConfigError(f"{path}: prompts.{key}: {problem}")
+        out[key] = dict(edit)
+    return out
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    text = str(value)
+    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
+        text = text.replace(raw, escaped)
+    text = "".join(f"\\u{ord(ch):04x}" if ch < " " or ch == "\x7f" else ch for ch in text)
     return f'"{text}"'
 
 
@@ -182,6 +212,9 @@ def save_settings(settings: Settings) -> Path | None:
     lines += [f"{k} = {_toml_value(v)}" for k, v in values.items() if v is not None]
     lines += ["", "[policy]"]
     lines += [f"{k} = {_toml_value(v)}" for k, v in asdict(settings.policy).items()]
+    for key, edit in sorted(settings.prompts.items()):
+        lines += ["", f"[prompts.{_toml_value(key)}]"]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(edit.items())]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -100,7 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # ---------------------------------------------------------------- shared with resummarize
 def run_json(run: Run) -> dict[str, Any]:
-    """The ``compact --json`` / ``resummarize --json`` object (DESIGN §6), exactly these keys."""
+    """The ``compact --json`` / ``resummarize --json`` / ``repair --json`` object (DESIGN §6),
+    exactly these keys; ``rejections`` counts rejected model answers by reason (issue 8)."""
     return {
         "run_id": run.id,
         "session": run.session_id,
@@ -109,14 +110,19 @@ def run_json(run: Run) -> dict[str, Any]:
         "tiers": run.tiers,
         "llm_seconds": round(run.llm_seconds, 3),
         "wall_seconds": round(run.wall_seconds, 3),
+        "rejections": dict(sorted(run.rejections.items())),
     }
 
 
 def human_line(run: Run) -> str:
     t = run.tiers
+    rejected = ""
+    if run.rejections:
+        parts = ", ".join(f"{reason} {n}" for reason, n in sorted(run.rejections.items(), key=lambda p: -p[1]))
+        rejected = f"; rejected answers: {parts}"
     return (
         f"{one_line(run.session_id, 60)}: {run.status} — {run.summaries_created} summaries "
-        f"(normal {t['normal']}, aggressive {t['aggressive']}, fallback {t['fallback']}) "
+        f"(normal {t['normal']}, aggressive {t['aggressive']}, fallback {t['fallback']}{rejected}) "
         f"in {run.wall_seconds:.1f}s, model {run.llm_seconds:.1f}s [run {run.id}]"
     )
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from ..config import Settings
 from ..store import Run, Store
 from ..summarize import Backend, ExtractiveBackend, Summariser
+from ..summarize.prompts import PromptSet
 from ..tokens import Tokenizer
 from .events import (
     CancelToken,
@@ -56,8 +57,9 @@ def make_runner(
     """A Runner with a fresh backend and summariser; close with ``await runner.summariser.backend.aclose()``."""
     tok = tokenizer or store.tokenizer
     backend = make_backend(settings, tok)
-    return Runner(store, Summariser(backend, tok), settings.policy, parallel=settings.parallel,
-                  on_event=on_event, cancel=cancel)
+    summariser = Summariser(backend, tok, fidelity_threshold=settings.policy.fidelity_threshold,
+                            prompts=PromptSet(settings.prompts))
+    return Runner(store, summariser, settings.policy, parallel=settings.parallel, on_event=on_event, cancel=cancel)
 
 
 async def compact_sessions(

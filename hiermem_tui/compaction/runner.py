@@ -21,11 +21,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..config import Policy
-from ..store import Episode, NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id, parse_iso
+from ..store import NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id, parse_iso
 from ..summarize import (
     BackendUnavailable,
     ModelMissing,
@@ -36,8 +36,14 @@ from ..summarize import (
     SummaryRequest,
     SummaryResult,
 )
+from ..summarize.prompts import normal_num_predict
+from ..summarize.fidelity import MAX_STORED
+from ..summarize.speed import ModelSpeed
+from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, strip_pinned
 from ..summarize.types import SourceItem
 from . import planner
+from .check import repair_targets, repair_trees
+from .requests import condensed_request, episode_item, leaf_request, summary_item
 from .events import (
     CancelToken,
     RunEvent,
@@ -54,10 +60,10 @@ _TOKENS_SQL = (
     "SELECT seq, CASE WHEN tokens IS NULL THEN length(content) / 4 ELSE tokens END "
     "FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq"
 )
-_PRIOR_SQL = (
-    "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
-    "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1"
-)
+LEAF_PROMPT_OVERHEAD = 400
+"""Tokens a leaf prompt adds around its chunk (instructions, the clipped prior summary, role
+prefixes): what a small model's context must hold besides the episodes."""
+MIN_CHUNK_TOKENS = 256
 
 
 class RunRefused(Exception):
@@ -77,15 +83,6 @@ class _RunState:
     tiers: TierCounts = field(default_factory=TierCounts)
     out_tokens: int = 0
     llm_seconds: float = 0.0
-
-
-def _episode_item(ep: Episode) -> SourceItem:
-    when = parse_iso(ep.created_at)
-    return SourceItem("episode", ep.content, ep.tokens, when, when, role=ep.role, label=f"#{ep.seq}")
-
-
-def _summary_item(s: Summary) -> SourceItem:
-    return SourceItem("summary", s.content, s.tokens, parse_iso(s.start_at), parse_iso(s.end_at), depth=s.depth, label=s.id)
 
 
 def _server_gone(exc: BaseException) -> bool:
@@ -128,6 +125,7 @@ class Runner:
         self._check_error: SummariserError | None = None
         self._stop_job = False
         self._limits: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._speed_saved: ModelSpeed | None = None
 
     # ------------------------------------------------------------------ public API
     async def check(self) -> None:
@@ -147,6 +145,23 @@ class Runner:
             self._stop_job = True
             raise
         self._checked = True
+        self._fit_chunks_to_context()
+
+    def _fit_chunks_to_context(self) -> None:
+        """Shrink the leaf chunk budget when the model's context cannot hold a full chunk, its
+        prompt and its answer (a small model with a 2k context, say): every prompt must fit."""
+        limit = getattr(self.summariser.backend, "context_limit", None)
+        if not limit:
+            return
+        answer = normal_num_predict(self.policy.leaf_target_tokens)
+        fits = int((limit - answer - CONTEXT_SLACK) / PROMPT_MARGIN) - LEAF_PROMPT_OVERHEAD
+        if fits < self.policy.leaf_chunk_tokens:
+            self.policy = replace(self.policy, leaf_chunk_tokens=max(MIN_CHUNK_TOKENS, fits))
+
+    async def _ready(self, plan: Callable[[], tuple[list[planner.LeafChunk], int]]) -> tuple[list[planner.LeafChunk], int]:
+        """Check the backend, then plan (again: the check may have shrunk the chunk budget)."""
+        await self.check()
+        return plan()
 
     async def compact(self, session_id: str, pass_: PassKind = "full", *, skip_idle: bool = False) -> Run | None:
         """One pass over one session. ``skip_idle``: record no run when nothing is eligible (returns None).
@@ -154,20 +169,21 @@ class Runner:
         The backend is checked only when a run is about to be recorded."""
         if self.store.get_session(session_id) is None:
             raise RunRefused(f"no session {session_id} in this database")
-        if pass_ == "leaf":
-            chunks = self.plan_leaf(session_id)
-            planned = len(chunks)
-        elif pass_ == "condense":
-            chunks = []
-            planned = planner.count_condensations(self.store.spans(session_id), self.policy.condense_fanout)
-        elif pass_ == "full":
-            chunks = self.plan_leaf(session_id)
-            planned = planner.count_full(self.store.spans(session_id), chunks, self.policy.condense_fanout)
-        else:
+        if pass_ not in ("leaf", "condense", "full"):
             raise RunRefused(f"unknown pass {pass_!r}: choose leaf, condense or full")
+
+        def plan() -> tuple[list[planner.LeafChunk], int]:
+            if pass_ == "condense":
+                return [], planner.count_condensations(self.store.spans(session_id), self.policy.condense_fanout)
+            chunks = self.plan_leaf(session_id)
+            if pass_ == "leaf":
+                return chunks, len(chunks)
+            return chunks, planner.count_full(self.store.spans(session_id), chunks, self.policy.condense_fanout)
+
+        chunks, planned = plan()
         if planned == 0 and skip_idle:
             return None
-        await self.check()
+        chunks, planned = await self._ready(plan)
 
         async def body(st: _RunState) -> None:
             await self._leaves(st, chunks)
@@ -223,7 +239,7 @@ class Runner:
         await self.check()
 
         async def body(st: _RunState) -> None:
-            await self._rechain(st, chain)
+            await self._remake(st, chain)
 
         return await self._execute(s.session_id, "resummarize", s.id, len(chain), body)
 
@@ -243,6 +259,38 @@ class Runner:
             await self._condense(st)
 
         return await self._execute(session_id, "resummarize-session", None, planned, body)
+
+    async def repair(self, session_id: str, below: float | None = None, *, skip_idle: bool = False) -> Run | None:
+        """Re-make, in one run, every active summary of the session that is a fallback, keeps
+        fewer identifiers than ``below`` (default: the policy threshold) or misses a pinned
+        episode — with its ancestors, one tree (one commit) at a time. ``skip_idle``: no run
+        is recorded when nothing needs repair (returns None)."""
+        if self.store.get_session(session_id) is None:
+            raise RunRefused(f"no session {session_id} in this database")
+        threshold = self.policy.fidelity_threshold if below is None else below
+        trees = repair_trees(self.store, repair_targets(self.store, session_id, threshold))
+        if not trees and skip_idle:
+            return None
+        await self.check()
+
+        async def body(st: _RunState) -> None:
+            for tree in trees:
+                await self._remake(st, tree)
+
+        return await self._execute(session_id, "repair", f"below:{threshold:g}", sum(map(len, trees)), body)
+
+    async def repair_many(self, session_ids: Iterable[str], below: float | None = None, *,
+                          skip_idle: bool = False) -> list[Run]:
+        """``repair`` for each session in turn (stops after a cancel or when the server is gone)."""
+        self._stop_job = self._check_error is not None
+        runs = []
+        for sid in session_ids:
+            if self.cancel.cancelled or self._stop_job:
+                break
+            run = await self.repair(sid, below, skip_idle=skip_idle)
+            if run is not None:
+                runs.append(run)
+        return runs
 
     def plan_leaf(self, session_id: str) -> list[planner.LeafChunk]:
         """The leaf chunks due now, read as ``(seq, tokens)`` only (no episode text)."""
@@ -276,7 +324,8 @@ class Runner:
         body: Callable[[_RunState], Awaitable[None]],
     ) -> Run:
         backend = self.summariser.backend
-        run = self.store.start_run(session_id, kind, backend.name, backend.model, target)
+        self._seed_speed()
+        run = self.store.start_run(session_id, kind, backend.name, backend.model, target, planned=planned)
         st = _RunState(run=run, planned=planned, started=time.monotonic())
         self._emit(RunStarted(run.id, session_id, kind, planned, backend.name, backend.model))
         status, error = "done", None
@@ -291,7 +340,29 @@ class Runner:
                 self._stop_job = True  # other sessions would only fail the same way
         return self._finish(st, status, error)
 
+    def _seed_speed(self) -> None:
+        """The backend starts from what earlier runs measured of this model (once per Runner)."""
+        backend = self.summariser.backend
+        speed = getattr(backend, "speed", None)
+        if not isinstance(speed, ModelSpeed) or self._speed_saved is not None:
+            return
+        known = self.store.model_speed(backend.name, backend.model)
+        backend.speed = known.merged(speed)  # type: ignore[attr-defined]
+        self._speed_saved = replace(backend.speed)  # type: ignore[attr-defined]
+
+    def _save_speed(self) -> None:
+        backend = self.summariser.backend
+        speed = getattr(backend, "speed", None)
+        if not isinstance(speed, ModelSpeed) or self._speed_saved is None:
+            return
+        try:
+            self.store.add_model_speed(backend.name, backend.model, speed.minus(self._speed_saved))
+        except StoreError:
+            return  # a measurement is not worth failing a run for
+        self._speed_saved = replace(speed)
+
     def _finish(self, st: _RunState, status: str, error: str | None) -> Run:
+        self._save_speed()
         run = self.store.finish_run(st.run.id, status, wall_seconds=time.monotonic() - st.started, error=error)
         self._emit(RunFinished(run.id, run.session_id, status, run, error))
         return run
@@ -352,11 +423,16 @@ class Runner:
     def _new(self, st: _RunState, depth: int, res: SummaryResult) -> NewSummary:
         st.out_tokens += res.output_tokens
         st.llm_seconds += res.llm_seconds
+        fid = res.fidelity
         return NewSummary(
             id=new_id("s"), session_id=st.run.session_id, depth=depth, tier=res.tier, backend=res.backend,
             model=res.model, prompt_version=res.prompt_version, content=res.text, tokens=res.tokens,
             input_tokens=res.input_tokens, output_tokens=res.output_tokens, duration_s=res.duration_s,
             llm_seconds=res.llm_seconds, run_id=st.run.id,
+            fid_identifiers=fid.identifiers if fid else None, fid_kept=fid.kept if fid else None,
+            fid_lost=fid.lost[:MAX_STORED] if fid else (), fid_novel=fid.novel[:MAX_STORED] if fid else (),
+            fid_added=res.fidelity_added, fid_pins_missing=res.pins_missing,
+            rejections=[r.as_dict() for r in res.rejections],
         )
 
     def _written(self, st: _RunState, rows: Sequence[Summary]) -> None:
@@ -367,6 +443,9 @@ class Runner:
             rate = st.out_tokens / st.llm_seconds if st.llm_seconds > 0 else None
             self._emit(SummaryWritten(st.run.id, s.session_id, s, st.tiers, st.done, st.planned, rate))
 
+    def leaf_target(self) -> int:
+        return self.policy.leaf_target_tokens
+
     async def _leaves(self, st: _RunState, chunks: Sequence[planner.LeafChunk]) -> None:
         """Leaves strictly in order: each one gets the previous leaf's text as context."""
         sid = st.run.session_id
@@ -374,9 +453,7 @@ class Runner:
             async with self._slot():
                 what = chunk.label()
                 self._started(st, what, 0, chunk.first_seq, chunk.last_seq)
-                items = [_episode_item(e) for e in self.store.episode_range(sid, chunk.first_seq, chunk.last_seq)]
-                prior = self.store.conn.execute(_PRIOR_SQL, (sid, chunk.first_seq)).fetchone()
-                req = SummaryRequest(0, items, self.policy.leaf_target_tokens, prior[0] if prior else None)
+                req = leaf_request(self.store, sid, chunk.first_seq, chunk.last_seq, self.policy.leaf_target_tokens)
                 res = await self._summarise(st, what, req)
                 ns = self._new(st, 0, res)
                 self._written(st, self.store.write_summaries(
@@ -388,8 +465,9 @@ class Runner:
             what = group.label()
             self._started(st, what, group.depth, group.first_seq, group.last_seq)
             sources = [self.store.get_summary(i) for i in group.source_ids]
-            items = [_summary_item(s) for s in sources if s is not None]
-            req = SummaryRequest(group.depth, items, self.policy.condensed_target_tokens)
+            items = [summary_item(s) for s in sources if s is not None]
+            req = condensed_request(self.store, st.run.session_id, group.depth, items, group.first_seq,
+                                    group.last_seq, self.policy.condensed_target_tokens)
             res = await self._summarise(st, what, req)
             ns = self._new(st, group.depth, res)
             self._written(st, self.store.write_summaries([SummaryWrite(ns, source_ids=list(group.source_ids))]))
@@ -410,40 +488,41 @@ class Runner:
                     for g in groups:
                         tg.create_task(self._condense_one(st, g))
 
-    async def _rechain(self, st: _RunState, chain: Sequence[Summary]) -> None:
-        """New texts for the summary and each ancestor, computed first, committed at once."""
+    async def _remake(self, st: _RunState, nodes: Sequence[Summary]) -> None:
+        """New versions of ``nodes`` — a set closed under "parent of" within one tree — made
+        bottom-up (a parent from its children's new texts), then committed in ONE transaction:
+        a cancel or failure before that leaves the tree exactly as it was."""
         sid = st.run.session_id
+        order = sorted(nodes, key=lambda n: (n.depth, n.first_seq))
+        parents = {n.id: n.parent_id for n in order}
         writes: list[SummaryWrite] = []
         replaced: dict[str, tuple[str, SourceItem]] = {}
-        for node in chain:
+        for node in order:
             verb = "re-summarise leaf" if node.depth == 0 else f"re-condense depth {node.depth}"
             what = f"{verb} #{node.first_seq}–{node.last_seq}"
             async with self._slot():
                 self._started(st, what, node.depth, node.first_seq, node.last_seq)
                 if node.depth == 0:
-                    items = [_episode_item(e) for e in self.store.episode_range(sid, node.first_seq, node.last_seq)]
-                    prior = self.store.conn.execute(_PRIOR_SQL, (sid, node.first_seq)).fetchone()
-                    req = SummaryRequest(0, items, self.policy.leaf_target_tokens, prior[0] if prior else None)
+                    req = leaf_request(self.store, sid, node.first_seq, node.last_seq, self.policy.leaf_target_tokens)
                     ids: list[str] | None = None
                 else:
-                    kids = self.store.children(node.id)
-                    pairs = [replaced.get(k.id, (k.id, _summary_item(k))) for k in kids]
+                    pairs = [replaced.get(k.id, (k.id, summary_item(k))) for k in self.store.children(node.id)]
                     ids = [p[0] for p in pairs]
-                    req = SummaryRequest(node.depth, [p[1] for p in pairs], self.policy.condensed_target_tokens)
+                    req = condensed_request(self.store, sid, node.depth, [p[1] for p in pairs], node.first_seq,
+                                            node.last_seq, self.policy.condensed_target_tokens)
                 res = await self._summarise(st, what, req)
             ns = self._new(st, node.depth, res)
             rng = (node.first_seq, node.last_seq) if ids is None else None
             writes.append(SummaryWrite(ns, episode_range=rng, source_ids=ids, supersede=[node.id]))
-            item = SourceItem("summary", ns.content, ns.tokens, parse_iso(node.start_at), parse_iso(node.end_at),
-                              depth=node.depth, label=ns.id)
+            item = SourceItem("summary", strip_pinned(ns.content), ns.tokens, parse_iso(node.start_at),
+                              parse_iso(node.end_at), depth=node.depth, label=ns.id)
             replaced[node.id] = (ns.id, item)
         self._check_cancel()
         with self.store.transaction() as conn:
-            # the chain must be as it was planned: nobody superseded or re-parented it meanwhile
-            for i, node in enumerate(chain):
+            # the tree must be as it was planned: nobody superseded or re-parented it meanwhile
+            for node in order:
                 row = conn.execute("SELECT status, parent_id FROM summaries WHERE id = ?", (node.id,)).fetchone()
-                want_parent = chain[i + 1].id if i + 1 < len(chain) else None
-                if row is None or row[0] != "active" or row[1] != want_parent:
+                if row is None or row[0] != "active" or row[1] != parents[node.id]:
                     raise StoreError(f"summary {node.id} changed while it was being re-summarised; run it again")
             rows = self.store.write_summaries(writes)
         self._written(st, rows)

@@ -394,15 +394,16 @@ class DagMixin:
 
     # ------------------------------------------------------------------ runs
     def start_run(
-        self: Store, session_id: str, kind: str, backend: str, model: str | None, target: str | None = None
+        self: Store, session_id: str, kind: str, backend: str, model: str | None, target: str | None = None,
+        *, planned: int | None = None,
     ) -> Run:
         rid = new_id("r")
         pid, host = self.runner_identity()
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO runs (id, session_id, kind, status, backend, model, started_at, target, pid, host) "
-                "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
-                (rid, session_id, kind, backend, model, utcnow(), target, pid, host),
+                "INSERT INTO runs (id, session_id, kind, status, backend, model, started_at, target, pid, host, planned) "
+                "VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                (rid, session_id, kind, backend, model, utcnow(), target, pid, host, planned),
             )
         run = self.get_run(rid)
         assert run is not None

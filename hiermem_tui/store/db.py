@@ -172,19 +172,31 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> int:
 
 
 def migrate(conn: sqlite3.Connection, version: int) -> None:
-    """Apply every migration after ``version``, each in its own transaction with its user_version."""
-    for target in range(version + 1, SCHEMA_VERSION + 1):
-        script = MIGRATIONS[target - 1]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # executescript would COMMIT first; run statement by statement inside our transaction.
-            for statement in _split_sql(script):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {target}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+    """Apply every migration after ``version``, each in its own transaction with its user_version.
+
+    Foreign keys are off while migrating (SQLite's procedure for rebuilding a table that
+    others reference) and checked before each commit, so a migration cannot leave a
+    dangling reference behind.
+    """
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            script = MIGRATIONS[target - 1]
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # executescript would COMMIT first; run statement by statement inside our transaction.
+                for statement in _split_sql(script):
+                    conn.execute(statement)
+                broken = conn.execute("PRAGMA foreign_key_check").fetchone()
+                if broken is not None:
+                    raise DamagedDatabase(f"migration {target} would leave a dangling reference in {broken[0]}")
+                conn.execute(f"PRAGMA user_version = {target}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
 
 
 def _split_sql(script: str) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 Role = Literal["user", "assistant", "system", "tool"]
 Tier = Literal["normal", "aggressive", "fallback"]
 SummaryKind = Literal["leaf", "condensed"]
-RunKind = Literal["leaf", "condense", "full", "resummarize", "resummarize-session"]
+RunKind = Literal["leaf", "condense", "full", "resummarize", "resummarize-session", "repair"]
 RunStatus = Literal["running", "done", "cancelled", "failed", "interrupted"]
 TIERS: tuple[Tier, ...] = ("normal", "aggressive", "fallback")
 

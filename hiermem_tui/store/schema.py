@@ -202,8 +202,38 @@ MIGRATIONS: list[str] = [
     ALTER TABLE summaries ADD COLUMN fid_added INTEGER NOT NULL DEFAULT 0;  -- an "Also mentioned" line was appended
     ALTER TABLE summaries ADD COLUMN fid_pins_missing TEXT;    -- JSON list of pinned episode ids not carried verbatim
     ALTER TABLE summaries ADD COLUMN rejections TEXT;          -- JSON list of rejected attempts {{tier, reason, detail}}
-    ALTER TABLE runs ADD COLUMN rejections TEXT NOT NULL DEFAULT '{{}}';  -- JSON {{reason: count}}
-    ALTER TABLE runs ADD COLUMN planned INTEGER;
+    -- runs gains the 'repair' kind (a CHECK constraint: the table is rebuilt), the reasons
+    -- model answers were rejected, and how many summaries the run planned
+    CREATE TABLE runs_v2 (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id),
+        kind        TEXT NOT NULL CHECK (kind IN ('leaf', 'condense', 'full', 'resummarize', 'resummarize-session', 'repair')),
+        status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'failed', 'interrupted')),
+        backend     TEXT NOT NULL,
+        model       TEXT,
+        started_at  TEXT NOT NULL,
+        finished_at TEXT,
+        normal      INTEGER NOT NULL DEFAULT 0,
+        aggressive  INTEGER NOT NULL DEFAULT 0,
+        fallback    INTEGER NOT NULL DEFAULT 0,
+        summaries_created INTEGER NOT NULL DEFAULT 0,
+        llm_seconds  REAL NOT NULL DEFAULT 0,
+        wall_seconds REAL NOT NULL DEFAULT 0,
+        error       TEXT,
+        target      TEXT,
+        pid         INTEGER,
+        host        TEXT,
+        rejections  TEXT NOT NULL DEFAULT '{{}}',  -- JSON {{reason: count}}
+        planned     INTEGER
+    );
+    INSERT INTO runs_v2 (id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive,
+                         fallback, summaries_created, llm_seconds, wall_seconds, error, target, pid, host)
+        SELECT id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive,
+               fallback, summaries_created, llm_seconds, wall_seconds, error, target, pid, host FROM runs;
+    DROP TABLE runs;
+    ALTER TABLE runs_v2 RENAME TO runs;
+    CREATE INDEX runs_session ON runs (session_id, started_at);
+    CREATE INDEX runs_status ON runs (status) WHERE status = 'running';
     ALTER TABLE sessions ADD COLUMN min_retention REAL;
 
     -- Measured speed of each model, for timeouts and time estimates.

@@ -32,6 +32,7 @@ from .db import (
     inspect_file,
     migrate,
 )
+from .marks import MarksMixin
 from .models import Episode, Session, iso, parse_iso, utcnow
 from .schema import SCHEMA_VERSION
 
@@ -101,7 +102,7 @@ def _episode(row: tuple) -> Episode:
     )
 
 
-class Store(DagMixin):
+class Store(DagMixin, MarksMixin):
     """A hiermem-tui database. Build with :meth:`open`; pass it to whatever needs it."""
 
     def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None) -> None:

@@ -30,6 +30,7 @@ import httpx
 import ollama
 import pydantic
 
+from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
     ChunkCallback,
@@ -46,6 +47,17 @@ NUM_CTX_STEP = 1024
 NUM_CTX_SLACK = 64  # chat template tokens around the two messages
 PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
+
+
+def _ns(value: Any) -> float | None:
+    return value / 1e9 if isinstance(value, (int, float)) and value > 0 else None
+
+
+def _over_cap(chunks: int, chars: int, num_predict: int) -> bool:
+    """More than ``num_predict`` tokens have arrived. Ollama sends about one token per chunk;
+    a server sending big chunks is caught by characters (3 per token is generous)."""
+    limit = num_predict + 8
+    return chunks > limit or chars > limit * 6
 
 
 def normalize_host(host: str | None) -> str:
@@ -177,9 +189,10 @@ class OllamaBackend:
         model: str | None,
         tokenizer: Tokenizer,
         *,
-        timeout_s: float = 300,
+        timeout_s: float = 120,
         keep_alive: str | float = "10m",
         num_ctx_cap: int | None = None,
+        speed: ModelSpeed | None = None,
     ) -> None:
         self.host = normalize_host(host)
         self.model = model.strip() if model and model.strip() else None
@@ -187,8 +200,12 @@ class OllamaBackend:
         self.timeout_s = timeout_s
         self.keep_alive = keep_alive
         self.num_ctx_cap = num_ctx_cap
-        timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        # no read timeout of httpx's own: a slow CPU model may think for minutes before the
+        # first token; each call is bounded by call_timeout() instead
+        timeout = httpx.Timeout(None, connect=min(10.0, timeout_s))
         self._client = ollama.AsyncClient(host=self.host, timeout=timeout)
+        self.speed = speed or ModelSpeed()
+        """The model's measured speed (seeded from the store by the runner, updated per call)."""
         self._context: dict[str, int | None] = {}
         self._num_ctx: dict[str, int] = {}
 
@@ -247,6 +264,21 @@ class OllamaBackend:
         self._num_ctx[model] = value
         return value
 
+    @property
+    def context_limit(self) -> int | None:
+        """The most context we will ask for (trained context and ``num_ctx_cap``), once known."""
+        if self.model is None:
+            return self.num_ctx_cap
+        ceilings = [c for c in (self._context.get(self.model), self.num_ctx_cap) if c]
+        return min(ceilings) if ceilings else None
+
+    def call_timeout(self, prompt_tokens: int, num_predict: int) -> float:
+        """Seconds one call may take: ``timeout_s`` plus twice what this prompt and answer
+        should take at the model's measured speed (a cautious CPU guess before any
+        measurement), so a big prompt on a slow model is not cut off, and a hung server is
+        still given up on."""
+        return self.timeout_s + 2 * self.speed.expected_seconds(prompt_tokens, num_predict)
+
     async def generate(
         self,
         system: str,
@@ -256,7 +288,11 @@ class OllamaBackend:
         num_predict: int,
         on_chunk: ChunkCallback | None = None,
     ) -> Generation:
-        """Stream one chat answer. Cancelling the awaiting task aborts the HTTP request."""
+        """Stream one chat answer. Cancelling the awaiting task aborts the HTTP request.
+
+        Reading stops at ``num_predict`` (counted generously, see ``_over_cap``) even if the
+        server goes on: the answer is then reported as cut off (``done_reason == "length"``).
+        """
         model = await self._ensure_model()
         limit = await self.context_length(model)
         prompt_tokens = self.tokenizer.count(system) + self.tokenizer.count(prompt)
@@ -266,11 +302,14 @@ class OllamaBackend:
             "num_ctx": self.num_ctx_for(model, prompt_tokens, num_predict, limit),
         }
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        timeout = self.call_timeout(prompt_tokens, num_predict)
         started = time.monotonic()
         parts: list[str] = []
+        chars = 0
         final: Any = None
+        capped = False
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with asyncio.timeout(timeout):
                 stream = await self._client.chat(
                     model=model, messages=messages, stream=True, options=options, keep_alive=self.keep_alive
                 )
@@ -279,25 +318,33 @@ class OllamaBackend:
                         content = part.message.content if part.message else None
                         if content:
                             parts.append(content)
+                            chars += len(content)
                             if on_chunk is not None:
                                 on_chunk(len(parts))
                         if part.done:
                             final = part
+                        elif _over_cap(len(parts), chars, num_predict):
+                            capped = True
+                            break
         except TimeoutError:
-            raise ModelError(f"model '{model}' timed out after {self.timeout_s:g}s") from None
+            shown = f"{timeout:.1f}" if timeout < 10 else f"{timeout:.0f}"
+            raise ModelError(f"model '{model}' timed out after {shown}s") from None
         except Exception as exc:
             if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
-                # httpx's read timeout equals ours; whichever fires first, say the same thing
-                raise ModelError(f"model '{model}' timed out after {self.timeout_s:g}s") from None
+                raise ModelError(f"model '{model}' stopped answering (read timed out)") from None
             raise self._error(exc) from None
         text = _THINK.sub("", "".join(parts), count=1)
-        return Generation(
+        gen = Generation(
             text=text,
             prompt_eval_count=getattr(final, "prompt_eval_count", None),
-            eval_count=getattr(final, "eval_count", None),
+            eval_count=getattr(final, "eval_count", None) if not capped else len(parts),
             seconds=time.monotonic() - started,
-            done_reason=getattr(final, "done_reason", None),
+            done_reason="length" if capped else getattr(final, "done_reason", None),
+            prompt_seconds=_ns(getattr(final, "prompt_eval_duration", None)),
+            eval_seconds=_ns(getattr(final, "eval_duration", None)),
         )
+        self.speed.observe(gen, prompt_tokens)
+        return gen
 
     async def aclose(self) -> None:
         await self._client.close()

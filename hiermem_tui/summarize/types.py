@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from hiermem_tui.summarize.acceptance import Rejection
+    from hiermem_tui.summarize.fidelity import Fidelity
 
 Tier = Literal["normal", "aggressive", "fallback"]
 SourceKind = Literal["episode", "summary"]
@@ -34,6 +38,7 @@ class SourceItem:
     role: str | None = None
     depth: int | None = None
     label: str = ""
+    synthetic_time: bool = False  # the importer invented the time: prompts do not show it
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,8 @@ class SummaryRequest:
     sources: list[SourceItem]
     target_tokens: int
     prior_summary: str | None = None  # leaf only: the previous leaf's text, for continuity
+    pinned: tuple[SourceItem, ...] = ()
+    """Pinned episodes under this summary: carried verbatim after the model's text."""
 
     @property
     def source_tokens(self) -> int:
@@ -63,7 +70,9 @@ class Generation:
     prompt_eval_count: int | None
     eval_count: int | None
     seconds: float
-    done_reason: str | None = None  # "stop", or "length" when num_predict cut it off
+    done_reason: str | None = None  # "stop", or "length" when num_predict cut it off (or we stopped reading)
+    prompt_seconds: float | None = None  # Ollama's prompt_eval_duration, for the model's measured speed
+    eval_seconds: float | None = None  # Ollama's eval_duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,10 @@ class SummaryResult:
     llm_seconds: float  # time spent awaiting the model, over every attempt
     attempts: int  # model calls made for this summary, connection retries included
     notes: tuple[str, ...] = ()  # why earlier tiers were rejected, e.g. "normal: empty answer"
+    rejections: tuple[Rejection, ...] = ()  # the same, as (tier, reason, detail) for the store
+    fidelity: Fidelity | None = None  # the accepted text measured against the sources
+    fidelity_added: bool = False  # an "Also mentioned" line was appended by the guard
+    pins_missing: tuple[str, ...] = ()  # labels of pinned episodes the text does not carry
 
 
 @dataclass(frozen=True, slots=True)

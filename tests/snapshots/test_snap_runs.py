@@ -31,7 +31,7 @@ from tests.tui.conftest import wait_for
 
 SIZE = (140, 40)
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
-                condense_fanout=3, condensed_target_tokens=80)
+                condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
 
 
 @pytest.fixture

@@ -94,7 +94,9 @@ async def test_resummarize_one_node_compare_and_revert(tmp_path: Path, store: St
             plain = compare.plain
             assert "Summary s_leaf_4: the user and the assistant discussed topic 4." in plain
             assert "Leaf four again: [bold]kept[/bold] the fix in src/app.py ␛[31m." in plain  # literal
-            assert re.search(r"40 → \d+ tokens \(−\d+%\)", plain)
+            assert re.search(r"40 → \d+ tokens \([−+]\d+%\)", plain)
+            # the answer lost the episodes' numbers: the fidelity guard named them on a line of its own
+            assert "␛[31m.\nAlso mentioned: " in plain
             assert "aggressive" in plain and "ollama/llama3.2:latest" in plain and "2 ancestors" in plain
             text = screen_text(app)
             assert "[bold]kept[/bold]" in text and "\x1b" not in text

@@ -28,8 +28,9 @@ from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
 from tests.tui.conftest import screen_text, wait_for
 
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
-                condense_fanout=3, condensed_target_tokens=80)
-"""With 30 episodes: a leaf pass writes 3 leaves, a full pass 3 leaves and 1 condensation."""
+                condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
+"""With 30 episodes: a leaf pass writes 3 leaves, a full pass 3 leaves and 1 condensation. No fidelity
+retries: these tests count model calls (test_repair_ui.py covers the guard in the UI)."""
 SIZE = (150, 40)
 
 

@@ -15,7 +15,7 @@ from hiermem_tui.tokens import Tokenizer
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 SMALL = Policy(fresh_tail=4, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
-               condense_fanout=2, condensed_target_tokens=80)
+               condense_fanout=2, condensed_target_tokens=80, fidelity_threshold=0.0)
 
 
 def episode_text(session_id: str, i: int, words: int = 20) -> str:
@@ -39,7 +39,7 @@ def extractive_runner(
     store: Store, tokenizer: Tokenizer, policy: Policy = SMALL, *, parallel: int = 1,
     events: list[RunEvent] | None = None, cancel: CancelToken | None = None,
 ) -> Runner:
-    summariser = Summariser(ExtractiveBackend(tokenizer), tokenizer)
+    summariser = Summariser(ExtractiveBackend(tokenizer), tokenizer, fidelity_threshold=policy.fidelity_threshold)
     return Runner(store, summariser, policy, parallel=parallel,
                   on_event=events.append if events is not None else None, cancel=cancel)
 
@@ -52,7 +52,7 @@ def ollama_runner(
     """A runner over the real Ollama client pointed at ``url``. Backoff is shortened (it is a
     documented Summariser setting) so tests of a dying server do not wait seconds."""
     backend = OllamaBackend(url, model, tokenizer, timeout_s=30)
-    summariser = Summariser(backend, tokenizer, retry_backoff_s=backoff)
+    summariser = Summariser(backend, tokenizer, retry_backoff_s=backoff, fidelity_threshold=policy.fidelity_threshold)
     runner = Runner(store, summariser, policy, parallel=parallel,
                     on_event=events.append if events is not None else None, cancel=cancel)
     return runner, backend

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Fail, FakeOllama, Hang, Reply, closed_port_url, continues_chat, empty, longer_than_input
@@ -166,6 +167,8 @@ def test_a_hang_past_timeout_moves_that_summary_to_the_next_tier(
 ) -> None:
     cfg = config.parent / "timeout.toml"
     cfg.write_text("timeout_s = 1.0\n" + config.read_text(), encoding="utf-8")
+    with Store.open(db, tokenizer=tokenizer) as store:  # earlier runs measured this model as fast
+        store.add_model_speed("ollama", "llama3.2:latest", ModelSpeed(4, 4000, 0.01, 400, 0.01))
     fake.script(
         Hang(), Reply(leaf("ONE")),            # leaf 1: no byte for 1 s
         Reply(leaf("TWO")),
@@ -200,32 +203,32 @@ def test_answers_longer_than_the_input_go_to_the_aggressive_tier(
     fake.script(longer_than_input(), Reply(leaf("ONE")), longer_than_input(), longer_than_input())
     code, obj, _ = compact(db, fake.url)
     assert code == 0 and obj["status"] == "done"
-    assert obj["tiers"] == {"normal": obj["summaries_created"] - 2, "aggressive": 2, "fallback": 0}
+    assert obj["tiers"] == {"normal": obj["summaries_created"] - 2, "aggressive": 1, "fallback": 1}
+    assert obj["rejections"] == {"cut_off": 2, "echo": 1}
     leaves = stored(db, tokenizer, obj)
     assert (leaves[0].tier, leaves[0].content) == ("aggressive", leaf("ONE"))
-    # leaf 2: the aggressive tier takes any non-empty answer (§4); its num_predict is the cap
-    body = fake.chat_bodies[3]
-    echoed = " ".join(body["messages"][-1]["content"].split() * 2)
-    assert leaves[1].tier == "aggressive" and leaves[1].content and echoed.startswith(leaves[1].content)
-    assert leaves[1].output_tokens <= body["options"]["num_predict"] < leaves[1].source_tokens
+    # leaf 2: the aggressive answer is the prompt echoed back (clipped to its cap): not a summary
+    assert leaves[1].tier == "fallback" and leaves[1].backend == "extractive"
+    assert [r["reason"] for r in leaves[1].rejections] == ["cut_off", "echo"]
+    assert leaves[1].tokens < leaves[1].source_tokens
 
 
-def test_answers_that_continue_the_chat_are_accepted_and_stored_literally(
+def test_answers_that_continue_the_chat_are_rejected_and_odd_text_is_stored_literally(
     db: Path, fake: FakeOllama, tokenizer: Tokenizer
 ) -> None:
-    """§4 accepts any non-empty normal answer shorter than its input: the app cannot tell a
-    chat reply from a summary, so it keeps it, as text, byte for byte."""
-    odd = 'Sure! [bold]Run[/bold] `rm -rf build/` then {"ok": true} \x1b[31mred\x1b[0m <script>x</script> — tell me.'
+    """A chat reply is not a summary (rejected, reason kept); a summary with markup, escapes
+    and HTML in it is kept as text, byte for byte."""
+    odd = 'Ran [b]x[/b] \x1b[31mr\x1b[0m <i>.'  # within the aggressive target
     fake.script(continues_chat(), Reply(odd))
     code, obj, _ = compact(db, fake.url)
-    assert code == 0 and obj["status"] == "done" and obj["tiers"]["normal"] == obj["summaries_created"]
+    assert code == 0 and obj["status"] == "done" and obj["tiers"]["aggressive"] == 1
+    assert obj["rejections"] == {"continues_chat": 1}
     leaves = stored(db, tokenizer, obj)
-    chat = "Sure! Here's the next step: run the tests again and tell me what you see."
-    assert [(s.tier, s.content) for s in leaves[:2]] == [("normal", chat), ("normal", odd)]
-    assert len(fake.chat_requests) == obj["summaries_created"]  # no second tier was asked
+    assert (leaves[0].tier, leaves[0].content) == ("aggressive", odd)
+    assert leaves[0].rejections[0]["reason"] == "continues_chat" and "Sure" in leaves[0].rejections[0]["detail"]
     code, out, _ = cli("export", "--db", str(db), "--session", "a", "--format", "json")
     exported = {s["id"]: s["content"] for s in json.loads(out)["summaries"]}
-    assert code == 0 and exported[leaves[0].id] == chat and exported[leaves[1].id] == odd
+    assert code == 0 and exported[leaves[0].id] == odd
 
 
 # ---------------------------------------------------------------- model not there

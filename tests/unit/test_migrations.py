@@ -81,3 +81,25 @@ def test_rejections_are_kept_per_summary_and_counted_per_run(tmp_path: Path, tok
         leaves = store.summaries("s")
         assert [len(s.rejections) for s in leaves] == [1, 2]
         assert leaves[1].rejections[1]["reason"] == "echo"
+
+
+def test_runs_of_a_version_1_file_survive_the_table_rebuild(tmp_path: Path, tokenizer) -> None:
+    path = tmp_path / "v1runs.db"
+    sid, leaf_id = _write_version_1(path, tokenizer)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "INSERT INTO runs (id, session_id, kind, status, backend, started_at, normal, summaries_created, error) "
+        "VALUES ('r_old', 'old', 'leaf', 'failed', 'ollama', '2024-01-02T00:00:00.000Z', 1, 1, 'Ollama went away')"
+    )
+    conn.execute("UPDATE summaries SET run_id = 'r_old' WHERE id = ?", (leaf_id,))
+    conn.close()
+    with Store.open(path, tokenizer=tokenizer) as store:
+        run = store.get_run("r_old")
+        assert run is not None and (run.status, run.error, run.normal) == ("failed", "Ollama went away", 1)
+        assert run.rejections == {} and run.planned is None
+        assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert store.get_summary(leaf_id).run_id == "r_old"
+        # the new kind is accepted
+        repair = store.start_run(sid, "repair", "ollama", "m")
+        assert store.get_run(repair.id).kind == "repair"

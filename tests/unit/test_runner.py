@@ -37,11 +37,15 @@ def tiers_in_order(store: Store, sid: str) -> list[tuple[int, str, str]]:
     return [(s.first_seq, s.tier, s.backend) for s in store.summaries(sid) if s.depth == 0]
 
 
+def leaves_by_tier(made: list, tier: str) -> list:
+    return [s for s in made if s.depth == 0 and s.tier == tier]
+
+
 async def test_full_pass_tiers_and_prior_summary(store: Store, tokenizer: Tokenizer, fake: FakeOllama) -> None:
     add_episodes(store, "s", 0, 30)
     fake.script(
         Reply("LEAF ONE: the user opened the task."),
-        longer_than_input(), Reply("LEAF TWO terse."),  # normal rejected (not shorter) → aggressive
+        longer_than_input(), Reply("LEAF TWO terse."),  # normal rejected (cut off) → aggressive
         empty(), empty(),                                 # both model tiers empty → fallback
     )
     events: list[RunEvent] = []
@@ -65,7 +69,13 @@ async def test_full_pass_tiers_and_prior_summary(store: Store, tokenizer: Tokeni
     bodies = fake.chat_bodies
     assert "LEAF ONE" in bodies[1]["messages"][-1]["content"]
     assert all("num_ctx" in b["options"] for b in bodies)
-    assert any("leaf summary" in b["messages"][-1]["content"] and "UTC" in b["messages"][-1]["content"] for b in bodies)
+    assert any("--- Part 1 of 2, " in b["messages"][-1]["content"] and "UTC" in b["messages"][-1]["content"]
+               for b in bodies)
+    # why the tiers fell is kept on the summaries and counted on the run
+    assert [r["reason"] for r in leaves_by_tier(made, "aggressive")[0].rejections] == ["cut_off"]
+    assert [r["reason"] for r in leaves_by_tier(made, "fallback")[0].rejections] == ["empty", "empty"]
+    # plus one condensed summary whose 15-token input left it a 14-token target the default answer overshot
+    assert run.rejections == {"cut_off": 1, "empty": 2, "too_long": 1}
     # events: planned is exact for an undisturbed pass, counters tick, run finished
     started = [e for e in events if isinstance(e, RunStarted)]
     written = [e for e in events if isinstance(e, SummaryWritten)]

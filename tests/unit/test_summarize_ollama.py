@@ -19,7 +19,9 @@ from hiermem_tui.summarize import (
     normalize_host,
     resolve_model,
 )
-from hiermem_tui.summarize.prompts import build_prompt
+from hiermem_tui.summarize.prompts import aggressive_num_predict, normal_num_predict
+from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.summariser import targets_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Drop, Fail, FakeModel, FakeOllama, Hang, Reply, StreamError, closed_port_url
@@ -98,23 +100,24 @@ async def test_down_server_is_one_clear_line(tok: Tokenizer) -> None:
 async def test_request_settings(fake: FakeOllama, tok: Tokenizer) -> None:
     backend = OllamaBackend(fake.url, "llama3.2", tok, keep_alive="10m")
     req = request(tok, words=600, target=150)
+    t = targets_for(req)
     s = Summariser(backend, tok)
     fake.script(Fail(), Reply("Short summary."))
     res = await s.summarise(req)
     assert res.tier == "aggressive"
     normal, aggressive = fake.chat_bodies
-    for body, prompt in ((normal, build_prompt(req)), (aggressive, build_prompt(req, aggressive=True))):
+    for body in (normal, aggressive):
         opts = body["options"]
-        prompt_tokens = tok.count(prompt.system) + tok.count(prompt.prompt)
-        assert opts["num_predict"] == prompt.num_predict
-        assert opts["temperature"] == prompt.temperature
+        prompt_tokens = sum(tok.count(m["content"]) for m in body["messages"])
         assert opts["num_ctx"] % 1024 == 0 and opts["num_ctx"] >= 2048
         assert opts["num_ctx"] >= prompt_tokens + opts["num_predict"]
         assert opts["num_ctx"] <= 8192
         assert body["keep_alive"] == "10m" and body["stream"] is True and body["model"] == "llama3.2"
         assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert (normal["options"]["temperature"], aggressive["options"]["temperature"]) == (0.2, 0.1)
-    assert (normal["options"]["num_predict"], aggressive["options"]["num_predict"]) == (300, 150)
+    assert t.normal == 150 and t.aggressive == 75
+    assert (normal["options"]["num_predict"], aggressive["options"]["num_predict"]) == (
+        normal_num_predict(t.normal), aggressive_num_predict(t.aggressive))
     await backend.aclose()
 
 
@@ -152,6 +155,7 @@ async def test_generation_counts_and_think_stripping(fake: FakeOllama, tok: Toke
 
 async def test_error_sorting(fake: FakeOllama, tok: Tokenizer) -> None:
     backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=0.3)
+    backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)  # known fast: the timeout is ~timeout_s
     fake.script(Fail(500, "out of memory"), StreamError(), Drop(after_chunks=2), Drop(), Hang())
     with pytest.raises(ModelError, match=r"HTTP 500\): out of memory"):
         await backend.generate("s", "p", temperature=0.2, num_predict=10)

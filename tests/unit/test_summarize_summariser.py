@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -18,6 +19,8 @@ from hiermem_tui.summarize import (
     SummaryEvent,
     extractive_digest,
 )
+from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.summariser import targets_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import (
@@ -34,13 +37,27 @@ from tests.fakeollama import (
 )
 
 T0 = datetime(2025, 1, 2, 10, 0, tzinfo=timezone.utc)
-SHORT = "The user fixed the CI failure by adding foo to setup.cfg."
 MESSAGES = [
-    ("user", "Our CI fails with ModuleNotFoundError: No module named 'foo'. Locally everything passes."),
-    ("assistant", "CI installs from setup.cfg, so add foo to install_requires there, then rerun the job."),
-    ("user", "Done, I edited setup.cfg and pushed commit 3f2a1b. The pipeline is green now."),
-    ("assistant", "Great. Consider pinning foo>=1.4 since 1.3 had the import bug we saw yesterday."),
+    ("user", "Our CI fails with ModuleNotFoundError: No module named 'foo'. Locally everything passes, on Python "
+             "3.11 and 3.12 alike. The failing job is called build-and-test and it started failing this morning "
+             "after we merged the packaging change. I have no idea why CI would differ from my laptop here."),
+    ("assistant", "CI installs the package from setup.cfg, so add foo to install_requires there, then rerun the "
+                  "job. Your laptop has foo installed by hand, which is why it passes locally. If the job caches "
+                  "the virtual environment, clear that cache too, otherwise the old environment is reused."),
+    ("user", "Done, I edited setup.cfg and pushed commit 3f2a1b9. The pipeline is green now and the job took about "
+             "four minutes, same as before. Should I do anything else about the dependency?"),
+    ("assistant", "Great. Consider pinning foo>=1.4 since 1.3 had the import bug we saw yesterday; add it to "
+                  "install_requires with that lower bound and mention it in the changelog."),
+    ("user", "Thanks, that makes sense. I will add the lower bound now and write a short note in the changelog "
+             "so that the others on the team know why the build was red this morning and what changed."),
+    ("assistant", "Sounds good. It is also worth adding a small smoke test that imports the package in a clean "
+                  "environment, so a missing dependency shows up before a merge rather than after it."),
 ]
+# keeps every identifier of MESSAGES, well under the leaf target
+SHORT = ("CI job build-and-test failed: ModuleNotFoundError for foo (Python 3.11, 3.12). Fix: foo added to "
+         "install_requires in setup.cfg; commit 3f2a1b9 is green. Pin foo>=1.4 (1.3 was buggy).")
+# within the aggressive target
+TERSE = "- foo added to install_requires in setup.cfg fixed CI (ModuleNotFoundError)\n- pin foo>=1.4"
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +67,19 @@ def tok() -> Tokenizer:
 
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
-    with FakeOllama() as server:
+    with FakeOllama(responder=lambda body: SHORT) as server:
         yield server
+
+
+def fast(backend: OllamaBackend) -> OllamaBackend:
+    """A backend whose model is known to be fast, so its per-call timeout is ~timeout_s."""
+    backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
+    return backend
 
 
 @pytest.fixture
 async def backend(fake: FakeOllama, tok: Tokenizer) -> AsyncIterator[OllamaBackend]:
-    b = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=5)
+    b = fast(OllamaBackend(fake.url, "llama3.2", tok, timeout_s=5))
     yield b
     await b.aclose()
 
@@ -71,7 +94,7 @@ class Sleeps:
         self.delays.append(delay)
 
 
-def leaf(tok: Tokenizer, target: int = 60) -> SummaryRequest:
+def leaf(tok: Tokenizer, target: int = 80) -> SummaryRequest:
     items = [
         SourceItem("episode", text, tok.count(text), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i),
                    role=role, label=f"#{i}")
@@ -84,17 +107,19 @@ async def test_normal_accepted(fake: FakeOllama, backend: OllamaBackend, tok: To
     fake.script(Reply(SHORT, prompt_eval_count=512, eval_count=14))
     req = leaf(tok)
     res = await Summariser(backend, tok).summarise(req)
-    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "ollama", "llama3.2", "leaf-v1")
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "ollama", "llama3.2", "leaf-v2")
     assert res.text == SHORT and res.tokens == tok.count(SHORT)
     assert res.source_tokens == sum(tok.count(t) for _, t in MESSAGES) == req.source_tokens
     assert (res.input_tokens, res.output_tokens, res.attempts) == (512, 14, 1)
-    assert 0 < res.llm_seconds <= res.duration_s and res.notes == ()
+    assert 0 < res.llm_seconds <= res.duration_s and res.notes == () and res.rejections == ()
+    assert res.fidelity is not None and res.fidelity.retention == 1.0 and not res.fidelity_added
 
 
 @pytest.mark.parametrize(
     ("first", "why"),
     [
-        (longer_than_input(), "not shorter than input"),
+        (longer_than_input(), "cut off by the server"),
+        (Reply(" ".join(["The user changed setup.cfg."] * 18)), "longer than the tier's target"),
         (empty(), "empty answer"),
         (Reply("   \n\t "), "empty answer"),
         (Fail(), "HTTP 500"),
@@ -104,19 +129,25 @@ async def test_normal_accepted(fake: FakeOllama, backend: OllamaBackend, tok: To
 async def test_normal_rejected_goes_aggressive(
     fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, first: object, why: str
 ) -> None:
-    fake.script(first, Reply(SHORT))  # type: ignore[arg-type]
-    res = await Summariser(backend, tok).summarise(leaf(tok))
-    assert res.tier == "aggressive" and res.text == SHORT and res.backend == "ollama"
-    assert res.prompt_version == "leaf-v1+aggressive-v1" and res.attempts == 2
-    assert why in res.notes[0]
+    fake.script(first, Reply(TERSE))  # type: ignore[arg-type]
+    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(leaf(tok))
+    assert res.tier == "aggressive" and res.text == TERSE and res.backend == "ollama"
+    assert res.prompt_version == "leaf-v2+aggressive" and res.attempts == 2
+    assert why in res.notes[0] and res.rejections[0].tier == "normal"
     temps = [b["options"]["temperature"] for b in fake.chat_bodies]
     assert temps == [0.2, 0.1]
 
 
-async def test_aggressive_accepts_any_non_empty_answer(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
-    fake.script(empty(), longer_than_input())
-    res = await Summariser(backend, tok).summarise(leaf(tok))
-    assert res.tier == "aggressive" and res.tokens > 0
+async def test_aggressive_clips_an_over_long_answer_to_its_target(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer
+) -> None:
+    long_answer = " ".join(f"Point {i}: the user changed setup.cfg and the assistant agreed." for i in range(40))
+    fake.script(empty(), Reply(long_answer))
+    req = leaf(tok)
+    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(req)
+    target = targets_for(req).aggressive
+    assert res.tier == "aggressive" and 0 < res.tokens <= target
+    assert res.text.endswith("agreed.")  # cut at a sentence boundary, not mid-word
 
 
 @pytest.mark.parametrize("second", [Fail(), empty(), Reply("\n")])
@@ -127,7 +158,11 @@ async def test_both_fail_gives_fallback(
     req = leaf(tok)
     res = await Summariser(backend, tok).summarise(req)
     assert (res.tier, res.backend, res.model, res.prompt_version) == ("fallback", "extractive", None, "extractive-v1")
-    assert res.text == extractive_digest(req, tok) and res.tokens <= req.target_tokens
+    digest = extractive_digest(replace(req, target_tokens=targets_for(req).fallback), tok)
+    assert res.text.splitlines()[0] == digest.splitlines()[0] and res.tokens <= targets_for(req).fallback
+    # the digest kept too few identifiers: the guard made room and named the lost ones
+    assert res.fidelity_added and res.text.splitlines()[-1].startswith("Also mentioned: ")
+    assert res.fidelity is not None and res.fidelity.retention == 1.0
     assert res.attempts == 2 and len(res.notes) == 2
 
 
@@ -138,10 +173,10 @@ async def test_without_fallback_both_failing_raises(fake: FakeOllama, backend: O
 
 
 async def test_hang_past_timeout_moves_to_next_tier(fake: FakeOllama, tok: Tokenizer) -> None:
-    slow = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=0.3)
+    slow = fast(OllamaBackend(fake.url, "llama3.2", tok, timeout_s=0.3))
     fake.script(Hang(), Reply(SHORT))
     res = await Summariser(slow, tok).summarise(leaf(tok))
-    assert res.tier == "aggressive" and "timed out after 0.3s" in res.notes[0]
+    assert res.tier == "aggressive" and "timed out after 0.3" in res.notes[0]
     assert await asyncio.to_thread(fake.chat_requests[0].disconnected.wait, 5)
     await slow.aclose()
 
@@ -190,7 +225,7 @@ async def test_flaky_server_recovers(tok: Tokenizer) -> None:
 
     async def start_server_then_continue(delay: float) -> None:
         if not started:
-            started.append(FakeOllama(port=port).start())
+            started.append(FakeOllama(port=port, responder=lambda body: SHORT).start())
 
     try:
         res = await Summariser(backend, tok, sleep=start_server_then_continue).summarise(leaf(tok))
@@ -228,8 +263,14 @@ async def test_progress_events(fake: FakeOllama, backend: OllamaBackend, tok: To
 
 
 async def test_condensed_request_uses_depth_prompt(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
-    texts = ["Leaf A: the user configured CI and fixed setup.cfg. " * 3, "Leaf B: pinned foo>=1.4 after review. " * 3]
-    items = [SourceItem("summary", t, tok.count(t), T0, T0 + timedelta(hours=1), depth=0) for t in texts]
-    res = await Summariser(backend, tok).summarise(SummaryRequest(1, items, 40))
-    assert res.prompt_version == "condensed-d1-v1" and res.tier == "normal"
-    assert "(leaf summary, 2025-01-02 10:00 UTC to 2025-01-02 11:00 UTC)" in fake.chat_bodies[0]["messages"][1]["content"]
+    texts = [f"Leaf A{i}: the user configured CI, fixed setup.cfg and re-ran the build job twice." for i in range(6)]
+    texts += [f"Leaf B{i}: the user pinned foo>=1.4 after review and the assistant agreed to it." for i in range(6)]
+    items = [SourceItem("summary", " ".join(texts[:6]), tok.count(" ".join(texts[:6])), T0, T0 + timedelta(hours=1),
+                        depth=0),
+             SourceItem("summary", " ".join(texts[6:]), tok.count(" ".join(texts[6:])), T0 + timedelta(hours=1),
+                        T0 + timedelta(hours=2), depth=0)]
+    fake.script(Reply("The user configured CI, fixed setup.cfg and pinned foo>=1.4 after review."))
+    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(SummaryRequest(1, items, 40))
+    assert res.prompt_version == "condensed-v2" and res.tier == "normal"
+    sent = fake.chat_bodies[0]["messages"][1]["content"]
+    assert "--- Part 1 of 2, 2025-01-02 10:00 UTC to 2025-01-02 11:00 UTC ---" in sent

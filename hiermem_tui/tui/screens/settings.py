@@ -146,7 +146,7 @@ class SettingsScreen(ModalScreen[bool]):
                         "model", "Model", s.model or "", "empty: the model Ollama has loaded",
                         placeholder="(loaded model)", suggester=SuggestFromList(installed, case_sensitive=False),
                     )
-                    yield from self._row("timeout_s", "Timeout (s)", f"{s.timeout_s:g}", "per model call", "number")
+                    yield from self._row("timeout_s", "Timeout (s)", f"{s.timeout_s:g}", "base, + the model's measured time", "number")
                     yield from self._row("keep_alive", "Keep alive", s.keep_alive, "how long Ollama keeps the model")
                     yield from self._row("parallel", "Parallel", str(s.parallel), "summaries made at once", "integer")
                     yield Label("Theme", classes="field-label")

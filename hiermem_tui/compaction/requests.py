@@ -1,0 +1,63 @@
+"""What the summariser is given for one summary: built from the store, honouring the marks.
+
+One place builds every request, so a leaf pass, a condensation, a re-summarise and a repair
+give a model exactly the same kind of input:
+
+* leaf: the chunk's episodes minus the *excluded* ones, the *pinned* ones to carry verbatim,
+  and the previous active leaf's text as context (the prompt clips it);
+* condensed: the source summaries' own text (their pinned blocks are taken off, because the
+  condensed summary carries every pin under it once, verbatim, itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..store import Episode, Store, Summary, parse_iso
+from ..summarize.summariser import strip_pinned
+from ..summarize.types import SourceItem, SummaryRequest
+
+_PRIOR_SQL = (
+    "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+    "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1"
+)
+
+
+def episode_item(ep: Episode) -> SourceItem:
+    when = parse_iso(ep.created_at)
+    return SourceItem("episode", ep.content, ep.tokens, when, when, role=ep.role, label=f"#{ep.seq}",
+                      synthetic_time=ep.synthetic_time)
+
+
+def summary_item(s: Summary, text: str | None = None) -> SourceItem:
+    body = strip_pinned(s.content if text is None else text)
+    return SourceItem("summary", body, s.tokens, parse_iso(s.start_at), parse_iso(s.end_at), depth=s.depth,
+                      label=s.id)
+
+
+def _pins(store: Store, session_id: str, first: int, last: int, marks: dict[int, str] | None = None) -> tuple[SourceItem, ...]:
+    marks = store.marks(session_id, first, last) if marks is None else marks
+    pins = [seq for seq, mark in marks.items() if mark == "pin"]
+    out = []
+    for seq in pins:
+        ep = store.episode_at(session_id, seq)
+        if ep is not None:
+            out.append(episode_item(ep))
+    return tuple(out)
+
+
+def leaf_request(store: Store, session_id: str, first: int, last: int, target: int) -> SummaryRequest:
+    """The request for a leaf over episodes ``first..last``."""
+    episodes = store.episode_range(session_id, first, last)
+    marks = store.marks(session_id, first, last)
+    items = [episode_item(e) for e in episodes if marks.get(e.seq) != "exclude"]
+    prior = store.conn.execute(_PRIOR_SQL, (session_id, first)).fetchone()
+    return SummaryRequest(0, items, target, strip_pinned(prior[0]) if prior else None,
+                          pinned=_pins(store, session_id, first, last, marks))
+
+
+def condensed_request(
+    store: Store, session_id: str, depth: int, sources: Sequence[SourceItem], first: int, last: int, target: int
+) -> SummaryRequest:
+    """The request for a depth ``depth`` summary over ``sources`` (covering ``first..last``)."""
+    return SummaryRequest(depth, list(sources), target, pinned=_pins(store, session_id, first, last))

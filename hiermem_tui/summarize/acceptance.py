@@ -1,0 +1,188 @@
+"""Is a model's answer a summary? The checks that catch what small local models really do.
+
+Each rule here comes from an answer a real small model gave (SmolLM2-135M behind the
+Ollama API, on real chats with code) that the old length-only check accepted as a
+``normal`` summary:
+
+* **loop** — the same sentence or paragraph over and over, or long runs of repeated words;
+* **echo** — the prompt's own scaffolding copied back: the ``<previous_summary>`` /
+  ``<conversation>`` blocks, ``--- Part 2 of 4`` headers, or transcript lines
+  (``user: …`` / ``[2025-01-02 10:00 UTC] assistant: …``);
+* **continues chat** — the model answers the user instead of reporting on the chat
+  ("Sure! Here's the next step…", "Let me know if…", or new code that is in no source);
+* **cut off** — the server stopped at ``num_predict`` (``done_reason == "length"``);
+* **invented** — more identifiers that appear in no source than kept ones.
+
+A leading preamble ("Here's a summary of the conversation:") is not a reason to reject:
+it is stripped. Every rejection has a short machine reason (counted per run) and a one-line
+detail for the user.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+REASONS = {
+    "error": "the model call failed",
+    "empty": "empty answer",
+    "cut_off": "cut off by the server before it finished",
+    "too_long": "longer than the tier's target",
+    "not_shorter": "not shorter than its input",
+    "loop": "repeats itself",
+    "echo": "echoes the prompt's scaffolding",
+    "continues_chat": "continues the conversation instead of summarising it",
+    "invented": "names more identifiers that are in no source than it keeps",
+    "low_fidelity": "kept too few of the sources' identifiers",
+}
+"""Every rejection reason, with the words the UI uses for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why one attempt was not accepted."""
+
+    tier: str
+    reason: str
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"tier": self.tier, "reason": self.reason, "detail": self.detail}
+
+
+_PREAMBLE = re.compile(
+    r"\A\s*(?:(?:sure|certainly|of course|okay|ok)[,!.]?\s*)?"
+    r"(?:#+\s*|\*\*)?"
+    r"(?:here(?:'s| is| are)\s+(?:a|an|the|my)?\s*(?:brief |short |concise |detailed |faithful |terse )?"
+    r"(?:summary|summaries|overview|notes?)[^\n:]{0,80}[:.]"
+    r"|(?:summary|overview|notes)(?:\s+of[^\n:]{0,60})?\s*:(?:\*\*)?)"
+    r"[ \t]*(?:\*\*)?[ \t]*\n*",
+    re.I,
+)
+_WORD = re.compile(r"\w+", re.U)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SCAFFOLD = re.compile(
+    r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+", re.I | re.M
+)
+# a transcript line as the prompt renders it: "[2025-01-02 10:00] user:" or "#12 user:"
+_SCAFFOLD_LINE = re.compile(r"^\s*(?:\[[^\]\n]{4,40}\]|#\d+)\s*(?:user|assistant|system|tool)\s*:", re.I)
+_ROLE_LINE = re.compile(r"^\s*(?:user|assistant|system|tool)\s*:\s*(.*)$", re.I)
+_OPENERS = re.compile(
+    r"\A\s*(?:sure\b|certainly\b|of course\b|absolutely\b|great question|good question|i'd be happy|i would be happy|"
+    r"i can help|i'll help|let me\b|here's the next step|here is the next step|as an ai\b|thanks for|thank you for)",
+    re.I,
+)
+_CLOSERS = re.compile(
+    r"let me know if|feel free to|hope (?:this|that) helps|would you like me to|do you want me to|"
+    r"shall i\b|is there anything else|happy to help",
+    re.I,
+)
+_FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_CODE_DEF = re.compile(r"^\s*(?:def|class|function|fn|func|public|private|static|int|void|#include)\b.*[({:;]\s*$", re.M)
+
+
+def strip_preamble(text: str) -> str:
+    """Drop one leading "Here's a summary…:" style line (and surrounding blank lines)."""
+    return _PREAMBLE.sub("", text, count=1).strip()
+
+
+def _norm_sentences(text: str) -> list[str]:
+    out = []
+    for part in _SENTENCE.split(text):
+        words = _WORD.findall(part.lower())
+        if len(words) >= 4:
+            out.append(" ".join(words))
+    return out
+
+
+def find_loop(text: str) -> str | None:
+    """A sentence said three times, a paragraph said twice, or mostly repeated 6-word runs."""
+    sentences = Counter(_norm_sentences(text))
+    if sentences:
+        sentence, times = sentences.most_common(1)[0]
+        if times >= 3:
+            return f"a sentence repeated {times} times: \"{sentence[:60]}\""
+    paragraphs = Counter(" ".join(_WORD.findall(p.lower())) for p in re.split(r"\n\s*\n", text))
+    for para, times in paragraphs.items():
+        if times >= 2 and len(para.split()) >= 12:
+            return f"a paragraph repeated {times} times"
+    words = _WORD.findall(text.lower())
+    grams = [tuple(words[i : i + 6]) for i in range(len(words) - 5)]
+    if len(grams) >= 24:
+        counts = Counter(grams)
+        repeated = sum(c - 1 for c in counts.values() if c > 1)
+        share = repeated / len(grams)
+        if share > 0.35:
+            return f"{share:.0%} of its 6-word runs are repeats"
+    return None
+
+
+def find_echo(text: str, prior: str | None, sources: Sequence[str] = ()) -> str | None:
+    """Prompt scaffolding, transcript lines, or the prior summary copied back.
+
+    A line such as ``User: asked about X`` is a fine way to summarise; it is an echo only
+    when it carries the prompt's line prefix (a bracketed time or ``#12``) or when what
+    follows the role is copied word for word from a source.
+    """
+    m = _SCAFFOLD.search(text)
+    if m:
+        return f"copies the prompt's {m.group(0).strip()!r} marker"
+    material = "\n".join(sources)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    echoed = []
+    for ln in lines:
+        if _SCAFFOLD_LINE.match(ln):
+            echoed.append(ln)
+            continue
+        role = _ROLE_LINE.match(ln)
+        if role and len(role.group(1).split()) >= 6 and role.group(1).strip() in material:
+            echoed.append(ln)
+    if echoed:
+        return f"copies {len(echoed)} transcript line(s) such as {echoed[0].strip()[:50]!r}"
+    if prior:
+        prior_sents = set(_norm_sentences(prior))
+        own = _norm_sentences(text)
+        if prior_sents and own:
+            copied = sum(1 for s in own if s in prior_sents)
+            if copied >= 2 and copied * 2 >= len(own):
+                return f"{copied} of its {len(own)} sentences are copied from the previous summary"
+    return None
+
+
+def find_continuation(text: str, sources: Sequence[str]) -> str | None:
+    """The assistant's voice answering the chat, or code that no source contains."""
+    m = _OPENERS.search(text)
+    if m:
+        return f"opens like a chat reply ({m.group(0).strip()!r})"
+    m = _CLOSERS.search(text)
+    if m:
+        return f"talks to the user ({m.group(0).strip()!r})"
+    material = "\n".join(sources)
+    blocks = [b for b in _FENCED.findall(text) if b.strip()]
+    code_lines = [ln.strip() for b in blocks for ln in b.splitlines() if len(ln.strip()) >= 8]
+    code_lines += [m.group(0).strip() for m in _CODE_DEF.finditer(_FENCED.sub("", text)) if len(m.group(0).strip()) >= 8]
+    if code_lines:
+        new = [ln for ln in code_lines if ln not in material]
+        if len(new) >= 2 and len(new) * 2 > len(code_lines):
+            return f"writes code that is in no source ({new[0][:50]!r})"
+    return None
+
+
+def find_invented(novel: int, kept: int) -> str | None:
+    if novel >= 5 and novel > kept:
+        return f"{novel} identifiers in no source, {kept} kept"
+    return None
+
+
+def judge_text(text: str, *, prior: str | None, sources: Sequence[str]) -> tuple[str, str] | None:
+    """The first content rule ``text`` breaks, as (reason, detail), or None."""
+    for reason, found in (
+        ("echo", find_echo(text, prior, sources)),
+        ("loop", find_loop(text)),
+        ("continues_chat", find_continuation(text, sources)),
+    ):
+        if found:
+            return reason, found
+    return None
