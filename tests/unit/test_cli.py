@@ -101,6 +101,23 @@ def test_not_the_format_is_exit_2_and_leaves_nothing(tmp_path: Path) -> None:
     assert json.loads(run("sessions", "--db", str(db), "--json")[1]) == []
 
 
+@pytest.mark.parametrize(
+    ("argv", "prefix", "detail"),
+    [
+        (["bogus"], "hiermem-tui: ", "argument COMMAND: invalid choice: 'bogus'"),
+        (["--no-such-flag"], "hiermem-tui: ", "unrecognized arguments: --no-such-flag"),
+        (["import", "--format", "nope", "x"], "hiermem-tui import: ", "argument --format: invalid choice: 'nope'"),
+        (["import"], "hiermem-tui import: ", "the following arguments are required: PATH"),
+    ],
+)
+def test_usage_errors_name_the_program_once(argv: list[str], prefix: str, detail: str) -> None:
+    code, out, err = run(*argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(prefix + detail), err
+    assert err.count("hiermem-tui") == 1, err
+
+
 @pytest.mark.parametrize("kind", ["text", "foreign", "newer", "directory"])
 def test_bad_database_files_are_one_line_exit_2_and_unchanged(tmp_path: Path, kind: str) -> None:
     import sqlite3
