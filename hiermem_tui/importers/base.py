@@ -41,7 +41,12 @@ class ParsedEpisode:
 
 @dataclass(slots=True)
 class ParsedSession:
-    """One conversation. ``id`` is stable across imports of the same source (``<format>:<id>``)."""
+    """One conversation. ``id`` is stable across imports of the same source (``<format>:<id>``)
+    and unique across sources: two different conversations never share one.
+
+    ``former_ids`` are ids an earlier version of the importer gave this conversation; the loader
+    keeps using one of them when the store holds this very conversation under it (see ``_versions``).
+    """
 
     id: str
     title: str
@@ -49,6 +54,7 @@ class ParsedSession:
     episodes: list[ParsedEpisode]
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    former_ids: list[str] = field(default_factory=list)
 
 
 @dataclass
