@@ -17,6 +17,10 @@ Everything else (``thoughts``, ``reasoning_recap``, async reasoning progress mes
 plumbing) is dropped and only counted in the session metadata.
 
 Reading the export (file, zip or folder) is shared with ``claude_ai`` and lives in ``_util``.
+
+Regenerations and edits are new nodes with new ids, so a re-import after the user switched to
+another branch appends the newly visible messages and keeps the ones already imported. A message
+whose text changed under the same id is added as a new version of it (``importers._versions``).
 """
 
 from __future__ import annotations

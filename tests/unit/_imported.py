@@ -49,7 +49,10 @@ def assert_keeps_both(tmp_path: Path, tokenizer: Tokenizer, first: Path, second:
     with fresh_store(tmp_path / "both.db", tokenizer) as store:
         reports = import_each(store, first, second, fmt=fmt)
         both = contents(store)
+        again = import_each(store, first, second, fmt=fmt)
+        assert contents(store) == both
     assert both == {**alone[0], **alone[1]}
     assert [r.sessions_created for r in reports] == [len(alone[0]), len(alone[1])]
     assert [r.episodes_present for r in reports] == [0, 0]
+    assert [(r.sessions_created, r.episodes_appended) for r in again] == [(0, 0), (0, 0)]
     return both

@@ -209,10 +209,9 @@ def test_export_is_detected_and_accepted_by_format_openwebui(tmp_path: Path) -> 
     assert [s.title for s in _parse(single)[0]] == ["K2 height"]
 
 
-def test_database_and_export_of_the_same_chats_are_the_same_sessions(tmp_path: Path, tokenizer: Tokenizer) -> None:
-    """The webui.db row and the exported chat object carry the same id and JSON: no duplicates."""
-    chats = json.loads((EXPORTS / "chat-export-a.json").read_text())
-    db = tmp_path / "webui.db"
+def webui_db_from_export(export: Path, db: Path) -> Path:
+    """The webui.db an instance with exactly the chats of ``export`` would have (its chat rows)."""
+    chats = json.loads(export.read_text())
     with sqlite3.connect(db) as conn:
         conn.executescript(WEBUI_SCHEMA)
         conn.executemany(
@@ -221,6 +220,12 @@ def test_database_and_export_of_the_same_chats_are_the_same_sessions(tmp_path: P
             [(c["id"], c["user_id"], c["title"], json.dumps(c["chat"]), c["created_at"], c["updated_at"],
               c["share_id"], c["archived"], c["pinned"], json.dumps(c["meta"]), c["folder_id"]) for c in chats],
         )
+    return db
+
+
+def test_database_and_export_of_the_same_chats_are_the_same_sessions(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """The webui.db row and the exported chat object carry the same id and JSON: no duplicates."""
+    db = webui_db_from_export(EXPORTS / "chat-export-a.json", tmp_path / "webui.db")
     with fresh_store(tmp_path / "h.db", tokenizer) as store:
         from_db, from_export = import_each(store, db, EXPORTS / "chat-export-a.json")
         assert (from_db.sessions_created, from_db.episodes_appended) == (2, 4)
