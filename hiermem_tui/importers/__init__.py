@@ -164,6 +164,7 @@ def scrub_session(parsed: ParsedSession) -> None:
     parsed.metadata = _scrubbed(parsed.metadata)
     for ep in parsed.episodes:
         ep.content = _scrubbed(ep.content)
+        ep.former_content = _scrubbed(ep.former_content)
         ep.source_id = _scrubbed(ep.source_id)
         if ep.metadata:
             ep.metadata = _scrubbed(ep.metadata)
@@ -230,7 +231,8 @@ def load_session(
     ]
     if not is_new:
         keyed = [bool(ep.source_id) for ep in parsed.episodes]
-        revised, conflicts = mark_revisions(store, session_id, episodes, keyed)
+        former = [ep.former_content for ep in parsed.episodes]
+        revised, conflicts = mark_revisions(store, session_id, episodes, keyed, former)
         report.episodes_revised += revised
         for i in conflicts:
             report.problems.skip("message differs from the one already stored at its place (stored one kept)",

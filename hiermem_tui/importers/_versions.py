@@ -88,20 +88,27 @@ def first_exchange_digest(key: str, episodes: Sequence[ParsedEpisode]) -> str:
 
 
 def mark_revisions(
-    store: Store, session_id: str, episodes: Sequence[NewEpisode], keyed: Sequence[bool]
+    store: Store,
+    session_id: str,
+    episodes: Sequence[NewEpisode],
+    keyed: Sequence[bool],
+    former: Sequence[str | None] | None = None,
 ) -> tuple[int, list[int]]:
     """Re-key (in place) every source-keyed episode whose text differs from all stored versions
     of its message, so it is appended as the next version.
 
-    Returns how many were re-keyed, and the indexes of positionally keyed episodes whose text
-    differs from the episode stored at that position: those cannot be told from a shifted
-    conversation, so the stored one stays and the caller reports them.
+    ``former`` (per episode, optional) is the text an earlier importer version stored for the
+    same message: a stored version equal to it counts as this text, since only the rendering
+    changed, not the source. Returns how many were re-keyed, and the indexes of positionally
+    keyed episodes whose text differs from the episode stored at that position: those cannot be
+    told from a shifted conversation, so the stored one stays and the caller reports them.
     """
     prefix = f"{session_id}/"
+    olds = list(former) if former is not None else [None] * len(episodes)
     stored = store.episode_texts(prefix + ep.key for ep in episodes)
     conflicts = [
-        i for i, (ep, k) in enumerate(zip(episodes, keyed))
-        if not k and stored.get(prefix + ep.key, ep.content) != ep.content
+        i for i, (ep, k, old) in enumerate(zip(episodes, keyed, olds))
+        if not k and stored.get(prefix + ep.key, ep.content) not in (ep.content, old)
     ]
     bases = {ep.key for ep, k in zip(episodes, keyed) if k}
     versions: dict[str, list[tuple[str, str]]] = {
@@ -120,9 +127,9 @@ def mark_revisions(
         n += 1
     taken = {ep.key for ep in episodes}
     revised = 0
-    for ep, k in zip(episodes, keyed):
+    for ep, k, old in zip(episodes, keyed, olds):
         chain = versions.get(ep.key) if k else None
-        if not chain or any(text == ep.content for _, text in chain):
+        if not chain or any(text in (ep.content, old) for _, text in chain):
             continue
         number = len(chain) + 1
         while f"{ep.key}{REVISION_MARK}{number}" in taken:  # a source id that happens to look like one

@@ -124,8 +124,9 @@ def _episode(message: dict[str, Any], where: str, problems: Problems) -> ParsedE
     else:
         problems.skip("message content is not text", where)
         return None
-    text, meta = split_details(text)
-    content = "\n\n".join(p for p in (text, _attachments(message)) if p.strip())
+    visible, meta = split_details(text)
+    notes = _attachments(message)
+    content = "\n\n".join(p for p in (visible, notes) if p.strip())
     if not content:
         problems.skip("message with only reasoning" if meta.get("reasoning") else "empty message", where)
         return None
@@ -138,6 +139,8 @@ def _episode(message: dict[str, Any], where: str, problems: Problems) -> ParsedE
         created_at=utc_from_epoch(message.get("timestamp")),
         source_id=str(message["id"]) if message.get("id") is not None else None,
         metadata=meta or None,
+        # Before the <details> blocks were rendered, the raw text was stored: that is this message.
+        former_content="\n\n".join(p for p in (text, notes) if p.strip()) if visible != text else None,
     )
 
 

@@ -30,6 +30,9 @@ class ParsedEpisode:
     None means the source has none, and the position in the session is used instead.
     ``created_at`` is timezone-aware UTC, or None when the source has no timestamp (the store
     then fills one deterministically and flags it synthetic).
+    ``former_content`` is the text an earlier version of the importer stored for this same
+    message, when it rendered it differently: a stored episode with that text is this message
+    as imported before, not an older version of it (see ``_versions``).
     """
 
     role: str
@@ -37,6 +40,7 @@ class ParsedEpisode:
     created_at: datetime | None = None
     source_id: str | None = None
     metadata: dict[str, Any] | None = None
+    former_content: str | None = None
 
 
 @dataclass(slots=True)

@@ -5,7 +5,8 @@ assistant → ``assistant``. When a message has ``content`` blocks they are pref
 ``text``: text blocks literally, ``tool_use`` as ``[tool_use web_search] {json}``. ``thinking``
 blocks are the model's reasoning, not its reply: their text goes to the episode's metadata
 (``thinking``, clipped; ``redacted_thinking`` has no text and is only counted), and a message
-with nothing but thinking is reported ("message with only thinking"), not imported. A run of ``tool_result`` blocks inside an assistant message
+with nothing but thinking is reported ("message with only thinking"), not imported. A run of
+``tool_result`` blocks inside an assistant message
 becomes its own role-``tool`` episode so tool output reads the same as in the other importers;
 such split parts get ``source_id`` ``<uuid>#1``, ``#2``… after the message's own ``<uuid>``.
 Attachments with extracted text (long pastes land there) are appended under

@@ -179,7 +179,8 @@ def test_export_follows_the_current_branch_and_keeps_reasoning_out_of_the_text()
     sessions, problems = _parse(EXPORTS / "chat-export-a.json")
     assert problems.count == 0
     weather, k2 = sessions
-    assert (k2.id, k2.title, k2.metadata) == ("openwebui:0c4f2a1e-9b8d-4c7e-a6f5-e4d3c2b1a090", "K2 height", {"pinned": True})
+    assert k2.id == "openwebui:0c4f2a1e-9b8d-4c7e-a6f5-e4d3c2b1a090"
+    assert (k2.title, k2.metadata) == ("K2 height", {"pinned": True})
     assert k2.created_at == datetime(2025, 5, 1, 10, 0, tzinfo=timezone.utc)
     assert [(e.role, e.content) for e in k2.episodes] == [
         ("user", "How tall is K2, in feet?"),  # the edited question, not the first one
@@ -245,12 +246,14 @@ def _export_with(tmp_path: Path, content: str) -> Path:
     [
         # Older versions quoted the reasoning without HTML-escaping it.
         ('<details type="reasoning" done="true" duration="2">\n<summary>Thought for 2 seconds</summary>\n'
-         "> a > b\n> \n> so a\n</details>\nA is bigger.", "A is bigger.", {"reasoning": "a > b\n\nso a", "reasoning_seconds": 2}),
+         "> a > b\n> \n> so a\n</details>\nA is bigger.", "A is bigger.",
+         {"reasoning": "a > b\n\nso a", "reasoning_seconds": 2}),
         # Still thinking when the chat was saved; extra attributes.
         ('<details type="reasoning" done="false" view="" last_tool_call_name="">\n<summary>Thinking…</summary>\n'
          "&gt; first &amp; second\n</details>\n", None, {"reasoning": "first & second"}),
         ('Here:\n<details type="code_interpreter" done="true" output="">\n<summary>Analyzed</summary>\n'
-         "```python\nprint(1 &lt; 2)\n```\n</details>\nDone.", "Here:\n[code_interpreter]\n```python\nprint(1 < 2)\n```\nDone.",
+         "```python\nprint(1 &lt; 2)\n```\n</details>\nDone.",
+         "Here:\n[code_interpreter]\n```python\nprint(1 < 2)\n```\nDone.",
          {}),
         ("No blocks, <b>literal</b> text.", "No blocks, <b>literal</b> text.", {}),
     ],
@@ -293,3 +296,24 @@ def test_entries_before_the_first_chat_are_reported_not_fatal(tmp_path: Path) ->
     sessions, problems = _parse(path)
     assert [s.title for s in sessions] == ["Home office deduction"]
     assert problems.reasons == {"entry is not a chat (no 'chat' object)": 2}
+
+
+def test_replies_stored_with_raw_details_by_an_earlier_version_are_not_new_versions(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """Earlier versions kept the <details> HTML in the text; re-importing must not re-add those
+    replies as "changed" when only our rendering changed, not Open WebUI's data."""
+    from hiermem_tui.importers import ImportReport, load_session
+
+    export = EXPORTS / "chat-export-a.json"
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        report = ImportReport()
+        for parsed in openwebui.parse(export, Problems()):
+            for ep in parsed.episodes:  # what the earlier version stored
+                ep.content = ep.former_content or ep.content
+                ep.metadata = {"model": ep.metadata["model"]} if ep.metadata else None
+            load_session(store, parsed, str(export), report)
+        assert sum("<details" in e.content for s in store.iter_sessions() for e in store.iter_episodes(s.id)) == 2
+        (again,) = import_each(store, export)
+        assert (again.episodes_appended, again.episodes_present, again.episodes_revised) == (0, 4, 0)
+        assert again.problems.count == 0

@@ -98,13 +98,14 @@ CHANGES: dict[str, tuple[Path, Callable[[Path], None], str]] = {
     "openwebui": (F / "openwebui" / "chat-export-b.json",
                   _replace_text("Usually, if the room is used", "Often, if the room is used"), "version"),
     "chatgpt": (F / "chatgpt" / "account-b.json", _replace_text("so 2027 is prime.", "hence prime."), "version"),
-    "claude": (F / "claude_ai" / "account-b.json", _replace_text("Usually, if you use the room", "Often, if you use the room"),
-               "version"),
-    "claude-code": (PROJECTS / "-home-ana-bakery", _replace_text("Let me look at the timer code.", "Looking at the timer."),
-                    "version"),
+    "claude": (F / "claude_ai" / "account-b.json",
+               _replace_text("Usually, if you use the room", "Often, if you use the room"), "version"),
+    "claude-code": (PROJECTS / "-home-ana-bakery",
+                    _replace_text("Let me look at the timer code.", "Looking at the timer."), "version"),
     "codex": (F / "codex" / "sessions" / "2025", _replace_text("About 254 litres", "Roughly 254 litres"), "reported"),
     "jsonl": (F / "jsonl" / "two_sessions.jsonl", _replace_text("The south-facing beds", "The sunny beds"), "reported"),
-    "sharegpt": (F / "sharegpt" / "dataset.json", _replace_text("The last one leaves at 22:10.", "The last one leaves at 22:40."), "reported"),
+    "sharegpt": (F / "sharegpt" / "dataset.json",
+                 _replace_text("The last one leaves at 22:10.", "The last one leaves at 22:40."), "reported"),
 }
 
 
@@ -135,7 +136,9 @@ def test_a_changed_message_is_a_new_version_or_reported(name: str, tmp_path: Pat
         assert after == before
 
 
-def test_claude_code_session_imported_mid_reply_gets_the_whole_reply_later(tmp_path: Path, tokenizer: Tokenizer) -> None:
+def test_claude_code_session_imported_mid_reply_gets_the_whole_reply_later(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
     """Claude Code writes one reply as several lines; an import between them saw part of it."""
     lines = BAKERY.read_text(encoding="utf-8").splitlines(keepends=True)
     live = tmp_path / BAKERY.name
