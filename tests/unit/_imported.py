@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hiermem_tui.importers import ImportReport, import_paths
+from types import ModuleType
+
+from hiermem_tui.importers import ImportReport, Problems, import_paths, load_session
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 
@@ -34,6 +36,16 @@ def contents(store: Store) -> Contents:
 def import_each(store: Store, *paths: Path, fmt: str = "auto") -> list[ImportReport]:
     """Import the paths one after the other (as separate ``import`` runs would)."""
     return [import_paths(store, [path], fmt) for path in paths]
+
+
+def import_as_former(store: Store, module: ModuleType, path: Path) -> None:
+    """What an importer version before ``former_ids`` wrote: the same episodes under the former id."""
+    report = ImportReport()
+    for parsed in module.parse(path, Problems()):
+        if parsed.former_ids:
+            parsed.id, parsed.former_ids = parsed.former_ids[0], []
+        parsed.metadata.pop("chat_id", None)  # oterm's, added with the new ids
+        load_session(store, parsed, str(path), report)
 
 
 def assert_keeps_both(tmp_path: Path, tokenizer: Tokenizer, first: Path, second: Path, fmt: str = "auto") -> Contents:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from hiermem_tui.importers import ImportReport, load_session, oterm
+from hiermem_tui.importers import oterm
 from hiermem_tui.importers.base import FormatError, Problems, read_head
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
-from tests.unit._imported import assert_keeps_both, contents, fresh_store, import_each
+from tests.unit._imported import assert_keeps_both, contents, fresh_store, import_as_former, import_each
 from tests.unit.test_import_jsonl import write_text_samples
 from tests.unit.test_import_llm import build_legacy_db
 
@@ -173,11 +173,7 @@ def test_regenerated_reply_is_a_new_version_and_the_old_one_stays(tmp_path: Path
 
 def _import_as_legacy(store: Store, path: Path) -> None:
     """What the importer before session ids were unique wrote: the same episodes under ``oterm:<chat id>``."""
-    report = ImportReport()
-    for parsed in oterm.parse(path, Problems()):
-        parsed.id, parsed.former_ids = parsed.former_ids[0], []
-        parsed.metadata.pop("chat_id")
-        load_session(store, parsed, str(path), report)
+    import_as_former(store, oterm, path)
 
 
 def test_legacy_sessions_keep_their_ids_on_reimport(tmp_path: Path, tokenizer: Tokenizer) -> None:

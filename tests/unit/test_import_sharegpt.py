@@ -10,6 +10,8 @@ import pytest
 
 from hiermem_tui.importers import sharegpt
 from hiermem_tui.importers.base import FormatError, Problems, read_head
+from hiermem_tui.tokens import Tokenizer
+from tests.unit._imported import contents, fresh_store, import_as_former, import_each
 from tests.unit.test_import_jsonl import FIXTURES, write_text_samples
 
 
@@ -180,3 +182,18 @@ def test_parse_is_deterministic() -> None:
     first, _ = _parse(FIXTURES / "sharegpt" / "dataset.json")
     second, _ = _parse(FIXTURES / "sharegpt" / "dataset.json")
     assert first == second
+
+
+def test_sessions_imported_under_the_bare_record_id_keep_it(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """Before ids got the opening's hash a record was ``sharegpt:<id>``; re-importing the same
+    dataset must find those sessions rather than add every conversation again."""
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        import_as_former(store, sharegpt, FIXTURES / "sharegpt" / "dataset.json")
+        before = contents(store)
+        assert "sharegpt:trip" in before
+        (again,) = import_each(store, FIXTURES / "sharegpt" / "dataset.json")
+        assert (again.sessions_created, again.episodes_appended) == (0, 0)
+        assert contents(store) == before
+        (other,) = import_each(store, FIXTURES / "sharegpt" / "other_dataset.json")  # same ids, other chats
+        assert other.sessions_created == 2 and other.episodes_present == 0
+
