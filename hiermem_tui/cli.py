@@ -20,10 +20,14 @@ SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line and exit 2 (no multi-line usage dump)."""
+    """argparse, but usage errors are one line and exit 2 (no multi-line usage dump).
+
+    The program name (``hiermem-tui`` or ``hiermem-tui import``) travels as ``CliError.prog``
+    rather than inside the message, so ``main`` prints it once.
+    """
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise CliError(f"{self.prog}: {message} (see --help)", EXIT_USAGE)
+        raise CliError(f"{message} (see --help)", EXIT_USAGE, prog=self.prog)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +72,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             return launch_tui(ctx, demo=args.demo)
         return int(args.func(args, ctx))
     except CliError as exc:
-        print(f"hiermem-tui: {exc.message}", file=err)
+        print(f"{exc.prog}: {exc.message}", file=err)
         return exc.code
     except ConfigError as exc:
         print(f"hiermem-tui: {exc}", file=err)

@@ -25,10 +25,11 @@ EXIT_USAGE = 2
 class CliError(Exception):
     """A user-facing failure: ``message`` goes to stderr as one line, ``code`` is the exit code."""
 
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+    def __init__(self, message: str, code: int = EXIT_USAGE, *, prog: str = "hiermem-tui") -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.prog = prog  # printed before the message: ``hiermem-tui import: …`` for a subcommand's usage error
 
 
 @dataclass

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ._versions import episode_key, mark_revisions, resolve_session_id
 from .base import FormatError, ParsedSession, Problems, read_head
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ class ImportReport:
     sessions_created: int = 0
     episodes_appended: int = 0
     episodes_present: int = 0
+    episodes_revised: int = 0
+    """Of ``episodes_appended``, how many are a new version of a message the source changed."""
     problems: Problems = field(default_factory=Problems)
     formats: dict[str, str] = field(default_factory=dict)
 
@@ -94,7 +97,7 @@ def import_paths(
         name = detect(path) if fmt == "auto" else fmt
         module = get_importer(name)
         report.formats[str(path)] = name
-        before = (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present)
+        before = _counts(report)
         try:
             with _counting(store, path), store.transaction():
                 # Pipeline: sessions are tokenised ahead (in a worker process for big inputs)
@@ -109,13 +112,26 @@ def import_paths(
                 while pending:
                     _write_next(store, pending, str(path), report, on_progress)
         except FormatError:
-            (report.sessions_seen, report.sessions_created, report.episodes_appended, report.episodes_present) = before
+            _set_counts(report, before)
             raise
         except RecursionError:
             raise FormatError(f"{path}: data nested too deeply to be a {name} export") from None
         except UnicodeDecodeError as exc:
             raise FormatError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
     return report
+
+
+_COUNTS = ("sessions_seen", "sessions_created", "episodes_appended", "episodes_present", "episodes_revised")
+
+
+def _counts(report: ImportReport) -> tuple[int, ...]:
+    return tuple(getattr(report, name) for name in _COUNTS)
+
+
+def _set_counts(report: ImportReport, values: tuple[int, ...]) -> None:
+    """Put the counters back: a path that failed as a whole wrote nothing (its transaction rolled back)."""
+    for name, value in zip(_COUNTS, values):
+        setattr(report, name, value)
 
 
 # Lone UTF-16 surrogates: JSON can spell them (\ud800) and Python keeps them in a str, but
@@ -148,6 +164,7 @@ def scrub_session(parsed: ParsedSession) -> None:
     parsed.metadata = _scrubbed(parsed.metadata)
     for ep in parsed.episodes:
         ep.content = _scrubbed(ep.content)
+        ep.former_content = _scrubbed(ep.former_content)
         ep.source_id = _scrubbed(ep.source_id)
         if ep.metadata:
             ep.metadata = _scrubbed(ep.metadata)
@@ -185,7 +202,10 @@ def load_session(
 ) -> None:
     """Write one parsed session: create it if new, then append only the episodes not yet stored.
 
-    ``tokens``, when given, must be the counts of the episodes' text after ``scrub_session``.
+    A message the source has changed since an earlier import is appended as a new version, and
+    a conversation stored under an id an earlier importer version gave it keeps that id (both in
+    ``_versions``). ``tokens``, when given, must be the counts of the episodes' text after
+    ``scrub_session``.
     """
     from ..store import NewEpisode
 
@@ -195,23 +215,29 @@ def load_session(
     if not parsed.episodes:
         report.problems.skip("conversation without messages", parsed.id)
         return
+    session_id = resolve_session_id(store, parsed)
     created = parsed.created_at or next((e.created_at for e in parsed.episodes if e.created_at), None)
     title = str(parsed.title).strip() if parsed.title else ""
-    if store.upsert_session(
-        parsed.id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata
-    ):
+    is_new = store.upsert_session(
+        session_id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata
+    )
+    if is_new:
         report.sessions_created += 1
     episodes = [
         NewEpisode(
-            key=ep.source_id if ep.source_id else f"@{i}",
-            role=ep.role,
-            content=ep.content,
-            created_at=ep.created_at,
-            metadata=ep.metadata,
+            key=episode_key(ep, i), role=ep.role, content=ep.content, created_at=ep.created_at, metadata=ep.metadata
         )
         for i, ep in enumerate(parsed.episodes)
     ]
-    appended, present = store.append_episodes(parsed.id, episodes, tokens)
+    if not is_new:
+        keyed = [bool(ep.source_id) for ep in parsed.episodes]
+        former = [ep.former_content for ep in parsed.episodes]
+        revised, conflicts = mark_revisions(store, session_id, episodes, keyed, former)
+        report.episodes_revised += revised
+        for i in conflicts:
+            report.problems.skip("message differs from the one already stored at its place (stored one kept)",
+                                 f"{session_id} message {i}")
+    appended, present = store.append_episodes(session_id, episodes, tokens)
     report.episodes_appended += appended
     report.episodes_present += present
 

@@ -30,6 +30,9 @@ class ParsedEpisode:
     None means the source has none, and the position in the session is used instead.
     ``created_at`` is timezone-aware UTC, or None when the source has no timestamp (the store
     then fills one deterministically and flags it synthetic).
+    ``former_content`` is the text an earlier version of the importer stored for this same
+    message, when it rendered it differently: a stored episode with that text is this message
+    as imported before, not an older version of it (see ``_versions``).
     """
 
     role: str
@@ -37,11 +40,17 @@ class ParsedEpisode:
     created_at: datetime | None = None
     source_id: str | None = None
     metadata: dict[str, Any] | None = None
+    former_content: str | None = None
 
 
 @dataclass(slots=True)
 class ParsedSession:
-    """One conversation. ``id`` is stable across imports of the same source (``<format>:<id>``)."""
+    """One conversation. ``id`` is stable across imports of the same source (``<format>:<id>``)
+    and unique across sources: two different conversations never share one.
+
+    ``former_ids`` are ids an earlier version of the importer gave this conversation; the loader
+    keeps using one of them when the store holds this very conversation under it (see ``_versions``).
+    """
 
     id: str
     title: str
@@ -49,6 +58,7 @@ class ParsedSession:
     episodes: list[ParsedEpisode]
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    former_ids: list[str] = field(default_factory=list)
 
 
 @dataclass

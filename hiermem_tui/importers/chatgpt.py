@@ -17,6 +17,10 @@ Everything else (``thoughts``, ``reasoning_recap``, async reasoning progress mes
 plumbing) is dropped and only counted in the session metadata.
 
 Reading the export (file, zip or folder) is shared with ``claude_ai`` and lives in ``_util``.
+
+Regenerations and edits are new nodes with new ids, so a re-import after the user switched to
+another branch appends the newly visible messages and keeps the ones already imported. A message
+whose text changed under the same id is added as a new version of it (``importers._versions``).
 """
 
 from __future__ import annotations
@@ -84,10 +88,13 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
             models.add(episode.metadata["model"])
         episodes.append(episode)
 
+    on_path = sum(1 for i in path_ids if mapping[i].get("message"))
+    if not episodes:  # the loader's "without messages" would hide why: say what there was
+        problems.skip("conversation with no visible messages" if on_path else "conversation without messages", where)
+        return None
     title = conv.get("title") if isinstance(conv.get("title"), str) else ""
     if not title.strip():
         title = first_user_title(episodes) or "Untitled"
-    on_path = sum(1 for i in path_ids if mapping[i].get("message"))
     all_messages = sum(1 for n in mapping.values() if isinstance(n, dict) and n.get("message"))
     metadata: dict[str, Any] = {"off_path_messages": all_messages - on_path}
     if isinstance(conv.get("default_model_slug"), str):

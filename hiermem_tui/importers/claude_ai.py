@@ -2,12 +2,21 @@
 
 Each conversation lists ``chat_messages`` already in order; ``sender`` human → ``user``,
 assistant → ``assistant``. When a message has ``content`` blocks they are preferred over the flat
-``text``: text blocks literally, ``thinking`` left out (counted), ``tool_use`` as
-``[tool_use web_search] {json}``. A run of ``tool_result`` blocks inside an assistant message
+``text``: text blocks literally, ``tool_use`` as ``[tool_use web_search] {json}``. ``thinking``
+blocks are the model's reasoning, not its reply: their text goes to the episode's metadata
+(``thinking``, clipped; ``redacted_thinking`` has no text and is only counted), and a message
+with nothing but thinking is reported ("message with only thinking"), not imported. A run of
+``tool_result`` blocks inside an assistant message
 becomes its own role-``tool`` episode so tool output reads the same as in the other importers;
 such split parts get ``source_id`` ``<uuid>#1``, ``#2``… after the message's own ``<uuid>``.
 Attachments with extracted text (long pastes land there) are appended under
 ``[attachment <name>]``; uploaded files without text become ``[file <name>]``.
+
+Messages with no text at all are left out and counted (``empty_messages`` in the session's
+metadata); a conversation is reported as "conversation without messages" only when its
+``chat_messages`` is empty, and as "conversation with only empty messages" when it has messages
+but none with text (exports hold many such). Message ids are uuids: a message whose text changed
+since an earlier import is added as a new version of it (see ``importers._versions``).
 """
 
 from __future__ import annotations
@@ -55,8 +64,11 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
     if not isinstance(messages, list):
         problems.skip("conversation without chat_messages", where)
         return None
+    if not messages:
+        problems.skip("conversation without messages", where)
+        return None
     episodes: list[ParsedEpisode] = []
-    thinking = 0
+    thinking = empty = 0
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict):
             problems.skip("message is not an object", f"{where} message {i}")
@@ -65,13 +77,25 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
         if role is None:
             problems.skip("unknown sender", f"{where} message {i}")
             continue
-        parts, n_thinking = _segments(msg, role)
+        parts, thoughts, n_thinking = _segments(msg, role)
         thinking += n_thinking
+        if not parts:
+            if thoughts:
+                problems.skip("message with only thinking", f"{where} message {i}")
+            else:
+                empty += 1
+            continue
+        if thoughts:
+            parts[0][2]["thinking"] = clip("\n\n".join(thoughts), OUTPUT_TEXT_MAX)
         mid = msg.get("uuid") if isinstance(msg.get("uuid"), str) and msg.get("uuid") else None
         when = utc_from_iso(msg.get("created_at"))
         for k, (seg_role, text, meta) in enumerate(parts):
             source_id = mid if k == 0 or mid is None else f"{mid}#{k}"
             episodes.append(ParsedEpisode(seg_role, text, when, source_id, meta or None))
+    if not episodes:
+        problems.skip("conversation with only empty messages" if empty else "conversation with no usable messages",
+                      where)
+        return None
 
     name = conv.get("name") if isinstance(conv.get("name"), str) else ""
     title = name.strip() or first_user_title(episodes) or "Untitled"
@@ -85,6 +109,8 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
         metadata["summary"] = conv["summary"]
     if thinking:
         metadata["thinking_blocks"] = thinking
+    if empty:
+        metadata["empty_messages"] = empty
     return ParsedSession(
         id=f"{NAME}:{uuid}",
         title=title,
@@ -95,9 +121,11 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
     )
 
 
-def _segments(msg: dict[str, Any], role: str) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
-    """A message as ``(role, text, metadata)`` pieces (tool results split out) and its thinking count."""
+def _segments(msg: dict[str, Any], role: str) -> tuple[list[tuple[str, str, dict[str, Any]]], list[str], int]:
+    """A message as ``(role, text, metadata)`` pieces (tool results split out), the text of its
+    thinking blocks, and how many thinking blocks it had."""
     segments: list[tuple[str, list[str], dict[str, Any]]] = []
+    thoughts: list[str] = []
     thinking = 0
     blocks = msg.get("content")
     if isinstance(blocks, list) and blocks:
@@ -107,6 +135,8 @@ def _segments(msg: dict[str, Any], role: str) -> tuple[list[tuple[str, str, dict
             btype = block.get("type")
             if btype in ("thinking", "redacted_thinking"):
                 thinking += 1
+                if isinstance(block.get("thinking"), str) and block["thinking"].strip():
+                    thoughts.append(block["thinking"])
                 continue
             seg_role = "tool" if btype == "tool_result" else role
             if not segments or segments[-1][0] != seg_role:
@@ -130,7 +160,7 @@ def _segments(msg: dict[str, Any], role: str) -> tuple[list[tuple[str, str, dict
         text = "\n\n".join(t for t in texts if t)
         if text.strip():
             out.append((seg_role, text, meta))
-    return out, thinking
+    return out, thoughts, thinking
 
 
 def _render_block(block: dict[str, Any], meta: dict[str, Any]) -> str:

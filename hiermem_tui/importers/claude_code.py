@@ -21,6 +21,10 @@ What becomes an episode, in file order:
 Sidechain records (subagents) are excluded and counted; ``summary`` records give the title;
 other record types are not episodes. Records repeated in a resumed session (same ``uuid``) are
 kept once. The JSONL reading and tool rendering shared with ``codex`` live in ``_util``.
+
+A session imported while a reply was still being written (its lines share one ``message.id``)
+saw only part of it: the next import adds the whole reply as a new version of that episode
+(``revision_of`` in its metadata, see ``importers._versions``) and keeps the partial one.
 """
 
 from __future__ import annotations

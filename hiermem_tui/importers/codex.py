@@ -18,6 +18,10 @@ Input is one ``.jsonl`` file or a folder tree (every ``*.jsonl`` below it, sorte
 
 ``reasoning`` and developer/system messages are left out and counted. Session id: the
 ``session_meta`` (or old header) ``id``, else the file stem; files sharing an id are merged.
+
+Rollout items mostly carry no ids, so episodes are keyed by position. Rollouts are append-only;
+should an item's text differ from the episode stored at its place, it is reported, not imported
+(an item with an id is added as a new version instead, see ``importers._versions``).
 """
 
 from __future__ import annotations

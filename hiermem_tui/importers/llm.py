@@ -13,6 +13,10 @@ a part has ``type`` and either ``text`` or text borrowed from ``fragments`` (thr
 llm composes them); tool parts name the tool in ``tool_name`` or ``name`` and keep
 ``arguments``/``output`` in columns or in a JSON ``payload``. Message times are those of the
 earliest turn whose chain reaches the message (llm's own ``message_tree`` view does the same).
+
+Regenerations: llm never rewrites a logged message (a new answer is a new response, a new
+content hash), so re-imports only append. Should a stored message's text change under its id
+anyway, the new text is added as a new version of it (``importers._versions``).
 """
 
 from __future__ import annotations

@@ -1,26 +1,45 @@
-"""Open WebUI — ``webui.db``: ``chat(id, user_id, title, chat JSON, created_at, …)``.
+"""Open WebUI — its database ``webui.db``, or its chat export.
 
-Each chat's JSON holds a message tree (``history.messages`` keyed by id, ``parentId`` links,
-``currentId`` = the message the user last saw). Regenerations and edits are siblings in the
-tree; we import only the current branch, the conversation as the user left it.
+* ``webui.db``: ``chat(id, user_id, title, chat JSON, created_at, …)``.
+* The export (Settings → Chats → Export Chats, or a chat's ⋯ → Download → Export chat (.json)):
+  ``chat-export-<ms>.json``, a JSON array of the API's chat objects, ``JSON.stringify``-ed by the
+  browser: ``[{"id", "user_id", "title", "chat": {…}, "updated_at", "created_at", "share_id",
+  "archived", "pinned", "meta", "folder_id", …}]`` (``src/lib/components/chat/Settings/Chats.svelte``
+  ``exportChats``; the fields are ``ChatResponse`` in ``backend/open_webui/models/chats.py``).
+  A temporary chat exports as just ``{"id", "chat": {"title", "history"}}``.
+
+Both hold the same ``chat`` JSON (see ``_webui_chat``), and both give a chat the session id
+``openwebui:<chat id>``: importing the database and an export of the same chats adds nothing twice.
+The export is read as a stream, one chat at a time.
+
+Regenerations and edits are new messages (siblings in the tree) with new ids; editing a message
+in place keeps its id, and a re-import then adds the new text as a new version of it (see
+``importers._versions``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite, text_or_none
-from hiermem_tui.importers._util import first_user_title
-from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch
+from hiermem_tui.importers import _webui_chat
+from hiermem_tui.importers._sqlite import SQLITE_MAGIC, Schema, open_source, select_list, sniff_sqlite, text_or_none
+from hiermem_tui.importers._util import EXPORT_KINDS, LOOKAHEAD, iter_json_array
+from hiermem_tui.importers.base import FormatError, ParsedSession, Problems, utc_from_epoch
 
-NAME = "openwebui"
-DESCRIPTION = "Open WebUI webui.db (chat table with a JSON message tree per chat)"
+NAME = _webui_chat.NAME
+DESCRIPTION = "Open WebUI: webui.db (chat table with a JSON message tree per chat) or its chat export (.json)"
 
 _CHAT_COLUMNS = ("id", "title", "chat", "created_at", "updated_at", "archived", "pinned")
+# The export's first chat, as the browser writes it: an object whose keys include "chat": {
+# and, inside it, a "history" tree (or the old flat "messages" list).
+_EXPORT_START = re.compile(rb'^\s*\[\s*\{\s*"')
+_EXPORT_CHAT = re.compile(rb'(?<!\\)"chat"\s*:\s*\{')
+_EXPORT_TREE = re.compile(rb'(?<!\\)"(history|currentId)"\s*:')
 
 
 def _is_openwebui(schema: Schema) -> bool:
@@ -31,79 +50,49 @@ def _is_openwebui(schema: Schema) -> bool:
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    return sniff_sqlite(path, head, _is_openwebui)
+    if head.startswith(SQLITE_MAGIC):
+        return sniff_sqlite(path, head, _is_openwebui)
+    return _looks_like_export(head)
+
+
+def _looks_like_export(head: bytes) -> bool:
+    """The head of a JSON array whose first object has ``"chat": {`` and a message tree in it.
+    ChatGPT's export has ``mapping``, Claude.ai's ``chat_messages``, ShareGPT ``conversations``:
+    none of them has a ``chat`` object."""
+    body = head.removeprefix(b"\xef\xbb\xbf")
+    if not _EXPORT_START.match(body):
+        return False
+    chat = _EXPORT_CHAT.search(body)
+    return chat is not None and _EXPORT_TREE.search(body, chat.end()) is not None
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if magic == SQLITE_MAGIC:
+        yield from _database(path, problems)
+    else:
+        yield from _export(path, problems)
+
+
+# --- webui.db ---------------------------------------------------------------------------
+
+
+def _database(path: Path, problems: Problems) -> Iterator[ParsedSession]:
     what = "an Open WebUI webui.db (no chat JSON table)"
     with open_source(path, _is_openwebui, what) as (conn, schema):
         cols = select_list(schema["chat"], _CHAT_COLUMNS)
         order = "created_at, id" if "created_at" in schema["chat"] else "id"
         for row in conn.execute(f"SELECT {cols} FROM chat ORDER BY {order}"):
-            session = _session(row, path, problems)
+            session = _row(row, path, problems)
             if session is not None:
                 yield session
 
 
-def _branch(data: dict[str, Any], where: str, problems: Problems) -> list[dict[str, Any]] | None:
-    """The current branch, root first; None (reported) when there is no usable tree.
-
-    Falls back to the flat ``messages`` list that some versions also keep.
-    """
-    history = data.get("history")
-    messages = history.get("messages") if isinstance(history, dict) else None
-    current = history.get("currentId") if isinstance(history, dict) else None
-    if isinstance(messages, dict) and current is not None and str(current) in messages:
-        chain: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cursor: Any = current
-        while cursor is not None:
-            key = str(cursor)
-            if key in seen:
-                problems.skip("cycle in message parents", where)
-                break
-            seen.add(key)
-            message = messages.get(key)
-            if not isinstance(message, dict):
-                problems.skip("parent message missing", where)
-                break
-            chain.append({"id": key, **message})
-            cursor = message.get("parentId")
-        chain.reverse()
-        return chain
-    flat = data.get("messages")
-    if isinstance(flat, list) and flat:
-        return [m for m in flat if isinstance(m, dict)]
-    if isinstance(messages, dict) and messages:
-        problems.skip("chat has no current message", where)
-        return None
-    return []
-
-
-def _content(message: dict[str, Any]) -> str | None:
-    """Text of a message (string, or OpenAI-style blocks), plus placeholders for files."""
-    raw = message.get("content")
-    if isinstance(raw, str):
-        text = raw
-    elif isinstance(raw, list):
-        text = "\n".join(
-            b["text"] for b in raw if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
-    elif raw is None:
-        text = ""
-    else:
-        return None
-    notes = []
-    files = message.get("files")
-    for item in files if isinstance(files, list) else []:  # a damaged chat can hold a number there
-        if isinstance(item, dict):
-            inner = item.get("file") if isinstance(item.get("file"), dict) else {}
-            name = item.get("name") or inner.get("filename") or item.get("type")
-            notes.append(f"[attachment: {name}]" if isinstance(name, str) else "[attachment]")
-    return "\n\n".join(p for p in [text, "\n".join(notes)] if p.strip())
-
-
-def _session(row: sqlite3.Row, path: Path, problems: Problems) -> ParsedSession | None:
+def _row(row: sqlite3.Row, path: Path, problems: Problems) -> ParsedSession | None:
     chat_id = str(text_or_none(row["id"]))
     where = f"{path.name}:chat {chat_id}"
     raw = row["chat"]
@@ -112,48 +101,65 @@ def _session(row: sqlite3.Row, path: Path, problems: Problems) -> ParsedSession 
     except (TypeError, ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError
         problems.skip("chat JSON is not valid", where)
         return None
-    if not isinstance(data, dict):
-        problems.skip("chat JSON is not an object", where)
-        return None
-    chain = _branch(data, where, problems)
-    if chain is None:
-        return None
-    episodes: list[ParsedEpisode] = []
-    for message in chain:
-        msg_where = f"{where} message {message.get('id')}"
-        role = message.get("role")
-        if not isinstance(role, str) or role not in ROLES:
-            problems.skip(f"unknown role {str(role)[:20]!r}", msg_where)
-            continue
-        content = _content(message)
-        if content is None:
-            problems.skip("message content is not text", msg_where)
-            continue
-        if not content:
-            problems.skip("empty message", msg_where)
-            continue
-        model = message.get("model")
-        episodes.append(
-            ParsedEpisode(
-                role=role,
-                content=content,
-                created_at=utc_from_epoch(message.get("timestamp")),
-                source_id=str(message["id"]) if message.get("id") is not None else None,
-                metadata={"model": model} if isinstance(model, str) and model else None,
-            )
-        )
-    if not episodes:
-        problems.skip("chat with no messages", where)
-        return None
-    title = (text_or_none(row["title"]) or "").strip()  # blank falls back to the JSON's title
-    if not title and isinstance(data.get("title"), str):
-        title = data["title"]
     metadata = {k: bool(row[k]) for k in ("archived", "pinned") if row[k]}
-    return ParsedSession(
-        id=f"{NAME}:{chat_id}",
-        title=title.strip() or first_user_title(episodes, trim_cut=True) or chat_id,
-        source=NAME,
-        episodes=episodes,
-        created_at=utc_from_epoch(row["created_at"]),
-        metadata=metadata,
-    )
+    title = text_or_none(row["title"]) or ""  # blank falls back to the JSON's title
+    return _webui_chat.session(chat_id, title, data, utc_from_epoch(row["created_at"]), metadata, where, problems)
+
+
+# --- the chat export --------------------------------------------------------------------
+
+
+def _export(path: Path, problems: Problems) -> Iterator[ParsedSession]:
+    not_export = f"{path.name}: not an Open WebUI chat export (a list of chats with a 'chat' object each)"
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with fh:
+        head = fh.read(65536)
+        if not head.strip():
+            raise FormatError(f"{path.name} is empty")
+        if not head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"["):
+            raise FormatError(f"{path.name} is neither an Open WebUI webui.db nor its chat export")
+        fh.seek(0)
+        # Entries before the first chat are held back: a file of another kind must fail
+        # before anything is reported or written.
+        strays: list[tuple[str, Any]] | None = []
+        for index, item in enumerate(iter_json_array(fh.read, path.name, not_export)):
+            where = f"{path.name}[{index}]"
+            if not isinstance(item, dict) or not isinstance(item.get("chat"), dict):
+                if strays is None:
+                    problems.skip("entry is not a chat (no 'chat' object)", where)
+                    continue
+                strays.append((where, item))
+                if len(strays) > LOOKAHEAD:
+                    raise FormatError(not_export + _kind_hint(strays))
+                continue
+            for stray, _ in strays or ():
+                problems.skip("entry is not a chat (no 'chat' object)", stray)
+            strays = None
+            session = _item(item, where, problems)
+            if session is not None:
+                yield session
+        if strays:  # only non-chats; an empty list is an export of no chats
+            raise FormatError(not_export + _kind_hint(strays))
+
+
+def _kind_hint(strays: list[tuple[str, Any]]) -> str:
+    """`` (looks like a ChatGPT export)`` when the entries carry another export's key."""
+    for key, (label, _) in EXPORT_KINDS.items():
+        if any(isinstance(item, dict) and key in item for _, item in strays):
+            return f" (looks like a {label} export)"
+    return ""
+
+
+def _item(item: dict[str, Any], where: str, problems: Problems) -> ParsedSession | None:
+    chat_id = item.get("id")
+    if not isinstance(chat_id, str) or not chat_id:
+        problems.skip("chat without an id", where)
+        return None
+    where = f"{where} {chat_id}"
+    metadata = {k: True for k in ("archived", "pinned") if item.get(k) is True}
+    title = item.get("title") if isinstance(item.get("title"), str) else ""
+    created = utc_from_epoch(item.get("created_at"))
+    return _webui_chat.session(chat_id, title, item["chat"], created, metadata, where, problems)

@@ -3,6 +3,21 @@
 
 oterm keeps no timestamps, so episodes carry none (the store fills them and flags them
 synthetic) and order is ``message.id`` (``rowid`` in old files whose message table had no id).
+
+**Session ids.** A chat's row number is only unique inside one store.db: another machine's store,
+or the store after a reset, starts again at chat 1. The id is therefore ``oterm:<chat id>-<hash>``,
+the hash taken over the chat id and its first exchange (the first two messages' ids and text),
+which oterm writes together when the chat starts and never rewrites afterwards — except when the
+reply of a chat's only exchange is regenerated, which then imports as a new session beside the
+old one (never merged into it). The store's path is deliberately not part of the id: the same
+store read through a copy or another mount must not import twice, and two machines' stores sit
+at the same path anyway. Sessions imported by earlier versions as ``oterm:<chat id>`` keep their
+id when their first exchange is this chat's (``ParsedSession.former_ids``); a different chat that
+happens to have the same number gets its own session.
+
+**Regenerated replies.** oterm overwrites a regenerated reply in place (same message id, new
+text); a re-import appends the new text as a new version of that message (``revision_of`` in its
+metadata, see ``importers._versions``) and keeps the old one.
 """
 
 from __future__ import annotations
@@ -15,6 +30,7 @@ from typing import Any
 
 from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite, text_or_none
 from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers._versions import first_exchange_digest
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems
 
 NAME = "oterm"
@@ -125,11 +141,18 @@ def _session(
     if not any(e.role != "system" for e in episodes):
         problems.skip("chat with no usable messages", f"{path.name}:chat {chat_id}")
         return
-    metadata = {k: v for k in ("model", "provider") if (v := text_or_none(chat[k]))}
+    metadata: dict[str, Any] = {k: v for k in ("model", "provider") if (v := text_or_none(chat[k]))}
+    metadata["chat_id"] = str(chat_id)
     yield ParsedSession(
-        id=f"{NAME}:{chat_id}",
+        id=session_id(chat_id, episodes),
         title=text_or_none(chat["name"]) or first_user_title(episodes, trim_cut=True) or f"oterm chat {chat_id}",
         source=NAME,
         episodes=episodes,
         metadata=metadata,
+        former_ids=[f"{NAME}:{chat_id}"],
     )
+
+
+def session_id(chat_id: Any, episodes: list[ParsedEpisode]) -> str:
+    """``oterm:<chat id>-<12 hex>``: the chat id plus a hash of its first exchange (see the module doc)."""
+    return f"{NAME}:{chat_id}-{first_exchange_digest(str(chat_id), episodes)}"

@@ -3,6 +3,13 @@
 Datasets, not personal logs: no timestamps, sometimes no ids, and long chats cut into
 ``<id>_<k>`` pieces. We rejoin the pieces so a session is the whole conversation again, and
 derive stable ids from content when the record has none, so re-importing is idempotent.
+
+A record's own id is only unique inside its dataset (many use ``"0"``, ``"1"``…), so the session
+id is ``sharegpt:<id>-<12 hex>``, the hash over the id and the conversation's first two turns:
+two datasets' conversation ``"0"`` stay two sessions. Sessions an earlier version imported as
+``sharegpt:<id>`` keep that id when they hold this conversation (``ParsedSession.former_ids``).
+Turns have no ids of their own, so a turn whose text differs from the one stored at its place
+is reported, not imported (see ``importers._versions``).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers._versions import first_exchange_digest
 from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems
 
 NAME = "sharegpt"
@@ -202,8 +210,10 @@ def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
         metadata: dict[str, Any] = {}
         if len(members) > 1 or members[0].id != key:
             metadata["pieces"] = [r.id for r in members]
+        derived = key.startswith("sha1-")  # already unique to its content
         yield ParsedSession(
-            id=f"{NAME}:{key}",
+            id=f"{NAME}:{key}" if derived else f"{NAME}:{key}-{first_exchange_digest(key, episodes)}",
+            former_ids=[] if derived else [f"{NAME}:{key}"],
             # Datasets have no titles of their own (turns are never blank, so this has text).
             title=first_user_title(episodes, trim_cut=True) or key,
             source=NAME,

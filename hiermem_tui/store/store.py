@@ -11,7 +11,7 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -433,6 +433,17 @@ class Store(DagMixin, MarksMixin):
             f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq = ?", (session_id, seq)
         ).fetchone()
         return _episode(row) if row else None
+
+    def episode_texts(self, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, str]:
+        """Content of the given episodes that exist, by id: lets an import tell a message the
+        source changed from one it already holds, reading only the episodes it names."""
+        wanted = list(dict.fromkeys(episode_ids))
+        out: dict[str, str] = {}
+        for start in range(0, len(wanted), batch):
+            chunk = wanted[start : start + batch]
+            marks = ", ".join("?" * len(chunk))
+            out.update(self.conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", chunk).fetchall())
+        return out
 
     def episode_stats(self, session_id: str, first_seq: int, last_seq: int) -> tuple[int, str, str]:
         """(tokens, min created_at, max created_at) of a seq range, from the unique index."""

@@ -101,6 +101,23 @@ def test_not_the_format_is_exit_2_and_leaves_nothing(tmp_path: Path) -> None:
     assert json.loads(run("sessions", "--db", str(db), "--json")[1]) == []
 
 
+@pytest.mark.parametrize(
+    ("argv", "prefix", "detail"),
+    [
+        (["bogus"], "hiermem-tui: ", "argument COMMAND: invalid choice: 'bogus'"),
+        (["--no-such-flag"], "hiermem-tui: ", "unrecognized arguments: --no-such-flag"),
+        (["import", "--format", "nope", "x"], "hiermem-tui import: ", "argument --format: invalid choice: 'nope'"),
+        (["import"], "hiermem-tui import: ", "the following arguments are required: PATH"),
+    ],
+)
+def test_usage_errors_name_the_program_once(argv: list[str], prefix: str, detail: str) -> None:
+    code, out, err = run(*argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(prefix + detail), err
+    assert err.count("hiermem-tui") == 1, err
+
+
 @pytest.mark.parametrize("kind", ["text", "foreign", "newer", "directory"])
 def test_bad_database_files_are_one_line_exit_2_and_unchanged(tmp_path: Path, kind: str) -> None:
     import sqlite3
@@ -197,3 +214,17 @@ def test_import_in_a_pipe_prints_no_progress(tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "in.jsonl", {"alpha": 4})
     code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(src))
     assert code == 0 and err == ""
+
+
+def test_import_line_says_when_messages_changed_in_the_source(tmp_path: Path) -> None:
+    """oterm 0.26.1 overwrote a regenerated reply in place (tests/fixtures/oterm/make_fixtures.py)."""
+    stores = Path(__file__).resolve().parents[1] / "fixtures" / "oterm"
+    db = str(tmp_path / "h.db")
+    assert run("import", "--db", db, str(stores / "machine-a.db"))[1].rstrip().endswith(
+        "2 new; 7 episode(s) added, 0 already present"
+    )
+    code, out, err = run("import", "--db", db, str(stores / "machine-a-regenerated.db"))
+    assert (code, err) == (0, "")
+    assert out.rstrip().endswith(
+        "0 new; 1 episode(s) added, 6 already present; 1 added as new version(s) of message(s) the source changed"
+    )

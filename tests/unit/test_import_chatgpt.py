@@ -231,3 +231,27 @@ def test_invalid_utf8_and_broken_json_are_format_errors(tmp_path: Path) -> None:
 
 def test_parsing_is_deterministic() -> None:
     assert parse(CONV)[0] == parse(CONV)[0]
+
+
+def test_conversation_with_nothing_visible_names_why(tmp_path: Path) -> None:
+    """Real exports hold conversations whose only messages are hidden plumbing: that is not
+    the same as a conversation without messages, and the count says which."""
+    conv = json.loads((FIX / "chatgpt" / "account-b.json").read_text())[0]
+    hidden = {**conv, "conversation_id": "hidden-only", "current_node": "7f1e0c2a-0001-4b6e-9d3c-5a4b3c2d1e0f"}
+    bare = {**conv, "conversation_id": "root-only", "current_node": "client-created-root"}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([hidden, bare, conv]))
+    sessions, problems = parse(path)
+    assert [s.title for s in sessions] == ["Is 2027 prime"]
+    assert problems.reasons == {"conversation with no visible messages": 1, "conversation without messages": 1}
+
+
+def test_real_shaped_export_follows_the_regenerated_branch() -> None:
+    (session,), problems = parse(FIX / "chatgpt" / "account-b.json")
+    assert problems.count == 0
+    assert [(e.role, e.content) for e in session.episodes] == [
+        ("user", "Is 2027 a prime number?"),
+        ("assistant", "Yes: no prime up to √2027 ≈ 45 divides it, so 2027 is prime."),
+    ]
+    assert session.metadata["off_path_messages"] == 1  # the first answer, before it was regenerated
+    assert session.metadata["dropped"] == {"hidden": 1, "reasoning_recap": 1, "thoughts": 1}

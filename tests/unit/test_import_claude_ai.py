@@ -51,12 +51,13 @@ def test_conversation_roles_order_timestamps_and_ids() -> None:
     assert s.episodes[1].created_at == datetime(2025, 4, 10, 8, 0, 30, tzinfo=timezone.utc)
 
 
-def test_blocks_preferred_thinking_left_out_tool_use_rendered() -> None:
+def test_blocks_preferred_thinking_kept_apart_tool_use_rendered() -> None:
     s = parse(CONV)[0][0]
     assert s.episodes[1].content == 'Let me check the weather.\n\n[tool_use web_search] {"query": "Porto weather May"}'
     assert s.episodes[1].metadata["tools"] == ["web_search"]
     assert s.episodes[3].content == "Looks sunny: day 2 Aveiro → Coimbra (60 km), day 3 back by train."
     assert "wants a route" not in "\n".join(e.content for e in s.episodes)
+    assert s.episodes[1].metadata["thinking"] == "The user wants a route; check weather first."
     assert s.metadata["thinking_blocks"] == 1
 
 
@@ -149,3 +150,45 @@ def test_deeply_nested_json_is_a_format_error(tmp_path: Path) -> None:
 
 def test_parsing_is_deterministic() -> None:
     assert parse(CONV)[0] == parse(CONV)[0]
+
+
+# --- exports shaped like real 2025 ones (tests/fixtures/claude_ai/make_fixtures.py) ---
+
+ACCOUNT_A = FIX / "claude_ai" / "account-a.json"
+
+
+def test_real_shaped_export_keeps_thinking_and_names_true_reasons() -> None:
+    sessions, problems = parse(ACCOUNT_A)
+    (starter,) = sessions
+    assert [(e.role, e.source_id) for e in starter.episodes] == [
+        ("user", "a1f0e2d3-0001-4c5b-8a79-6e5d4c3b2a10"),
+        ("assistant", "a1f0e2d3-0002-4c5b-8a79-6e5d4c3b2a11"),
+        ("tool", "a1f0e2d3-0002-4c5b-8a79-6e5d4c3b2a11#1"),
+        ("assistant", "a1f0e2d3-0002-4c5b-8a79-6e5d4c3b2a11#2"),
+        ("user", "a1f0e2d3-0003-4c5b-8a79-6e5d4c3b2a12"),
+    ]
+    reply = starter.episodes[1]
+    assert reply.content == 'Let me check.\n\n[tool_use web_search] {"query": "sourdough starter acetone smell"}'
+    assert reply.metadata["thinking"].startswith("They describe an acetone smell.")
+    assert "acetone smell. That is hunger" not in "\n".join(e.content for e in starter.episodes)
+    assert starter.episodes[2].content == "An acetone smell means the culture is hungry."
+    assert starter.episodes[0].content.endswith("[attachment feeding-log.txt]\nMon 9:00 fed 1:1:1\nTue 21:00 fed 1:1:1")
+    assert starter.metadata["thinking_blocks"] == 1
+    assert problems.reasons == {"conversation without messages": 1, "conversation with only empty messages": 1}
+
+
+def test_empty_and_thinking_only_messages_are_counted_not_silent(tmp_path: Path) -> None:
+    conv = json.loads(ACCOUNT_A.read_text())[0]
+    msgs = conv["chat_messages"]
+    blank = {**msgs[2], "uuid": "blank", "text": "", "content": [{"type": "text", "text": "  ", "citations": []}],
+             "files": []}
+    thought = {**msgs[1], "uuid": "thought", "text": "", "content": [msgs[1]["content"][0]]}
+    conv["chat_messages"] = [*msgs, blank, thought]
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conv]))
+    (session,), problems = parse(path)
+    assert len(session.episodes) == 5
+    assert session.metadata["empty_messages"] == 1
+    assert session.metadata["thinking_blocks"] == 2
+    assert problems.reasons == {"message with only thinking": 1}
+

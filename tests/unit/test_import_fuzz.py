@@ -509,6 +509,9 @@ def _seeds(directory: Path) -> list[tuple[str, bytes]]:
                                                                                           "content": "hi"}})),
         ("codex", dumps({"timestamp": "2024-05-01T10:00:00Z", "type": "event_msg",
                          "payload": {"type": "user_message", "message": "hi"}})),
+        ("openwebui", dumps([{"id": "x", "title": "t", "chat": {"history": {"currentId": "a", "messages": {
+            "a": {"role": "user", "content": '<details type="reasoning" done="true" duration="1">\n'
+                  '<summary>Thought for 1 seconds</summary>\n&gt; hm\n</details>\nhi', "parentId": None}}}}}])),
     ]
     rows = {
         "llm": {"responses": [{"id": "r", "prompt": "hi", "response": "yo", "conversation_id": "c"}]},
@@ -525,7 +528,7 @@ def _seeds(directory: Path) -> list[tuple[str, bytes]]:
 
 PREFIXES = [b"", b"SQLite format 3\x00", b"PK\x03\x04", b"[", b"{", b"\xef\xbb\xbf[{", b'[{"mapping":',
             b'[{"chat_messages":', b'{"session":"s","role":"user","content":"x"}\n', b'{"type":"user","sessionId":"s"',
-            b'[{"conversations":[{"from":']  # fmt: skip
+            b'[{"conversations":[{"from":', b'[{"id":"x","chat":{"history":{"messages":']  # fmt: skip
 DAMAGE = st.tuples(st.integers(0, 99), st.lists(st.tuples(st.integers(0, 1 << 15), st.integers(0, 255)), max_size=8),
                    st.none() | st.integers(0, 1 << 15))
 GARBAGE = st.one_of(

@@ -14,6 +14,8 @@ import pytest
 
 from hiermem_tui.importers import jsonl, llm, openwebui, oterm, sharegpt
 from hiermem_tui.importers.base import FormatError, Problems, read_head
+from hiermem_tui.tokens import Tokenizer
+from tests.unit._imported import fresh_store, import_each
 from tests.unit.test_import_jsonl import write_text_samples
 from tests.unit.test_import_llm import build_legacy_db, build_threads_db
 from tests.unit.test_import_oterm import build_oterm_db
@@ -28,6 +30,7 @@ CREATE TABLE message (id TEXT PRIMARY KEY, user_id TEXT, channel_id TEXT, conten
 """
 
 T = 1714557600  # 2024-05-01T10:00:00Z
+EXPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "openwebui"
 
 
 def _msg(mid: str, parent: str | None, role: str, content: Any, ts: int, **extra: Any) -> dict[str, Any]:
@@ -124,8 +127,10 @@ def test_cycles_broken_rows_and_fallbacks(tmp_path: Path) -> None:
 def test_not_openwebui_raises_format_error(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="not an Open WebUI webui.db"):
         _parse(build_oterm_db(tmp_path / "store.db"))
-    with pytest.raises(FormatError, match="not a SQLite database"):
+    with pytest.raises(FormatError, match=r"not an Open WebUI chat export .*\(looks like a Claude.ai export\)"):
         _parse(write_text_samples(tmp_path)["claude_ai"])
+    with pytest.raises(FormatError, match="neither an Open WebUI webui.db nor its chat export"):
+        _parse(write_text_samples(tmp_path)["jsonl"])
 
 
 def test_source_file_is_never_modified(tmp_path: Path) -> None:
@@ -149,6 +154,7 @@ def test_sniff_matrix_each_input_claimed_by_at_most_its_own_importer(tmp_path: P
     inputs["llm_threads"] = tmp_path / "threads.db"
     inputs["oterm"] = build_oterm_db(tmp_path / "store.db")
     inputs["openwebui"] = build_webui_db(tmp_path / "webui.db")
+    inputs["openwebui_export"] = EXPORTS / "chat-export-a.json"
     unrelated = tmp_path / "notes.db"
     with sqlite3.connect(unrelated) as db:
         db.execute("CREATE TABLE chat (id INTEGER, body TEXT)")
@@ -157,9 +163,157 @@ def test_sniff_matrix_each_input_claimed_by_at_most_its_own_importer(tmp_path: P
     expected = {
         "jsonl": "jsonl", "sharegpt": "sharegpt", "sharegpt_lines": "sharegpt",
         "llm_legacy": "llm", "llm_threads": "llm", "oterm": "oterm", "openwebui": "openwebui",
+        "openwebui_export": "openwebui",
     }
     importers = (jsonl, sharegpt, llm, oterm, openwebui)
     for name, path in inputs.items():
         head = read_head(path)
         claimed = [imp.NAME for imp in importers if imp.sniff(path, head)]
         assert claimed == ([expected[name]] if name in expected else []), name
+
+
+# --- the chat export (Settings → Chats → Export), shaped as tests/fixtures/openwebui/make_fixtures.py says ---
+
+
+def test_export_follows_the_current_branch_and_keeps_reasoning_out_of_the_text() -> None:
+    sessions, problems = _parse(EXPORTS / "chat-export-a.json")
+    assert problems.count == 0
+    weather, k2 = sessions
+    assert k2.id == "openwebui:0c4f2a1e-9b8d-4c7e-a6f5-e4d3c2b1a090"
+    assert (k2.title, k2.metadata) == ("K2 height", {"pinned": True})
+    assert k2.created_at == datetime(2025, 5, 1, 10, 0, tzinfo=timezone.utc)
+    assert [(e.role, e.content) for e in k2.episodes] == [
+        ("user", "How tall is K2, in feet?"),  # the edited question, not the first one
+        ("assistant", "K2 is **28,251 ft** (8,611 m) tall."),  # the regenerated answer, without its <details>
+    ]
+    assert k2.episodes[1].metadata == {
+        "reasoning": "The user wants K2's height in feet.\n8,611 m × 3.2808 ≈ 28,251 ft.",
+        "reasoning_seconds": 3,
+        "model": "qwen3:8b",
+    }
+    assert [e.content for e in weather.episodes] == [
+        "Will I need an umbrella in Lisbon tomorrow? My itinerary is attached.\n\n[attachment: itinerary.pdf]",
+        '[tool_call get_weather] {"city": "Lisbon"}\n[tool_result get_weather] Sunny, 21 °C, 0% rain\n'
+        "No umbrella needed: sunny and 21 °C.",
+    ]
+    assert all("<details" not in e.content and "&quot;" not in e.content for s in sessions for e in s.episodes)
+
+
+def test_export_is_detected_and_accepted_by_format_openwebui(tmp_path: Path) -> None:
+    from hiermem_tui.importers import detect
+
+    for name in ("chat-export-a.json", "chat-export-b.json"):
+        assert detect(EXPORTS / name) == "openwebui"
+    single = tmp_path / "chat-export-1746093600000.json"  # a chat's own ⋯ → Download → Export chat (.json)
+    single.write_text(json.dumps([json.loads((EXPORTS / "chat-export-a.json").read_text())[1]]))
+    assert detect(single) == "openwebui"
+    assert [s.title for s in _parse(single)[0]] == ["K2 height"]
+
+
+def webui_db_from_export(export: Path, db: Path) -> Path:
+    """The webui.db an instance with exactly the chats of ``export`` would have (its chat rows)."""
+    chats = json.loads(export.read_text())
+    with sqlite3.connect(db) as conn:
+        conn.executescript(WEBUI_SCHEMA)
+        conn.executemany(
+            "INSERT INTO chat (id, user_id, title, chat, created_at, updated_at, share_id, archived, pinned, meta,"
+            " folder_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(c["id"], c["user_id"], c["title"], json.dumps(c["chat"]), c["created_at"], c["updated_at"],
+              c["share_id"], c["archived"], c["pinned"], json.dumps(c["meta"]), c["folder_id"]) for c in chats],
+        )
+    return db
+
+
+def test_database_and_export_of_the_same_chats_are_the_same_sessions(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """The webui.db row and the exported chat object carry the same id and JSON: no duplicates."""
+    db = webui_db_from_export(EXPORTS / "chat-export-a.json", tmp_path / "webui.db")
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        from_db, from_export = import_each(store, db, EXPORTS / "chat-export-a.json")
+        assert (from_db.sessions_created, from_db.episodes_appended) == (2, 4)
+        assert (from_export.sessions_created, from_export.episodes_appended, from_export.episodes_present) == (0, 0, 4)
+
+
+def _export_with(tmp_path: Path, content: str) -> Path:
+    path = tmp_path / "chat-export.json"
+    chat = {"history": {"currentId": "a", "messages": {"a": {"id": "a", "parentId": None, "role": "assistant",
+                                                             "content": content, "timestamp": T}}}}
+    path.write_text(json.dumps([{"id": "c1", "user_id": "u", "title": "t", "chat": chat, "created_at": T}]))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "text", "meta"),
+    [
+        # Older versions quoted the reasoning without HTML-escaping it.
+        ('<details type="reasoning" done="true" duration="2">\n<summary>Thought for 2 seconds</summary>\n'
+         "> a > b\n> \n> so a\n</details>\nA is bigger.", "A is bigger.",
+         {"reasoning": "a > b\n\nso a", "reasoning_seconds": 2}),
+        # Still thinking when the chat was saved; extra attributes.
+        ('<details type="reasoning" done="false" view="" last_tool_call_name="">\n<summary>Thinking…</summary>\n'
+         "&gt; first &amp; second\n</details>\n", None, {"reasoning": "first & second"}),
+        ('Here:\n<details type="code_interpreter" done="true" output="">\n<summary>Analyzed</summary>\n'
+         "```python\nprint(1 &lt; 2)\n```\n</details>\nDone.",
+         "Here:\n[code_interpreter]\n```python\nprint(1 < 2)\n```\nDone.",
+         {}),
+        ("No blocks, <b>literal</b> text.", "No blocks, <b>literal</b> text.", {}),
+    ],
+)
+def test_details_blocks_become_metadata_or_plain_text(
+    tmp_path: Path, content: str, text: str | None, meta: dict[str, Any]
+) -> None:
+    sessions, problems = _parse(_export_with(tmp_path, content))
+    if text is None:  # reasoning only: nothing a reader would see, and said so
+        assert sessions == [] and problems.reasons["message with only reasoning"] == 1
+        return
+    (session,) = sessions
+    assert session.episodes[0].content == text
+    assert (session.episodes[0].metadata or {}) == meta
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[]", None),  # an account without chats: nothing to import, not an error
+        ('[{"id": "x", "mapping": {}}]', r"not an Open WebUI chat export .*looks like a ChatGPT export"),
+        ('{"id": "x", "chat": {}}', "neither an Open WebUI webui.db nor its chat export"),
+        ('[{"id": "x", "chat": {"history": ', "not valid JSON"),
+    ],
+)
+def test_export_that_is_not_one_fails_in_one_line(tmp_path: Path, body: str, message: str | None) -> None:
+    path = tmp_path / "chat-export.json"
+    path.write_text(body)
+    if message is None:
+        assert _parse(path) == ([], Problems())
+        return
+    with pytest.raises(FormatError, match=message):
+        _parse(path)
+
+
+def test_entries_before_the_first_chat_are_reported_not_fatal(tmp_path: Path) -> None:
+    chats = json.loads((EXPORTS / "chat-export-b.json").read_text())
+    path = tmp_path / "chat-export.json"
+    path.write_text(json.dumps([7, {"id": "nochat"}, *chats]))
+    sessions, problems = _parse(path)
+    assert [s.title for s in sessions] == ["Home office deduction"]
+    assert problems.reasons == {"entry is not a chat (no 'chat' object)": 2}
+
+
+def test_replies_stored_with_raw_details_by_an_earlier_version_are_not_new_versions(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """Earlier versions kept the <details> HTML in the text; re-importing must not re-add those
+    replies as "changed" when only our rendering changed, not Open WebUI's data."""
+    from hiermem_tui.importers import ImportReport, load_session
+
+    export = EXPORTS / "chat-export-a.json"
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        report = ImportReport()
+        for parsed in openwebui.parse(export, Problems()):
+            for ep in parsed.episodes:  # what the earlier version stored
+                ep.content = ep.former_content or ep.content
+                ep.metadata = {"model": ep.metadata["model"]} if ep.metadata else None
+            load_session(store, parsed, str(export), report)
+        assert sum("<details" in e.content for s in store.iter_sessions() for e in store.iter_episodes(s.id)) == 2
+        (again,) = import_each(store, export)
+        assert (again.episodes_appended, again.episodes_present, again.episodes_revised) == (0, 4, 0)
+        assert again.problems.count == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -11,6 +12,9 @@ import pytest
 
 from hiermem_tui.importers import oterm
 from hiermem_tui.importers.base import FormatError, Problems, read_head
+from hiermem_tui.store import Store
+from hiermem_tui.tokens import Tokenizer
+from tests.unit._imported import assert_keeps_both, contents, fresh_store, import_as_former, import_each
 from tests.unit.test_import_jsonl import write_text_samples
 from tests.unit.test_import_llm import build_legacy_db
 
@@ -55,10 +59,12 @@ def _parse(path: Path) -> tuple[list, Problems]:
 
 def test_sessions_roles_order_and_ids(tmp_path: Path) -> None:
     sessions, problems = _parse(build_oterm_db(tmp_path / "store.db"))
-    assert [s.id for s in sessions] == ["oterm:1", "oterm:2"]
+    assert [s.former_ids for s in sessions] == [["oterm:1"], ["oterm:2"]]
+    for session, chat in zip(sessions, ("1", "2")):
+        assert re.fullmatch(f"oterm:{chat}-[0-9a-f]{{12}}", session.id), session.id
     haiku, tides = sessions
     assert haiku.title == "Haiku practice" and haiku.source == "oterm"
-    assert haiku.metadata == {"model": "llama3.2", "provider": "ollama"}
+    assert haiku.metadata == {"model": "llama3.2", "provider": "ollama", "chat_id": "1"}
     assert [(e.role, e.source_id) for e in haiku.episodes] == [
         ("system", "system"), ("user", "1"), ("assistant", "3"), ("user", "6"),
     ]
@@ -119,3 +125,88 @@ def test_source_file_is_never_modified(tmp_path: Path) -> None:
 def test_parse_is_deterministic(tmp_path: Path) -> None:
     path = build_oterm_db(tmp_path / "store.db")
     assert _parse(path)[0] == _parse(path)[0]
+
+
+# --- stores written by oterm 0.26.1's own code (tests/fixtures/oterm/make_fixtures.py) ---
+
+OTERM = Path(__file__).resolve().parents[1] / "fixtures" / "oterm"
+
+
+def test_real_store_as_oterm_wrote_it() -> None:
+    sessions, problems = _parse(OTERM / "machine-a.db")
+    assert problems.count == 0
+    sourdough, rust = sessions
+    assert sourdough.title == "Sourdough starter" and rust.title == "Rust lifetimes"
+    assert [(e.role, e.source_id) for e in sourdough.episodes] == [
+        ("system", "system"), ("user", "1"), ("assistant", "2"), ("user", "3"), ("assistant", "4"),
+    ]
+    assert sourdough.episodes[0].content == "You are a patient baker."
+    assert sourdough.metadata == {"model": "llama3.2:latest", "provider": "ollama", "chat_id": "1"}
+    assert rust.episodes[0].content == "Why does the borrow checker reject this?\n\n[1 image attached]"
+
+
+def test_two_machines_stores_keep_both(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """Both stores have a chat 1 whose message 1 is "hello": only the reply tells them apart."""
+    both = assert_keeps_both(tmp_path, tokenizer, OTERM / "machine-a.db", OTERM / "machine-b.db")
+    titles = sorted(title for title, _ in both.values())
+    assert titles == ["Rust lifetimes", "Sourdough starter", "Tax questions"]
+    assert sum(len(eps) for _, eps in both.values()) == 7 + 4
+
+
+def test_regenerated_reply_is_a_new_version_and_the_old_one_stays(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        first, second, again = import_each(
+            store, OTERM / "machine-a.db", OTERM / "machine-a-regenerated.db", OTERM / "machine-a-regenerated.db"
+        )
+        assert (second.sessions_created, second.episodes_appended, second.episodes_present) == (0, 1, 6)
+        assert second.episodes_revised == 1 and second.problems.count == 0
+        assert (again.episodes_appended, again.episodes_present, again.episodes_revised) == (0, 7, 0)
+        sourdough = next(s for s in store.iter_sessions() if s.title == "Sourdough starter")
+        episodes = list(store.iter_episodes(sourdough.id))
+        old, new = episodes[4], episodes[5]
+        assert old.content.startswith("Not dead, just hungry") and old.id == f"{sourdough.id}/4"
+        assert new.content.startswith("It is alive.") and new.id == f"{sourdough.id}/4~2"
+        assert new.metadata == {"revision_of": old.id, "revision": 2}
+        renamed = next(s for s in store.iter_sessions() if s.id != sourdough.id)
+        assert renamed.title == "Borrow checker"  # a rename in oterm is the chat's own new name
+
+
+def _import_as_legacy(store: Store, path: Path) -> None:
+    """What the importer before session ids were unique wrote: the same episodes under ``oterm:<chat id>``."""
+    import_as_former(store, oterm, path)
+
+
+def test_legacy_sessions_keep_their_ids_on_reimport(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        _import_as_legacy(store, OTERM / "machine-a.db")
+        before = contents(store)
+        assert sorted(before) == ["oterm:1", "oterm:2"]
+        (report,) = import_each(store, OTERM / "machine-a.db")
+        assert (report.sessions_created, report.episodes_appended, report.episodes_present) == (0, 0, 7)
+        assert contents(store) == before
+        (report,) = import_each(store, OTERM / "machine-a-regenerated.db")  # a legacy session still grows
+        assert (report.sessions_created, report.episodes_revised) == (0, 1)
+        assert store.get_session("oterm:2").title == "Borrow checker"
+        (report,) = import_each(store, OTERM / "machine-b.db")  # another chat 1: a session of its own
+        assert report.sessions_created == 1 and report.episodes_present == 0
+        assert store.get_session("oterm:1").title == "Sourdough starter"
+        assert len(contents(store)) == 3
+
+
+def test_legacy_session_a_second_store_was_merged_into_is_left_to_its_own_chat(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """The old bug: machine B's chat 1 was folded into oterm:1 and renamed it. Re-importing B
+    now gives B its own session; re-importing A gives oterm:1 its own name back."""
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        _import_as_legacy(store, OTERM / "machine-a.db")
+        _import_as_legacy(store, OTERM / "machine-b.db")
+        assert store.get_session("oterm:1").title == "Tax questions"  # the damage, as it was
+        (b,) = import_each(store, OTERM / "machine-b.db")
+        assert (b.sessions_created, b.episodes_appended) == (1, 4)
+        tax = next(s for s in store.iter_sessions() if s.id.startswith("oterm:1-"))
+        assert tax.title == "Tax questions"
+        assert [e.content for e in store.iter_episodes(tax.id)][:2] == ["hello", "Hi there! What's on your mind?"]
+        (a,) = import_each(store, OTERM / "machine-a.db")
+        assert (a.sessions_created, a.episodes_appended) == (0, 0)
+        assert store.get_session("oterm:1").title == "Sourdough starter"

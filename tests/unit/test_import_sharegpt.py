@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from hiermem_tui.importers import sharegpt
 from hiermem_tui.importers.base import FormatError, Problems, read_head
+from hiermem_tui.tokens import Tokenizer
+from tests.unit._imported import contents, fresh_store, import_as_former, import_each
 from tests.unit.test_import_jsonl import FIXTURES, write_text_samples
 
 
@@ -23,13 +26,27 @@ def _write(tmp_path: Path, records: list) -> Path:
     return path
 
 
+def _record_ids(sessions: list) -> list[str]:
+    """``sharegpt:<record id>`` of each session, checking the id is that plus ``-<12 hex>``."""
+    out = []
+    for session in sessions:
+        if session.id.startswith("sharegpt:sha1-"):
+            assert session.former_ids == []
+            out.append(session.id)
+            continue
+        (former,) = session.former_ids
+        assert re.fullmatch(re.escape(former) + "-[0-9a-f]{12}", session.id), session.id
+        out.append(former)
+    return out
+
+
 def _conv(*texts: str) -> list[dict[str, str]]:
     return [{"from": "human" if i % 2 == 0 else "gpt", "value": t} for i, t in enumerate(texts)]
 
 
 def test_array_sessions_roles_and_split_joining() -> None:
     sessions, problems = _parse(FIXTURES / "sharegpt" / "dataset.json")
-    ids = [s.id for s in sessions]
+    ids = _record_ids(sessions)
     assert ids[:5] == [
         "sharegpt:trip",
         "sharegpt:recipe-42",
@@ -75,7 +92,7 @@ def test_pieces_join_in_numeric_order_and_real_ids_are_not_merged(tmp_path: Path
     )
     sessions, problems = _parse(path)
     assert problems.count == 0
-    assert [s.id for s in sessions] == ["sharegpt:x", "sharegpt:y", "sharegpt:y_1", "sharegpt:7"]
+    assert _record_ids(sessions) == ["sharegpt:x", "sharegpt:y", "sharegpt:y_1", "sharegpt:7"]
     assert [e.content for e in sessions[0].episodes] == ["one", "two", "ten"]
 
 
@@ -89,7 +106,7 @@ def test_duplicates_and_empty_conversations_are_reported(tmp_path: Path) -> None
         ],
     )
     sessions, problems = _parse(path)
-    assert [s.id for s in sessions] == ["sharegpt:a"]
+    assert _record_ids(sessions) == ["sharegpt:a"]
     assert sessions[0].episodes[0].content == "first"
     assert problems.reasons["duplicate conversation id 'a'"] == 1
     assert problems.reasons["conversation has no usable turns"] == 1
@@ -104,9 +121,25 @@ def test_missing_id_is_derived_from_content_stably(tmp_path: Path) -> None:
     assert first[0].id == second[1].id
 
 
+def test_record_ids_shared_by_two_datasets_stay_two_sessions(tmp_path: Path) -> None:
+    """Datasets number their records alike ("0", "1"…): the opening turns keep them apart,
+    and the same record read from another file (a copy) keeps its id."""
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    one = _write(tmp_path / "one", [{"id": "0", "conversations": _conv("How do tides work?", "The moon.")}])
+    two = _write(tmp_path / "two", [{"id": "0", "conversations": _conv("Name a prime.", "Seven.")}])
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(one.read_bytes())
+    (a,), _ = _parse(one)
+    (b,), _ = _parse(two)
+    (c,), _ = _parse(copy)
+    assert a.former_ids == b.former_ids == ["sharegpt:0"]
+    assert a.id != b.id and a.id == c.id
+
+
 def test_jsonl_variant_skips_bad_line() -> None:
     sessions, problems = _parse(FIXTURES / "sharegpt" / "dataset.jsonl")
-    assert [s.id for s in sessions] == ["sharegpt:q1", "sharegpt:q2", "sharegpt:q4"]
+    assert _record_ids(sessions) == ["sharegpt:q1", "sharegpt:q2", "sharegpt:q4"]
     assert problems.count == 1 and problems.examples == ["dataset.jsonl:3: not valid JSON"]
 
 
@@ -149,3 +182,18 @@ def test_parse_is_deterministic() -> None:
     first, _ = _parse(FIXTURES / "sharegpt" / "dataset.json")
     second, _ = _parse(FIXTURES / "sharegpt" / "dataset.json")
     assert first == second
+
+
+def test_sessions_imported_under_the_bare_record_id_keep_it(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """Before ids got the opening's hash a record was ``sharegpt:<id>``; re-importing the same
+    dataset must find those sessions rather than add every conversation again."""
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        import_as_former(store, sharegpt, FIXTURES / "sharegpt" / "dataset.json")
+        before = contents(store)
+        assert "sharegpt:trip" in before
+        (again,) = import_each(store, FIXTURES / "sharegpt" / "dataset.json")
+        assert (again.sessions_created, again.episodes_appended) == (0, 0)
+        assert contents(store) == before
+        (other,) = import_each(store, FIXTURES / "sharegpt" / "other_dataset.json")  # same ids, other chats
+        assert other.sessions_created == 2 and other.episodes_present == 0
+
