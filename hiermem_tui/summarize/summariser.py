@@ -287,11 +287,12 @@ class Summariser:
             return retry
         return got
 
-    def _guard(self, text: str, target: int, request: SummaryRequest) -> tuple[str, Fidelity, bool]:
-        """Append "Also mentioned: …" when retention is under the threshold (within ``target``)."""
-        fid = self._measure(text, request)
+    def _guard(self, text: str, target: int, request: SummaryRequest) -> tuple[str, Fidelity, bool, Fidelity]:
+        """Append "Also mentioned: …" when retention is under the threshold (within ``target``).
+        Returns the text, its fidelity, whether the line was added, and the fidelity before."""
+        fid = before = self._measure(text, request)
         if not fid.identifiers or fid.retention >= self.fidelity_threshold:
-            return text, fid, False
+            return text, fid, False, before
         room = target - self.tokenizer.count(text) - 2
         if room < 12:
             # make room: a few lost names are worth more than the tail of a long summary
@@ -300,15 +301,15 @@ class Summariser:
             fid = self._measure(text, request)
         line = also_mentioned(fid.lost, room, self.tokenizer)
         if not line:
-            return text, fid, False
+            return text, fid, False, before
         text = f"{text}\n{line}"
-        return text, self._measure(text, request), True
+        return text, self._measure(text, request), True, before
 
     def _finish(
         self, text: str, tier: Tier, target: int, version: str, got: _Accepted | None,
         request: SummaryRequest, pins: str, started: float, state: _Attempts,
     ) -> SummaryResult:
-        text, fid, added = self._guard(text, target, request)
+        text, fid, added, before = self._guard(text, target, request)
         body_tokens = self.tokenizer.count(text)
         if pins:
             text = f"{text}\n\n{pins}" if text.strip() else pins
@@ -338,6 +339,7 @@ class Summariser:
             rejections=tuple(state.rejections),
             fidelity=fid,
             fidelity_added=added,
+            fidelity_before=before,
             pins_missing=missing,
         )
 

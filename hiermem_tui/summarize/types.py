@@ -95,6 +95,7 @@ class SummaryResult:
     rejections: tuple[Rejection, ...] = ()  # the same, as (tier, reason, detail) for the store
     fidelity: Fidelity | None = None  # the accepted text measured against the sources
     fidelity_added: bool = False  # an "Also mentioned" line was appended by the guard
+    fidelity_before: Fidelity | None = None  # the accepted text before the guard touched it
     pins_missing: tuple[str, ...] = ()  # labels of pinned episodes the text does not carry
 
 
