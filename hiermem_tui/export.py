@@ -14,6 +14,16 @@ from typing import Any, TextIO
 from .store import Store, StoreError, Summary
 
 
+def _fidelity(store: Store, s: Summary) -> dict[str, Any]:
+    """Stored figures, or measured now (not stored: an export only reads) for older summaries."""
+    if s.fid_identifiers is not None and s.fid_kept is not None:
+        return {"identifiers": s.fid_identifiers, "kept": s.fid_kept, "lost": list(s.fid_lost)}
+    from .compaction.check import check_summary
+
+    row = check_summary(store, s, save=False)
+    return {"identifiers": row.identifiers, "kept": row.kept, "lost": list(row.lost)}
+
+
 def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
     return {
         "id": s.id,
@@ -40,6 +50,10 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
         "duration_s": s.duration_s,
         "supersedes": s.supersedes,
         "superseded_by": s.superseded_by,
+        "fidelity": _fidelity(store, s),
+        "novel_identifiers": list(s.fid_novel),
+        "fidelity_added": s.fid_added,
+        "rejections": [dict(r) for r in s.rejections],
     }
 
 
@@ -100,6 +114,12 @@ def _md_inline(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", flat)
 
 
+def _kept(s: Summary) -> str:
+    if s.fid_identifiers is None or s.fid_kept is None:
+        return ""
+    return f" · kept {s.fid_kept}/{s.fid_identifiers} identifiers"
+
+
 def export_markdown(store: Store, session_id: str, out: TextIO) -> None:
     """A readable transcript with the active summary tree first. Content is fenced, never rendered."""
     with store.read_snapshot():
@@ -124,7 +144,7 @@ def _export_markdown(store: Store, session_id: str, out: TextIO) -> None:
             hashes = "#" * min(6, 3 + level)
             out.write(
                 f"{hashes} d{s.depth} {s.kind} · episodes #{s.first_seq}–{s.last_seq} · {s.start_at} → {s.end_at}"
-                f" · {s.tier} · {s.tokens} tokens\n\n{_literal_block(s.content)}\n\n"
+                f" · {s.tier} · {s.tokens} tokens{_kept(s)}\n\n{_literal_block(s.content)}\n\n"
             )
             for child in store.children(s.id):
                 walk(child, level + 1)

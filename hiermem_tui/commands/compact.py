@@ -95,6 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only sessions whose uncompacted tokens exceed TOKENS")
     p.add_argument("--min-new", metavar="N", type=_non_negative,
                    help="only sessions with at least N episodes after the last summary")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write nothing: print the summaries the pass would make, with time estimates")
     p.set_defaults(func=run)
 
 
@@ -254,6 +256,10 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     named = list(dict.fromkeys(args.session or []))
     triggers = args.if_over is not None or args.min_new is not None
     as_array = bool(args.all or len(named) > 1 or triggers)
+    if args.dry_run:
+        from .dry_run import run_dry
+
+        return run_dry(args, ctx, named, as_array)
     store = open_for_job(ctx)
     try:
         try:

@@ -25,7 +25,7 @@ wait. A pass works on the shallowest depth that has a full group.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..config import Policy
@@ -202,3 +202,25 @@ def leaf_spans(chunks: Sequence[LeafChunk]) -> list[SummarySpan]:
 def count_full(spans: Sequence[SummarySpan], chunks: Sequence[LeafChunk], fanout: int) -> int:
     """Summaries a full pass would write: the leaves, then every condensation they enable."""
     return len(chunks) + count_condensations([*spans, *leaf_spans(chunks)], fanout)
+
+
+def simulate_condensations(
+    spans: Sequence[SummarySpan], fanout: int, estimate: Callable[[int, int], int]
+) -> list[tuple[CondenseGroup, int]]:
+    """Every condensation a pass would make, in order, each with its estimated source tokens.
+
+    ``estimate(depth, source_tokens)`` is the size a summary of that depth will have; the
+    simulated summaries carry it, so the next depth's sources add up realistically.
+    """
+    state = list(spans)
+    out: list[tuple[CondenseGroup, int]] = []
+    rounds = 0
+    while groups := plan_condense(state, fanout):
+        by_id = {s.id: s for s in state}
+        sized = [(g, sum(by_id[i].tokens for i in g.source_ids)) for g in groups]
+        out.extend(sized)
+        state = _apply(state, groups, f"~sim{rounds}_")
+        sizes = {f"~sim{rounds}_{n}": estimate(g.depth, tokens) for n, (g, tokens) in enumerate(sized)}
+        state = [replace(s, tokens=sizes[s.id]) if s.id in sizes else s for s in state]
+        rounds += 1
+    return out

@@ -43,7 +43,7 @@ from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, strip_pinned
 from ..summarize.types import SourceItem
 from . import planner
 from .check import repair_targets, repair_trees
-from .requests import condensed_request, episode_item, leaf_request, summary_item
+from .requests import condensed_request, leaf_request, summary_item
 from .events import (
     CancelToken,
     RunEvent,

@@ -80,6 +80,7 @@ _CLOSERS = re.compile(
     re.I,
 )
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_INDENTED = re.compile(r"^(?: {4,}|\t+)(?![-*•]|\d+[.)])\S")
 _CODE_DEF = re.compile(r"^\s*(?:def|class|function|fn|func|public|private|static|int|void|#include)\b.*[({:;]\s*$", re.M)
 
 
@@ -162,7 +163,10 @@ def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     material = "\n".join(sources)
     blocks = [b for b in _FENCED.findall(text) if b.strip()]
     code_lines = [ln.strip() for b in blocks for ln in b.splitlines() if len(ln.strip()) >= 8]
-    code_lines += [m.group(0).strip() for m in _CODE_DEF.finditer(_FENCED.sub("", text)) if len(m.group(0).strip()) >= 8]
+    unfenced = _FENCED.sub("", text)
+    code_lines += [m.group(0).strip() for m in _CODE_DEF.finditer(unfenced) if len(m.group(0).strip()) >= 8]
+    # an indented block right in the text: summaries do not indent, pasted code does
+    code_lines += [ln.strip() for ln in unfenced.splitlines() if _INDENTED.match(ln) and len(ln.strip()) >= 8]
     if code_lines:
         new = [ln for ln in code_lines if ln not in material]
         if len(new) >= 2 and len(new) * 2 > len(code_lines):

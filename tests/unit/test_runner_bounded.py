@@ -1,0 +1,91 @@
+"""Bounded whatever the server does: a server that ignores num_predict and answers twice the
+prompt, and a model with a small context. Real runner, real client, fake server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.compaction import Runner
+from hiermem_tui.config import Policy
+from hiermem_tui.store import Store, Summary
+from hiermem_tui.summarize import OllamaBackend, Summariser
+from hiermem_tui.summarize.prompts import PRIOR_MAX_TOKENS
+from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.summariser import Targets, targets_for
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import FakeModel, FakeOllama, longer_than_input
+
+from ._engine_fixtures import T0, add_episodes
+from ._invariants import check_invariants
+
+DEFAULT = Policy()
+
+
+def tier_targets(s: Summary, policy: Policy) -> Targets:
+    """The targets the summariser had for ``s`` (they depend only on depth and source size)."""
+    target = policy.leaf_target_tokens if s.depth == 0 else policy.condensed_target_tokens
+    item = SourceItem("episode", "", s.source_tokens, T0, T0)
+    return targets_for(SummaryRequest(s.depth, [item], target))
+
+
+def prompt_tokens(tok: Tokenizer, body: dict) -> int:
+    return sum(tok.count(m["content"]) for m in body["messages"])
+
+
+@pytest.fixture
+def store(tmp_path: Path, tokenizer: Tokenizer) -> Store:
+    s = Store.open(tmp_path / "bounded.db", tokenizer=tokenizer)
+    yield s
+    s.close()
+
+
+async def test_a_rambling_server_cannot_make_a_pass_run_away(store: Store, tokenizer: Tokenizer) -> None:
+    add_episodes(store, "s", 0, 200, words=120)
+    with FakeOllama(honour_num_predict=False, responder=longer_than_input(2).text) as fake:  # type: ignore[arg-type]
+        backend = OllamaBackend(fake.url, "llama3.2", tokenizer, timeout_s=30)
+        backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
+        runner = Runner(store, Summariser(backend, tokenizer), DEFAULT)
+        try:
+            run = await runner.compact("s", "full")
+        finally:
+            await backend.aclose()
+        bodies = fake.chat_bodies
+    assert run is not None and run.status == "done"
+    made = store.summaries("s")
+    assert made and all(s.tokens <= getattr(tier_targets(s, DEFAULT), s.tier) for s in made)
+    assert all(s.tokens < s.source_tokens for s in made)
+    # nothing the server said was accepted as a summary: it only ever echoed the prompt
+    assert {s.tier for s in made} == {"fallback"}
+    assert set(run.rejections) <= {"cut_off", "echo", "loop", "not_shorter", "too_long"}
+    # every prompt is bounded, so the whole pass is linear in the number of episodes
+    biggest = max(prompt_tokens(tokenizer, b) for b in bodies)
+    assert biggest <= DEFAULT.leaf_chunk_tokens + PRIOR_MAX_TOKENS + 600
+    assert len(bodies) <= 2 * len(made)
+    check_invariants(store, "s", fresh_tail=DEFAULT.fresh_tail)
+
+
+async def test_a_small_context_shrinks_chunks_and_clips_condensed_input(store: Store, tokenizer: Tokenizer) -> None:
+    add_episodes(store, "s", 0, 120, words=120)
+    small = FakeModel("tiny:1b", context_length=2048)
+    policy = Policy(leaf_target_tokens=300, condensed_target_tokens=600, condense_fanout=4, fidelity_threshold=0.0)
+    with FakeOllama(models=(small,), responder=lambda body: "The user and the assistant went through items.") as fake:
+        backend = OllamaBackend(fake.url, "tiny:1b", tokenizer, timeout_s=30)
+        backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
+        runner = Runner(store, Summariser(backend, tokenizer, fidelity_threshold=0.0), policy)
+        try:
+            run = await runner.compact("s", "full")
+        finally:
+            await backend.aclose()
+        bodies = fake.chat_bodies
+    assert run is not None and run.status == "done" and run.normal == run.summaries_created
+    for body in bodies:
+        opts = body["options"]
+        assert opts["num_ctx"] <= 2048
+        assert prompt_tokens(tokenizer, body) * 1.1 + opts["num_predict"] <= opts["num_ctx"], opts
+    leaves = [s for s in store.summaries("s") if s.depth == 0]
+    assert runner.policy.leaf_chunk_tokens < policy.leaf_chunk_tokens  # shrunk to fit the context
+    assert max(s.source_tokens for s in leaves) <= runner.policy.leaf_chunk_tokens
+    assert any(s.depth >= 1 for s in store.summaries("s"))

@@ -1,0 +1,178 @@
+"""Acceptance rules, each with a scripted answer shaped like one a real small model gave
+(SmolLM2-135M on real chats with code), through the fake server and the real client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from hiermem_tui.summarize import OllamaBackend, Summariser
+from hiermem_tui.summarize.acceptance import find_continuation, find_echo, find_loop, strip_preamble
+from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.summariser import targets_for
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import FakeOllama, Reply
+
+T0 = datetime(2025, 7, 21, 18, 0, tzinfo=timezone.utc)
+CHAT = [
+    ("user", "The sort in utils/sorting.py is too slow for 50000 items. Can you look at quick_sort and tell me "
+             "why it degrades? It is called from `build_index` on every request and the p95 latency is 840 ms."),
+    ("assistant", "quick_sort always picks the first element as pivot, so already-sorted input hits the O(n^2) "
+                  "worst case. Switch to a median-of-three pivot or just call sorted(), which is Timsort and "
+                  "handles runs well. I would also cache the result of build_index between requests."),
+    ("user", "I replaced quick_sort with sorted() in utils/sorting.py and added functools.lru_cache on "
+             "build_index. p95 went from 840 ms to 95 ms. Should I keep the old function around?"),
+    ("assistant", "Delete it: nothing else imports it (grep finds only the one call site). Add a regression test "
+                  "that sorts 50000 already-sorted items so the slow path cannot come back unnoticed."),
+] * 4
+PRIOR = "Earlier the user profiled the API and found build_index was the hot spot."
+GOOD = ("The user asked why quick_sort in utils/sorting.py was slow for 50000 items (p95 840 ms, called from "
+        "build_index). The assistant explained the first-element pivot hits O(n^2) on sorted input. The user "
+        "switched to sorted() and functools.lru_cache on build_index: p95 fell to 95 ms.")
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return Tokenizer()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(responder=lambda body: GOOD) as server:
+        yield server
+
+
+@pytest.fixture
+async def backend(fake: FakeOllama, tok: Tokenizer) -> AsyncIterator[OllamaBackend]:
+    b = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=5)
+    b.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
+    yield b
+    await b.aclose()
+
+
+def request(tok: Tokenizer, target: int = 400) -> SummaryRequest:
+    items = [SourceItem("episode", text, tok.count(text), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i),
+                        role=role, label=f"#{i}") for i, (role, text) in enumerate(CHAT)]
+    return SummaryRequest(0, items, target, prior_summary=PRIOR)
+
+
+async def first_rejection(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, answer: str) -> tuple[str, str]:
+    """Script ``answer`` for the normal tier (a good one follows); return the rejection."""
+    fake.script(Reply(answer), Reply(GOOD))
+    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(request(tok))
+    assert res.tier == "aggressive" and res.text == GOOD, res.notes
+    (rej,) = res.rejections
+    return rej.reason, rej.detail
+
+
+async def test_a_good_summary_passes_every_rule(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    res = await Summariser(backend, tok).summarise(request(tok))
+    assert (res.tier, res.text, res.rejections) == ("normal", GOOD, ())
+    assert res.fidelity is not None and res.fidelity.retention >= 0.8 and res.fidelity.novel == ()
+
+
+async def test_a_repeated_paragraph_is_a_loop(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    para = ("The user is working on the sorting code and wants it to be faster for large inputs, and the "
+            "assistant explains how the pivot choice matters for the running time of the algorithm.")
+    reason, detail = await first_rejection(fake, backend, tok, f"{para}\n\n{para}\n\n{para}")
+    assert reason == "loop" and "repeated 3 times" in detail
+
+
+async def test_a_usage_text_repeating_its_lines_is_a_loop(tok: Tokenizer) -> None:
+    line = "\t[--continue-backwards-in-each-step, --continue-all] [--continue-further-than-one-step]"
+    assert find_loop("usage: git filter-branch\n" + "\n".join([line] * 12)) is not None
+
+
+async def test_the_prior_summary_block_echoed_back(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    reason, detail = await first_rejection(
+        fake, backend, tok, f"<previous_summary>\n{PRIOR}\n</previous_summary>\nThe user sped up the sort.")
+    assert reason == "echo" and "previous_summary" in detail
+
+
+async def test_transcript_lines_echoed_back(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    answer = f"[2025-07-21 18:02 UTC] user: {CHAT[2][1]}\n[2025-07-21 18:03 UTC] assistant: {CHAT[3][1]}"
+    reason, detail = await first_rejection(fake, backend, tok, answer)
+    assert reason == "echo" and "transcript line" in detail
+
+
+def test_a_role_line_is_an_echo_only_when_copied() -> None:
+    sources = [text for _, text in CHAT]
+    assert find_echo("User: asked why quick_sort was slow and switched to sorted().", None, sources) is None
+    assert find_echo(f"user: {CHAT[0][1]}", None, sources) is not None
+
+
+async def test_continuing_the_chat_with_new_code(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    answer = ("def sortArray(arr):\n    if len(arr) <= 1:\n        return arr\n    pivot = arr[len(arr) // 2]\n"
+              "    return sortArray([x for x in arr if x < pivot]) + [pivot]\n\n"
+              "This implementation is more efficient than the previous one.")
+    reason, detail = await first_rejection(fake, backend, tok, answer)
+    assert reason == "continues_chat" and "code that is in no source" in detail
+
+
+async def test_a_chat_reply_opener(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    reason, detail = await first_rejection(
+        fake, backend, tok, "Sure! To make it faster, replace quick_sort with sorted() and let me know how it goes.")
+    assert reason == "continues_chat" and "Sure" in detail
+
+
+def test_quoting_code_from_the_sources_is_not_writing_code() -> None:
+    sources = ["Here is the fix:\n```python\ndef median_of_three(a, lo, hi):\n    mid = (lo + hi) // 2\n```"]
+    summary = ("The assistant proposed:\n```python\ndef median_of_three(a, lo, hi):\n    mid = (lo + hi) // 2\n```")
+    assert find_continuation(summary, sources) is None
+
+
+async def test_a_preamble_is_stripped_not_fatal(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Reply(f"Here's a summary of the conversation:\n\n{GOOD}"))
+    res = await Summariser(backend, tok).summarise(request(tok))
+    assert (res.tier, res.text) == ("normal", GOOD)
+    assert strip_preamble(f"**Summary:**\n{GOOD}") == GOOD
+    assert strip_preamble(f"Sure, here is a brief summary of the chat:\n{GOOD}") == GOOD
+    assert strip_preamble(GOOD) == GOOD
+
+
+async def test_invented_identifiers(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    answer = ("The user derived alpha_k = beta_j * gamma_i and Theta_ij over VSLA_MAX_RANK with the kernel "
+              "conv_stride_ij and the tensor omega_ijk = TensorProd(x).")
+    reason, detail = await first_rejection(fake, backend, tok, answer)
+    assert reason == "invented" and "in no source" in detail
+
+
+async def test_cut_off_at_the_normal_tier(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    long = " ".join(f"Step {i}: the user changed utils/sorting.py." for i in range(400))
+    reason, detail = await first_rejection(fake, backend, tok, long)
+    assert reason == "cut_off" and "token cap" in detail
+
+
+async def test_the_target_scales_with_the_input(tok: Tokenizer) -> None:
+    req = request(tok, target=1200)
+    t = targets_for(req)
+    assert t.normal == req.source_tokens // 4 < 1200 and t.aggressive == t.normal // 2
+    tiny = SummaryRequest(0, [SourceItem("episode", "ok", 1, T0, T0, role="user")], 1200)
+    assert targets_for(tiny).normal < 1 + 1  # never longer than the input
+
+
+async def test_the_fidelity_retry_names_what_was_lost(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    fake.script(Reply("The user made the sort faster."), Reply(GOOD))
+    res = await Summariser(backend, tok).summarise(request(tok))
+    assert (res.tier, res.text, res.attempts) == ("normal", GOOD, 2)
+    retry_prompt = fake.chat_bodies[1]["messages"][1]["content"]
+    assert "left out these names" in retry_prompt and "utils/sorting.py" in retry_prompt
+    assert res.prompt_version == "leaf-v2+retry" and [r.reason for r in res.rejections] == ["low_fidelity"]
+    assert not res.fidelity_added
+
+
+async def test_still_lossy_after_the_retry_gets_an_also_mentioned_line(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer
+) -> None:
+    fake.script(Reply("The user made the sort faster."), Reply("The user made the sorting code faster."))
+    req = request(tok)
+    res = await Summariser(backend, tok).summarise(req)
+    assert res.tier == "normal" and res.fidelity_added
+    body, line = res.text.rsplit("\n", 1)
+    assert body == "The user made the sort faster." and line.startswith("Also mentioned: ")
+    assert "utils/sorting.py" in line and "build_index" in line and res.tokens <= targets_for(req).normal
+    assert res.fidelity_before is not None and res.fidelity_before.kept == 0
+    assert res.fidelity is not None and res.fidelity.retention >= 0.9
