@@ -47,6 +47,11 @@ def expected_size(policy: Policy, depth: int, source_tokens: int) -> int:
     return max(1, min(target, max(MIN_TARGET, source_tokens // SOURCE_FRACTION), max(1, source_tokens - 1)))
 
 
+def estimate(policy: Policy, planned: PlannedSummary, *, speed: ModelSpeed | None, extractive: bool) -> float | None:
+    """Seconds ``planned`` should take with a backend of this speed (None: unknown)."""
+    return _seconds(speed, extractive, planned.source_tokens, expected_size(policy, planned.depth, planned.source_tokens))
+
+
 def _seconds(speed: ModelSpeed | None, extractive: bool, source_tokens: int, output: int) -> float | None:
     if extractive:
         return 0.0

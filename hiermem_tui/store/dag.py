@@ -29,7 +29,10 @@ _SUMMARY_COLS = (
 )
 _FID_COLS = "fid_identifiers, fid_kept, fid_lost, fid_novel, fid_added, fid_pins_missing, rejections"
 _READ_COLS = f"{_SUMMARY_COLS}, {_FID_COLS}"
-_SPAN_COLS = "id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at"
+_SPAN_COLS = (
+    "id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, "
+    "CASE WHEN fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END"
+)
 _RUN_COLS = (
     "id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive, fallback, "
     "summaries_created, llm_seconds, wall_seconds, error, target, rejections, planned"

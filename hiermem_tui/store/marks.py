@@ -54,6 +54,15 @@ class MarksMixin:
         )
         return {int(r[0]): r[1] for r in rows}
 
+    def marked_episodes(self: Store, session_id: str) -> list[tuple[int, Mark, str]]:
+        """``(seq, mark, episode created_at)`` of every marked episode, in order (for the map)."""
+        rows = self.conn.execute(
+            "SELECT m.seq, m.mark, e.created_at FROM episode_marks m JOIN episodes e ON e.id = m.episode_id "
+            "WHERE m.session_id = ? ORDER BY m.seq",
+            (session_id,),
+        )
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
     # ------------------------------------------------------------------ model speed
     def model_speed(self: Store, backend: str, model: str | None) -> ModelSpeed:
         """What is known of ``model``'s speed (empty sums when nothing is)."""

@@ -185,6 +185,8 @@ class SummarySpan:
     parent_id: str | None
     start_at: str
     end_at: str
+    retention: float | None = None
+    """Identifiers kept / in the sources (None: not measured, or the sources had none)."""
 
 
 @dataclass(frozen=True, slots=True)

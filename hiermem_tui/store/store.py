@@ -47,6 +47,7 @@ SESSION_SORTS = {
     "depth": "coalesce(max_depth, -1)",
     "coverage": "(CASE WHEN episode_count > 0 THEN covered_episodes * 1.0 / episode_count ELSE 0 END)",
     "fallbacks": "fallback_count",
+    "fidelity": "coalesce(min_retention, 2.0)",
     "source": "source",
 }
 _SESSION_COLS = (

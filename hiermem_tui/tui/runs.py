@@ -54,7 +54,7 @@ from hiermem_tui.tui.messages import (
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
 
-RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session"]
+RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session", "repair"]
 PASSES: tuple[RunAction, ...] = ("leaf", "condense", "full")
 ACTION_LABELS: dict[str, str] = {
     "leaf": "Leaf pass",
@@ -62,6 +62,7 @@ ACTION_LABELS: dict[str, str] = {
     "full": "Full pass",
     "resummarize-summary": "Re-summarise",
     "resummarize-session": "Session re-summarise",
+    "repair": "Repair",
 }
 CHANGED_EVERY_S = 0.5
 """While a run writes, the screens are told about it at most this often (the end is always told)."""
@@ -149,6 +150,12 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
             return await runner.resummarize_summary(job.summary_id or "")
         if job.action == "resummarize-session":
             return await runner.resummarize_session(job.session_id)
+        if job.action == "repair":
+            repaired = await runner.repair(job.session_id, skip_idle=True)
+            if repaired is None:
+                post(RunNotStarted(job, "Nothing to repair: no fallback, no summary under the fidelity threshold, "
+                                        "no missing pin.", "information", "Nothing to do"))
+            return repaired
         run = await runner.compact(job.session_id, job.action, skip_idle=True)  # type: ignore[arg-type]
         if run is None:
             post(RunNotStarted(job, nothing_due(job.action), "information", "Nothing to do"))
@@ -195,8 +202,11 @@ def outcome(job: RunJob, run: Run, error: str | None) -> tuple[str, str, str]:
         text = f"{_count(n, 'summary', 'summaries')} ({tiers}) in {fmt.duration(run.wall_seconds)}"
         if run.fallback:
             text += f"; {_count(run.fallback, 'fallback', 'fallbacks')}: press f in the session to find them"
-        if job.action == "resummarize-session":
+        if job.action in ("resummarize-session", "repair"):
             text += "; the previous summaries are kept as superseded"
+        if run.rejections:
+            worst = sorted(run.rejections.items(), key=lambda p: -p[1])[:3]
+            text += "; answers rejected: " + ", ".join(f"{reason.replace('_', ' ')} {n}" for reason, n in worst)
         return f"{job.label} done", text, "warning" if run.fallback else "information"
     if run.status == "cancelled":
         return f"{job.label} cancelled", _sentence(kept_note.replace("{why}", "cancel")) + ".", "warning"

@@ -59,8 +59,16 @@ async def _backend_ok(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+def _measure(store: Store) -> None:
+    """Fidelity figures: zeta lost much of what its sources named (flagged), delta kept it."""
+    for sid, kept in (("zeta", 11), ("delta", 19)):
+        for s in store.summaries(sid):
+            store.set_fidelity(s.id, 20, kept if s.first_seq == 16 else 20, ["lost_name"], [])
+
+
 def test_sessions_screen_with_data(snap_compare, in_tmp: Path) -> None:
     store = build_db(Path("hiermem.db"), [*STANDARD, *MORE])
+    _measure(store)
     assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=_backend_ok, press=["j"])
     store.close()
 

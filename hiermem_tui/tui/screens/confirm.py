@@ -14,6 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
@@ -41,7 +42,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-panel", classes="dialog") as panel:
-            panel.border_title = self.title_text
+            panel.border_title = Content(self.title_text)  # literal, whatever the caller passes
             yield Static(self.body, id="confirm-body")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel  n", id="confirm-no", compact=True)

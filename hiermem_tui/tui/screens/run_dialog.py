@@ -25,10 +25,13 @@ from textual.widgets.option_list import Option
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.compaction import Runner, planner
+from hiermem_tui.compaction.check import repair_targets, repair_trees
+from hiermem_tui.compaction.preview import PlannedSummary, estimate, plan_pass
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
 from hiermem_tui.summarize import ExtractiveBackend, Summariser
 from hiermem_tui.summarize.ollama_backend import match_model
+from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import BackendProbed
@@ -39,10 +42,13 @@ if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
     from hiermem_tui.tui.screens.session import SessionScreen
 
+PLAN_ROWS = 6
+"""Planned summaries listed in the dialog (the rest are counted)."""
 PASS_HELP = {
     "leaf": "summarise unsummarised episodes outside the fresh tail into leaves",
     "condense": "condense runs of same-depth summaries into the next depth",
     "full": "leaves, then condensations until nothing is eligible",
+    "repair": "re-make every fallback, low-fidelity or pin-missing summary, with its ancestors",
 }
 
 
@@ -99,18 +105,41 @@ def default_index(options: list[EngineOption], settings: Settings, status: Backe
     return next((i for i, opt in enumerate(options) if opt.backend == "ollama"), 0)
 
 
+@dataclass(frozen=True, slots=True)
+class PlanPreview:
+    """What each action would make now (the dry-run plan), read in a worker."""
+
+    plans: dict[str, list[PlannedSummary]]
+    counts: dict[str, int]
+
+
 def plan_counts(store: Store, policy: Policy, session_id: str) -> dict[str, int]:
-    """How many summaries each pass would write now (the planner's own count; no model involved)."""
+    """How many summaries each action would write now (the planner's own count; no model involved)."""
+    return plan_preview(store, policy, session_id).counts
+
+
+def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
+    """The passes' plans (as ``compact --dry-run`` prints them) and the other actions' counts."""
     tok = store.tokenizer
     runner = Runner(store, Summariser(ExtractiveBackend(tok), tok), policy)
-    chunks = runner.plan_leaf(session_id)
-    spans = store.spans(session_id)
-    return {
-        "leaf": len(chunks),
-        "condense": planner.count_condensations(spans, policy.condense_fanout),
-        "full": planner.count_full(spans, chunks, policy.condense_fanout),
-        "resummarize-session": planner.count_full([], runner.plan_session_leaves(session_id), policy.condense_fanout),
-    }
+    plans = {p: plan_pass(store, policy, session_id, p) for p in PASSES}
+    repair = repair_trees(store, repair_targets(store, session_id, policy.fidelity_threshold))
+    counts = {p: len(plan) for p, plan in plans.items()}
+    counts["resummarize-session"] = planner.count_full([], runner.plan_session_leaves(session_id),
+                                                       policy.condense_fanout)
+    counts["repair"] = sum(map(len, repair))
+    return PlanPreview(plans, counts)
+
+
+def engine_speed(store: Store, opt: EngineOption | None) -> ModelSpeed | None:
+    """What earlier runs measured of the highlighted model (None: never measured)."""
+    if opt is None or opt.backend != "ollama" or not opt.model:
+        return None
+    for name in dict.fromkeys((opt.model, opt.model if ":" in opt.model else f"{opt.model}:latest")):
+        speed = store.model_speed("ollama", name)
+        if speed.measured:
+            return speed
+    return None
 
 
 def _option_text(opt: EngineOption, palette: fmt.Palette) -> Text:
@@ -146,6 +175,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
         self.detail = detail if isinstance(detail, Text) else Text(detail)
         self.options: list[EngineOption] = []
         self.counts: dict[str, int] | None = None
+        self.plans: dict[str, list[PlannedSummary]] = {}
         self.status: BackendStatus | None = None
         self.probing = False
         self._auto_key: str | None = None
@@ -160,7 +190,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="run-panel", classes="dialog") as panel:
-            panel.border_title = self.heading
+            panel.border_title = Content(self.heading)  # literal: the subject is a chat title
             panel.border_subtitle = "enter start · esc cancel"
             if self.action in PASSES:
                 yield Static(id="run-pass")
@@ -192,11 +222,16 @@ class RunDialog(ModalScreen[RunChoice | None]):
     # ------------------------------------------------------------------ data
     @work(thread=True, exclusive=True, group="run-plan", exit_on_error=False)
     def _plan(self) -> None:
-        counts = plan_counts(self.hm_app.store, self.hm_app.settings.policy, self.session_id)
-        self.app.call_from_thread(self._planned, counts)
+        store = self.hm_app.store
+        try:
+            preview = plan_preview(store, self.hm_app.settings.policy, self.session_id)
+        finally:
+            store.release_thread()
+        self.app.call_from_thread(self._planned, preview)
 
-    def _planned(self, counts: dict[str, int]) -> None:
-        self.counts = counts
+    def _planned(self, preview: PlanPreview) -> None:
+        self.counts = preview.counts
+        self.plans = preview.plans
         self._show_plan()
 
     @work(exclusive=True, group="run-probe", exit_on_error=False)
@@ -267,7 +302,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
             self._show_passes()
         p = fmt.Palette.from_app(self.app)
         text = Text()
-        if self.action in PASSES:
+        if self.action in PASS_HELP:
             text.append(PASS_HELP[self.action], style=fmt.style(p.muted))
             text.append("\n")
         if self.counts is None:
@@ -276,16 +311,48 @@ class RunDialog(ModalScreen[RunChoice | None]):
             n = self.counts[self.action]
             if n == 0 and self.action in PASSES:
                 text.append("Nothing is due for this pass now.", style=fmt.style(p.warning, bold=True))
+            elif n == 0 and self.action == "repair":
+                text.append("Nothing needs repair: no fallback, no low-fidelity summary, no missing pin.",
+                            style=fmt.style(p.warning, bold=True))
             else:
-                text.append(f"≈ {n} summar{'y' if n == 1 else 'ies'} to write", style=fmt.style(p.foreground, bold=True))
+                verb = "re-make" if self.action == "repair" else "write"
+                text.append(f"≈ {n} summar{'y' if n == 1 else 'ies'} to {verb}", style=fmt.style(p.foreground, bold=True))
+                text.append_text(self._plan_rows(p))
         self.query_one("#run-plan", Static).update(text)
+
+    def _plan_rows(self, p: fmt.Palette) -> Text:
+        """The dry-run plan of a pass, with times for the highlighted model when it was measured."""
+        plan = self.plans.get(self.action, [])
+        if not plan:
+            return Text()
+        opt = self.chosen
+        extractive = opt is not None and opt.backend == "extractive"
+        speed = engine_speed(self.hm_app.store, opt)
+        policy = self.hm_app.settings.policy
+        secs = [estimate(policy, item, speed=speed, extractive=extractive) for item in plan]
+        out = Text()
+        if extractive:
+            out.append(" · no model time (extractive)", style=fmt.style(p.muted))
+        elif speed is None:
+            out.append(" · time unknown: this model has not been measured yet", style=fmt.style(p.muted))
+        else:
+            total = sum(x or 0.0 for x in secs)
+            out.append(f" · about {fmt.duration(total)} ({speed.prompt_tps:.0f} tok/s in, "
+                       f"{speed.output_tps:.0f} tok/s out, measured)", style=fmt.style(p.foreground))
+        for item, sec in list(zip(plan, secs))[:PLAN_ROWS]:
+            when = "" if sec is None or extractive else f"  ~{fmt.duration(sec)}"
+            out.append(f"\n  d{item.depth} {fmt.seq_span(item.first_seq, item.last_seq):<14}"
+                       f"{fmt.tokens(item.source_tokens):>7} tok in{when}", style=fmt.style(p.muted))
+        if len(plan) > PLAN_ROWS:
+            out.append(f"\n  … and {len(plan) - PLAN_ROWS} more", style=fmt.style(p.muted))
+        return out
 
     # ------------------------------------------------------------------ actions
     def action_set_pass(self, pass_: str) -> None:
         if self.action not in PASSES:
             return
         self.action = cast(RunAction, pass_)
-        self.query_one("#run-panel").border_title = self.heading
+        self.query_one("#run-panel").border_title = Content(self.heading)
         self._show_plan()
 
     def action_toggle_remember(self) -> None:
@@ -301,6 +368,11 @@ class RunDialog(ModalScreen[RunChoice | None]):
     @on(OptionList.OptionSelected, "#run-engines")
     def _engine_selected(self) -> None:
         self.action_start()
+
+    @on(OptionList.OptionHighlighted, "#run-engines")
+    def _engine_highlighted(self) -> None:
+        if self.counts is not None:
+            self._show_plan()  # the time estimate is the highlighted model's
 
     @on(Button.Pressed, "#run-start")
     def _start_pressed(self) -> None:
@@ -348,8 +420,9 @@ def start_pass(screen: SessionScreen, pass_: str) -> None:
     open_run_dialog(cast("HiermemApp", screen.app), cast(RunAction, pass_), screen.session_id, subject=subject)
 
 
-def resummarize_selected(screen: SessionScreen) -> None:
-    """``R``: a new version of the summary under the tree cursor (and its ancestors)."""
+def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
+    """``R`` (and ``x``, with ``why`` it needs repair): a new version of the summary under the
+    tree cursor (and its ancestors)."""
     ref = screen.tree.cursor_ref
     s = screen.store.get_summary(ref.summary.id) if ref is not None and ref.summary is not None else None
     if s is None or ref is None or ref.kind != "summary":
@@ -363,7 +436,7 @@ def resummarize_selected(screen: SessionScreen) -> None:
     while cur.parent_id and (cur := screen.store.get_summary(cur.parent_id)) is not None:  # type: ignore[assignment]
         ancestors += 1
     detail = Text(
-        f"Re-makes this depth-{s.depth} summary from its sources"
+        (f"{why} " if why else "") + f"Re-makes this depth-{s.depth} summary from its sources"
         + (f", then re-condenses the {ancestors} summar{'y' if ancestors == 1 else 'ies'} above it" if ancestors else "")
         + ". The current text is kept as a superseded version; when it is done you compare the two and keep "
           "or revert."

@@ -28,6 +28,7 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.run_dialog import resummarize_selected, resummarize_whole, run_commands, start_pass
+from hiermem_tui.tui.screens import session_tools
 from hiermem_tui.tui.screens.versions import open_versions
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap, MapItem
 from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef, root_refs
@@ -46,6 +47,10 @@ RELOAD_MAX_WAIT_S = 10.0
 LEGEND = (
     "[$primary]■[/] normal  [{aggressive}]■[/] aggressive  [$warning]■[/] fallback  "
     "[$error]░[/] unsummarised  [$success]▒[/] fresh tail  [$foreground]■[/] selected"
+)
+FIDELITY_LEGEND = (
+    "[$success]■[/] keeps enough  [$error]■[/] low fidelity  [$foreground-muted]■[/] not measured (M)  "
+    "[$accent]⚑[/] pinned  [$error]×[/] excluded"
 )
 
 
@@ -75,6 +80,12 @@ class SessionScreen(Screen[None]):
         Binding("R", "resummarize", "Re-summarise", key_display="R"),
         Binding("W", "resummarize_session", "Redo session", show=False, key_display="W"),
         Binding("v", "versions", "Versions"),
+        Binding("x", "repair", "Repair"),
+        Binding("X", "repair_session", "Repair all", show=False, key_display="X"),
+        Binding("M", "measure", "Measure fidelity", show=False, key_display="M"),
+        Binding("i", "toggle_colour", "Colour by fidelity", show=False),
+        Binding("P", "mark('pin')", "Pin episode", show=False, key_display="P"),
+        Binding("E", "mark('exclude')", "Exclude episode", show=False, key_display="E"),
         Binding("escape", "cancel_run", "Cancel run", key_display="esc"),  # before Back: wins while a run goes
         Binding("escape", "back", "Back", key_display="esc"),
         Binding("backspace", "back", "Back", show=False),  # not shown: "esc" says it, and means cancel mid-run
@@ -170,7 +181,8 @@ class SessionScreen(Screen[None]):
         self.spans = self.store.spans(self.session_id)
         self._range_stats.clear()
         extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
-        self.map.set_data(self.spans, extras, session.episodes)
+        self.detail.fidelity_threshold = self.map.fidelity_threshold = self.settings.policy.fidelity_threshold
+        self.map.set_data(self.spans, extras, session.episodes, self._marks())
         self.transcript.set_total(session.episodes)
         tree.border_title = f"Summary DAG · {len(roots)} root{'s' * (len(roots) != 1)}"
         tree.border_subtitle = "no summaries yet" if session.summaries == 0 else None
@@ -196,6 +208,15 @@ class SessionScreen(Screen[None]):
         if previous is not None:
             return tree.reveal_seq(previous.first)
         return False
+
+    def _marks(self) -> list[MapItem]:
+        """Pinned and excluded episodes, as ticks on the map's episode row."""
+        return [MapItem("", mark, -1, "normal", seq, seq, at, at)  # type: ignore[arg-type]
+                for seq, mark, at in self.store.marked_episodes(self.session_id)]
+
+    def refresh_marks(self) -> None:
+        """A mark changed: redraw the map's ticks (the transcript redraws its own)."""
+        self.map.set_marks(self._marks())
 
     def _extra(self, ref: NodeRef) -> MapItem:
         tokens, start, end = self._stats(ref.first, ref.last)
@@ -321,6 +342,10 @@ class SessionScreen(Screen[None]):
             self.notify(f"Fallback {index} of {len(fallbacks)}: d{target.depth} "
                         f"{fmt.seq_span(target.first_seq, target.last_seq)}", title="Fallbacks", timeout=2)
 
+    def current_episode(self) -> int | None:
+        """The episode the user is on: the transcript cursor, an episode node, or the detail's."""
+        return self._current_episode()
+
     def _current_episode(self) -> int | None:
         if self._transcript_shown and self.transcript.cursor is not None:
             return self.transcript.cursor
@@ -353,7 +378,11 @@ class SessionScreen(Screen[None]):
     def _legend(self) -> None:
         axis = "episode" if self.map.scale == "episodes" else "time"
         aggressive = fmt.Palette.from_app(self.app).aggressive.hex
-        self.map.border_subtitle = f"{axis} axis [$foreground-muted](s)[/]  " + LEGEND.format(aggressive=aggressive)
+        legend = LEGEND.format(aggressive=aggressive) if self.map.colour_by == "tier" else FIDELITY_LEGEND
+        self.map.border_subtitle = f"{axis} axis [$foreground-muted](s)[/]  colour [$foreground-muted](i)[/]  " + legend
+
+    def refresh_legend(self) -> None:
+        self._legend()
 
     def schedule_reload(self, delay: float = 0.25) -> None:
         """Coalesce a burst of changes (a run writing summaries one by one) into one :meth:`reload`.
@@ -416,6 +445,7 @@ class SessionScreen(Screen[None]):
                              self.action_toggle_scale, "s")
         yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
         yield from run_commands(self)
+        yield from session_tools.commands(self)
         yield PaletteCommand("Back to sessions", "Close this session", self.action_back, "esc")
 
     # ------------------------------------------------------------------ runs (run_dialog.py, runs.py)
@@ -439,6 +469,21 @@ class SessionScreen(Screen[None]):
 
     def action_versions(self) -> None:
         open_versions(self)
+
+    def action_repair(self) -> None:
+        session_tools.repair_selected(self)
+
+    def action_repair_session(self) -> None:
+        session_tools.repair_session(self)
+
+    def action_measure(self) -> None:
+        session_tools.measure(self)
+
+    def action_toggle_colour(self) -> None:
+        session_tools.toggle_colour(self)
+
+    def action_mark(self, mark: str) -> None:
+        session_tools.toggle_mark(self, mark)
 
     def action_refresh(self) -> None:
         self.reload()

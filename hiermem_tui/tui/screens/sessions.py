@@ -25,7 +25,7 @@ from textual.widgets import Footer, Input, Label, Static
 from hiermem_tui.store import Session
 from hiermem_tui.textsafe import one_line, visible
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.messages import SessionsChanged
+from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
@@ -59,7 +59,7 @@ def empty_state_text(db: str) -> Content:
     )
 
 
-def detail_text(session: Session | None, when: str) -> Content:
+def detail_text(session: Session | None, when: str, threshold: float = 0.8) -> Content:
     """Two lines about the highlighted session; ``when`` is its formatted last activity."""
     if session is None:
         return Content("")
@@ -78,6 +78,9 @@ def detail_text(session: Session | None, when: str) -> Content:
         parts += [(" · " if i else "", muted), (f"{label} ", muted), value]
     if session.fallbacks:
         parts += [(" · ", muted), (f"▲ {session.fallbacks} fallback", "bold $text-warning")]
+    low = session.min_retention
+    if low is not None and low < threshold:
+        parts += [(" · ", muted), (f"◇ a summary keeps only {fmt.percent(low)} of its identifiers", "bold $text-warning")]
     return Content.assemble(*parts)
 
 
@@ -111,7 +114,9 @@ class SessionsScreen(Screen[None]):
             with Horizontal(id="filter-bar"):
                 yield Label(Text("/ filter"), id="filter-label")
                 yield Input(placeholder="title, id or source…   enter: keep   esc: clear", id="filter", compact=True)
-            yield SessionsTable(app.store, clock=app.clock, id="sessions")
+            table = SessionsTable(app.store, clock=app.clock, id="sessions")
+            table.fidelity_threshold = app.settings.policy.fidelity_threshold
+            yield table
             yield Static(id="detail")
         with Container(id="empty-wrap"):
             yield Static(empty_state_text(display_path(app.store.path)), id="empty-state")
@@ -175,7 +180,7 @@ class SessionsScreen(Screen[None]):
         session = event.session
         when = fmt_when(session.updated_at, self.hm_app.clock()) if session else ""
         detail = self.query_one("#detail", Static)
-        detail.update(detail_text(session, when))
+        detail.update(detail_text(session, when, self.hm_app.settings.policy.fidelity_threshold))
         detail.display = session is not None
 
     @on(SessionsTable.Selected)
@@ -184,6 +189,13 @@ class SessionsScreen(Screen[None]):
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         self.table.reload()
+
+    def on_settings_changed(self, message: SettingsChanged) -> None:
+        """A new fidelity threshold changes which sessions are flagged."""
+        threshold = message.settings.policy.fidelity_threshold
+        if threshold != self.table.fidelity_threshold:
+            self.table.fidelity_threshold = threshold
+            self.table.reload()
 
     def on_screen_resume(self) -> None:
         # A session screen may have compacted something while we were hidden.

@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import accumulate, groupby
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from rich.segment import Segment
@@ -31,8 +32,9 @@ from textual.widget import Widget
 from hiermem_tui.store import SummarySpan, parse_iso
 from hiermem_tui.tui import format as fmt
 
+ColourBy = Literal["tier", "fidelity"]
 Scale = Literal["episodes", "time"]
-ItemKind = Literal["summary", "gap", "tail", "covered"]
+ItemKind = Literal["summary", "gap", "tail", "covered", "pin", "exclude"]
 LABEL_WIDTH = 4
 
 
@@ -76,9 +78,9 @@ class _Row:
     aggressive: list[int] = field(default_factory=list)
 
     @classmethod
-    def of_spans(cls, depth: int, spans: list[SummarySpan]) -> _Row:
+    def of_spans(cls, depth: int, spans: list[SummarySpan], classify: Callable[[SummarySpan], str]) -> _Row:
         return cls(
-            f"d{depth}", depth, [f"s:{s.id}" for s in spans], ["summary"] * len(spans), [s.tier for s in spans],
+            f"d{depth}", depth, [f"s:{s.id}" for s in spans], ["summary"] * len(spans), [classify(s) for s in spans],
             [s.first_seq for s in spans], [s.last_seq for s in spans], [s.start_at for s in spans],
             [s.end_at for s in spans],
         )
@@ -144,15 +146,26 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         self._strips: list[Strip] | None = None
         self._domain = (0.0, 1.0)
         self.ref_year: int | None = None
+        self.colour_by: ColourBy = "tier"
+        """``tier`` (normal / aggressive / fallback) or ``fidelity`` (ok / not measured / low)."""
+        self.fidelity_threshold = 0.8
+        self._data: tuple[list[SummarySpan], list[MapItem], int] = ([], [], 0)
+        self._marks: list[MapItem] = []
 
     # ------------------------------------------------------------------ data
-    def set_data(self, spans: list[SummarySpan], extras: list[MapItem], total: int) -> None:
-        """Replace the map's content: active summaries plus gap / fresh-tail items."""
+    def set_data(self, spans: list[SummarySpan], extras: list[MapItem], total: int,
+                 marks: Sequence[MapItem] | None = None) -> None:
+        """Replace the map's content: active summaries plus gap / fresh-tail items, and (ep
+        row) pinned / excluded episodes (``marks``; None keeps the ones set before)."""
         self.total = total
+        if marks is not None:
+            self._marks = list(marks)
+        self._data = (spans, extras, total)
         ordered = sorted(spans, key=lambda s: (s.depth, s.first_seq))
         by_depth = {d: list(group) for d, group in groupby(ordered, key=lambda s: s.depth)}
-        rows = [_Row.of_spans(d, by_depth[d]) for d in sorted(by_depth, reverse=True)]
-        rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(by_depth.get(0, []), extras)]))
+        classify = self._classify
+        rows = [_Row.of_spans(d, by_depth[d], classify) for d in sorted(by_depth, reverse=True)]
+        rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(by_depth.get(0, []), extras), *self._marks]))
         self.rows = rows
         self._by_key = {key: (r, i) for r, row in enumerate(rows[:-1]) for i, key in enumerate(row.keys)}
         self._by_key.update({key: (len(rows) - 1, i) for i, key in enumerate(rows[-1].keys) if key})
@@ -194,6 +207,25 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
             self.selected = key
             self._strips = None
             self.refresh()
+
+    def _classify(self, span: SummarySpan) -> str:
+        """The class a bar is coloured by. In fidelity mode the three tier slots carry low /
+        not measured / ok, so the worst class still wins a cell at any zoom."""
+        if self.colour_by == "tier":
+            return span.tier
+        if span.retention is None:
+            return "aggressive"
+        return "fallback" if span.retention < self.fidelity_threshold else "normal"
+
+    def set_marks(self, marks: Sequence[MapItem]) -> None:
+        """Replace the pinned / excluded ticks, keeping the rest."""
+        self.set_data(*self._data, marks=marks)
+
+    def toggle_colour(self) -> ColourBy:
+        """Colour the bars by tier or by identifier retention."""
+        self.colour_by = "fidelity" if self.colour_by == "tier" else "tier"
+        self.set_data(*self._data)
+        return self.colour_by
 
     def toggle_scale(self) -> Scale:
         """Switch between an episode axis and a time axis (idle time then shows as blank)."""
@@ -259,7 +291,8 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
                 tier = "aggressive"
             else:
                 tier = "normal"
-            colour = p.tier_color(tier)
+            colour = p.tier_color(tier) if self.colour_by == "tier" else {
+                "fallback": p.error, "aggressive": p.muted, "normal": p.success}[tier]
             if j - i > 1:
                 colour = colour.blend(base, 0.2)
             elif i % 2:
@@ -289,6 +322,10 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
                 out.append(Segment("█", fmt.style(colour, base)))
             elif sel_bounds is not None and sel.kind == "summary" and sel_bounds[0] < p1 and sel_bounds[1] > p0:
                 out.append(Segment("━", fmt.style(p.foreground, base, bold=True)))
+            elif "exclude" in kinds:
+                out.append(Segment("×", fmt.style(p.error, base, bold=True)))
+            elif "pin" in kinds:
+                out.append(Segment("⚑", fmt.style(p.accent, base, bold=True)))
             elif "gap" in kinds:
                 out.append(Segment("░", fmt.style(p.error, base)))
             elif "tail" in kinds:
@@ -353,7 +390,10 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
 
     def describe(self, item: MapItem) -> Text:
         """Tooltip text: what a bar is (numbers and times only, no chat text)."""
-        what = {"gap": "unsummarised", "tail": "fresh tail"}.get(item.kind, f"d{item.depth} {item.tier}")
+        tier = item.tier if self.colour_by == "tier" else {
+            "fallback": "low fidelity", "aggressive": "fidelity not measured", "normal": "fidelity ok"}[item.tier]
+        what = {"gap": "unsummarised", "tail": "fresh tail", "pin": "pinned episode",
+                "exclude": "excluded episode"}.get(item.kind, f"d{item.depth} {tier}")
         return Text(f"{what}  {fmt.seq_span(item.first, item.last)}\n"
                     f"{fmt.time_range(item.start_at, item.end_at, ref_year=self.ref_year)}")
 

@@ -41,6 +41,48 @@ def summary_line(s: Summary, palette: fmt.Palette, ref_year: int | None) -> Text
     )
 
 
+def _names(items: Sequence[str], limit: int = 24) -> str:
+    shown = ", ".join(one_line(x, 60) for x in items[:limit])
+    return shown + (f", … and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float) -> list[tuple[str, Text | str]]:
+    """What the summary kept of its sources' identifiers, what it lost or made up, and why
+    earlier attempts were rejected — every name shown literally."""
+    retention = s.retention
+    if retention is None:
+        kept = Text("not measured (made before fidelity was measured): press ", style=fmt.style(p.muted))
+        kept.append("M", style=fmt.style(p.accent, bold=True))
+        kept.append(" to measure this session", style=fmt.style(p.muted))
+        rows: list[tuple[str, Text | str]] = [("fidelity", kept)]
+    else:
+        low = retention < threshold
+        kept = Text(f"kept {s.fid_kept} of {s.fid_identifiers} identifiers ({fmt.percent(retention)})",
+                    style=fmt.style(p.warning if low else p.success, bold=low))
+        if low:
+            kept.append(f"  below {fmt.percent(threshold)}: x repairs it", style=fmt.style(p.warning))
+        if s.fid_added:
+            kept.append("\n+ an 'Also mentioned' line was added by the guard", style=fmt.style(p.muted))
+        rows = [("fidelity", kept)]
+        if s.fid_lost:
+            rows.append(("lost", Text(_names(s.fid_lost), style=fmt.style(p.warning))))
+        if s.fid_novel:
+            rows.append(("in no source", Text(_names(s.fid_novel), style=fmt.style(p.error))))
+    if s.fid_pins_missing:
+        rows.append(("pins missing", Text(_names(s.fid_pins_missing), style=fmt.style(p.error, bold=True))))
+    if s.rejections:
+        why = Text()
+        for i, r in enumerate(s.rejections):
+            why.append("\n" if i else "")
+            why.append(f"{one_line(str(r.get('tier', '?')), 12)}: ", style=fmt.style(p.muted))
+            why.append(one_line(str(r.get("reason", "?")).replace("_", " "), 30), style=fmt.style(p.warning, bold=True))
+            detail = r.get("detail")
+            if detail:
+                why.append(f" — {one_line(str(detail), 120)}", style=fmt.style(p.foreground))
+        rows.append(("rejected", why))
+    return rows
+
+
 class DetailPane(fmt.Themed, VerticalScroll):
     """Shows one node. Public: ``show_summary``, ``show_episode``, ``show_range``, ``show_empty``;
     :attr:`plain` is the text currently shown (for tests and copy)."""
@@ -56,6 +98,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.ref_year: int | None = None
+        self.fidelity_threshold = 0.8
         self.plain = ""
         self.key: str | None = None
 
@@ -133,6 +176,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
             ("sources", Text(src)),
             ("parent", Text(one_line(s.parent_id, 80)) if s.parent_id else "– (top level)"),
             ("status", status),
+            *fidelity_rows(s, p, self.fidelity_threshold),
         ]
         body = Text(_literal(s.content), style=fmt.style(p.foreground))
         self._set(f"s:{s.id}", head, rows, f"text · {fmt.tokens(s.tokens)} tok", body)

@@ -80,10 +80,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("depth", "Depth", 5, True, 3, True),
     Column("coverage", "Coverage", 11, False, 6, True),
     Column("fallbacks", "Fallb", 5, True, 8, True),
+    Column("fidelity", "Kept", 5, True, 8, False),
     Column("updated", "Active", 10, True, 7, True),
 )
 SORT_LABELS = {c.key: c.label.lower() for c in COLUMNS} | {
     "summaries": "summaries", "fallbacks": "fallbacks", "updated": "last activity",
+    "fidelity": "lowest identifier retention",
 }
 MIN_TITLE = 24
 
@@ -138,6 +140,8 @@ class SessionsTable(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.store = store
         self.clock = clock
+        self.fidelity_threshold = 0.8
+        """Sessions whose lowest summary retention is under this are flagged (the policy's)."""
         self.sort = sort
         self.descending = descending
         self.filter_text = ""
@@ -440,6 +444,11 @@ class SessionsTable(ScrollView, can_focus=True):
             if s.fallbacks:
                 return [(_fit(f"▲{s.fallbacks}", w, True), "warning")]
             return [(_fit("·", w, True), "muted")]
+        if key == "fidelity":
+            low = s.min_retention
+            if low is not None and low < self.fidelity_threshold:
+                return [(_fit(f"◇{fmt.percent(low)}", w, True), "warning")]
+            return [(_fit("·" if low is None else "ok", w, True), "muted")]
         return [(_fit(fmt_when(s.updated_at, self._now), w, True), "muted")]
 
     def _coverage_cell(self, s: Session, w: int) -> list[tuple[str, str | None]]:

@@ -72,12 +72,15 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         self.highlight: tuple[int, int] | None = None
         self.expanded: set[int] = set()
         self.ref_year: int | None = None
+        self.marks: dict[int, str] = {}
+        """Pinned / excluded episodes of the loaded window (``{seq: mark}``)."""
         self._blocks: list[_Block] = []
         self._starts: list[int] = []
         self._height = 0
         self._width = 0
         self._pending_top: int | None = None
         self._edge_scheduled = False
+        self._marks_window: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ public
     @property
@@ -180,6 +183,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if width <= GUTTER + INDENT + 4:
             return
+        self._ensure_marks(blocks)
         self._width = width
         console = self.app.console
         p = self.palette
@@ -195,6 +199,11 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             (" (synthetic time)" if ep.synthetic_time else "", fmt.style(p.muted, italic=True)),
             (f"  · {fmt.tokens(ep.tokens)} tok", fmt.style(p.muted)),
         )
+        mark = self.marks.get(ep.seq)
+        if mark == "pin":
+            head.append("  ⚑ pinned: kept verbatim in summaries", style=fmt.style(p.accent, bold=True))
+        elif mark == "exclude":
+            head.append("  × excluded: never given to a summariser", style=fmt.style(p.error, bold=True))
         head.truncate(width, overflow="ellipsis")
         text = strip_combining_excess(visible(ep.content))
         limit = EXPANDED_LINES if ep.seq in self.expanded else COLLAPSED_LINES
@@ -218,6 +227,29 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             lines.append(Strip([pad, *note.render(console)]))  # type: ignore[arg-type]
         lines.append(Strip([]))
         return lines
+
+    def refresh_marks(self) -> None:
+        """Re-read the marks of the loaded window and redraw the episodes whose mark changed."""
+        old = self.marks
+        w = self.window
+        self.marks = self.store.marks(self.session_id, *w) if w else {}
+        self._marks_window = w
+        changed = {seq for seq in set(old) | set(self.marks) if old.get(seq) != self.marks.get(seq)}
+        for block in self._blocks:
+            if block.ep.seq in changed:
+                block.lines = None
+        self._relayout()
+
+    def _ensure_marks(self, blocks: list[_Block]) -> None:
+        """Marks cover every episode about to be drawn (one indexed query per new page)."""
+        seqs = [b.ep.seq for b in (*blocks, *self._blocks[:1], *self._blocks[-1:])]
+        if not seqs:
+            return
+        lo, hi = min(seqs), max(seqs)
+        known = self._marks_window
+        if known is None or lo < known[0] or hi > known[1]:
+            self.marks = self.store.marks(self.session_id, lo, hi)
+            self._marks_window = (lo, hi)
 
     def _relayout(self) -> None:
         self._render_blocks(self._blocks)
