@@ -192,18 +192,16 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
                 block.lines = self._render_episode(block.ep, width - GUTTER, console, p)
 
     def _render_episode(self, ep: Episode, width: int, console: object, p: fmt.Palette) -> list[Strip]:
+        mark = self.marks.get(ep.seq)
+        flag = {"pin": ("  ⚑ pinned", p.accent), "exclude": ("  × excluded", p.error)}.get(mark or "", ("", p.muted))
         head = Text.assemble(
             (f"#{ep.seq}  ", fmt.style(p.muted)),
             (ep.role, fmt.style(p.role_color(ep.role), bold=True)),
+            (flag[0], fmt.style(flag[1], bold=True)),
             ("  " + fmt.timestamp(ep.created_at, ref_year=self.ref_year, seconds=True), fmt.style(p.muted)),
             (" (synthetic time)" if ep.synthetic_time else "", fmt.style(p.muted, italic=True)),
             (f"  · {fmt.tokens(ep.tokens)} tok", fmt.style(p.muted)),
         )
-        mark = self.marks.get(ep.seq)
-        if mark == "pin":
-            head.append("  ⚑ pinned: kept verbatim in summaries", style=fmt.style(p.accent, bold=True))
-        elif mark == "exclude":
-            head.append("  × excluded: never given to a summariser", style=fmt.style(p.error, bold=True))
         head.truncate(width, overflow="ellipsis")
         text = strip_combining_excess(visible(ep.content))
         limit = EXPANDED_LINES if ep.seq in self.expanded else COLLAPSED_LINES
