@@ -48,6 +48,7 @@ class HiermemApp(RunsMixin, App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("comma,f2", "settings", "Settings", show=False, key_display=","),
+        Binding("f3", "prompts", "Prompts", show=False),
         Binding("ctrl+r", "refresh_backend", "Re-check backend", show=False),
         Binding("ctrl+t", "next_theme", "Next theme", show=False),
     ]
@@ -186,6 +187,12 @@ class HiermemApp(RunsMixin, App[None]):
         if not isinstance(self.screen, SettingsScreen):
             self.push_screen(SettingsScreen())
 
+    def action_prompts(self) -> None:
+        from hiermem_tui.tui.screens.prompts import PromptsScreen
+
+        if not isinstance(self.screen, PromptsScreen):
+            self.push_screen(PromptsScreen())
+
     def action_refresh_backend(self) -> None:
         if self.refresh_backend() is None:
             self.notify("Backend checks are off (extractive backend or test mode).", severity="information")
@@ -206,6 +213,8 @@ class HiermemApp(RunsMixin, App[None]):
             yield PaletteCommand("Cancel the run", f"Stop the {self.run_state.job.label.lower()} (finished summaries "
                                  "are kept)", self.cancel_run, "esc")
         yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
+        yield PaletteCommand("Prompts", "See and edit what the model is asked, per depth and tier", self.action_prompts,
+                             "f3")
         yield PaletteCommand("Refresh backend status", "Probe Ollama again", self.action_refresh_backend, "ctrl+r")
         yield PaletteCommand(
             "Next theme", f"Switch from {self.theme} to the next built-in theme", self.action_next_theme, "ctrl+t"

@@ -23,3 +23,20 @@ def test_settings_screen(snap_compare, in_tmp: Path) -> None:  # type: ignore[no
     settings = Settings(db_path=Path("hiermem.db"), config_path=Path("config.toml"), model="llama3.2:latest")
     assert snap_compare(app_for(settings, store), terminal_size=(120, 40), press=["comma"])
     store.close()
+
+
+def test_prompts_screen(snap_compare, in_tmp: Path) -> None:  # type: ignore[no-untyped-def]
+    from textual.pilot import Pilot
+
+    from hiermem_tui.tui.screens.prompts import PromptsScreen
+    from tests.tui.conftest import wait_for
+
+    async def ready(pilot: Pilot) -> None:
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, PromptsScreen)
+                       and "load_config" in str(pilot.app.screen.query_one("#prompts-preview").render()))
+
+    store: Store = build_db(Path("hiermem.db"), STANDARD)
+    settings = Settings(db_path=Path("hiermem.db"), config_path=Path("config.toml"))
+    assert snap_compare(app_for(settings, store), terminal_size=(130, 42), run_before=ready)
+    store.close()
