@@ -21,11 +21,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Literal
 
 from ..config import Policy
-from ..store import NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id, parse_iso
+from ..store import NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id
 from ..summarize import (
     BackendUnavailable,
     ModelMissing,
@@ -39,11 +39,11 @@ from ..summarize import (
 from ..summarize.prompts import normal_num_predict
 from ..summarize.fidelity import MAX_STORED
 from ..summarize.speed import ModelSpeed
-from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, strip_pinned
-from ..summarize.types import SourceItem
+from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN
 from . import planner
-from .check import repair_targets, repair_trees
+from .remake import RemakeMixin
 from .requests import condensed_request, leaf_request, summary_item
+from .state import RunRefused, RunState, Cancelled
 from .events import (
     CancelToken,
     RunEvent,
@@ -52,7 +52,6 @@ from .events import (
     SummaryAttempt,
     SummaryStarted,
     SummaryWritten,
-    TierCounts,
 )
 
 PassKind = Literal["leaf", "condense", "full"]
@@ -64,25 +63,6 @@ LEAF_PROMPT_OVERHEAD = 400
 """Tokens a leaf prompt adds around its chunk (instructions, the clipped prior summary, role
 prefixes): what a small model's context must hold besides the episodes."""
 MIN_CHUNK_TOKENS = 256
-
-
-class RunRefused(Exception):
-    """The job cannot start as asked (unknown session, unknown or superseded summary)."""
-
-
-class _Cancelled(Exception):
-    """Raised inside a run when the CancelToken fired."""
-
-
-@dataclass(slots=True)
-class _RunState:
-    run: Run
-    planned: int
-    started: float
-    done: int = 0
-    tiers: TierCounts = field(default_factory=TierCounts)
-    out_tokens: int = 0
-    llm_seconds: float = 0.0
 
 
 def _server_gone(exc: BaseException) -> bool:
@@ -97,7 +77,7 @@ def _flatten(group: BaseExceptionGroup) -> list[BaseException]:
     return out
 
 
-class Runner:
+class Runner(RemakeMixin):
     """Leaf, condensation and full passes, and re-summarising, over one Store.
 
     ``summariser.backend`` is checked once before the first run; the caller owns the
@@ -185,7 +165,7 @@ class Runner:
             return None
         chunks, planned = await self._ready(plan)
 
-        async def body(st: _RunState) -> None:
+        async def body(st: RunState) -> None:
             await self._leaves(st, chunks)
             if pass_ != "leaf":
                 await self._condense(st)
@@ -221,77 +201,6 @@ class Runner:
             raise leaves[0] from None
         return [run for _, run in sorted(out, key=lambda p: p[0])]
 
-    async def resummarize_summary(self, summary_id: str) -> Run:
-        """A new version of one active summary from the same sources; every ancestor is
-        re-condensed with the new child. The whole chain commits in one transaction (or,
-        if cancelled or failed before that, nothing does)."""
-        s = self.store.get_summary(summary_id)
-        if s is None:
-            raise RunRefused(f"no summary {summary_id} in this database")
-        if s.status != "active":
-            raise RunRefused(f"summary {summary_id} is superseded; re-summarise its active version instead")
-        chain = [s]
-        while chain[-1].parent_id is not None:
-            parent = self.store.get_summary(chain[-1].parent_id)
-            if parent is None:
-                break
-            chain.append(parent)
-        await self.check()
-
-        async def body(st: _RunState) -> None:
-            await self._remake(st, chain)
-
-        return await self._execute(s.session_id, "resummarize", s.id, len(chain), body)
-
-    async def resummarize_session(self, session_id: str) -> Run:
-        """Supersede every active summary of the session, then a full pass (with this
-        Runner's backend). ``revert_run`` on the returned run restores the old summaries."""
-        session = self.store.get_session(session_id)
-        if session is None:
-            raise RunRefused(f"no session {session_id} in this database")
-        await self.check()
-        chunks = self.plan_session_leaves(session_id)
-        planned = planner.count_full([], chunks, self.policy.condense_fanout)
-
-        async def body(st: _RunState) -> None:
-            self.store.supersede_all(session_id, st.run.id)
-            await self._leaves(st, chunks)
-            await self._condense(st)
-
-        return await self._execute(session_id, "resummarize-session", None, planned, body)
-
-    async def repair(self, session_id: str, below: float | None = None, *, skip_idle: bool = False) -> Run | None:
-        """Re-make, in one run, every active summary of the session that is a fallback, keeps
-        fewer identifiers than ``below`` (default: the policy threshold) or misses a pinned
-        episode — with its ancestors, one tree (one commit) at a time. ``skip_idle``: no run
-        is recorded when nothing needs repair (returns None)."""
-        if self.store.get_session(session_id) is None:
-            raise RunRefused(f"no session {session_id} in this database")
-        threshold = self.policy.fidelity_threshold if below is None else below
-        trees = repair_trees(self.store, repair_targets(self.store, session_id, threshold))
-        if not trees and skip_idle:
-            return None
-        await self.check()
-
-        async def body(st: _RunState) -> None:
-            for tree in trees:
-                await self._remake(st, tree)
-
-        return await self._execute(session_id, "repair", f"below:{threshold:g}", sum(map(len, trees)), body)
-
-    async def repair_many(self, session_ids: Iterable[str], below: float | None = None, *,
-                          skip_idle: bool = False) -> list[Run]:
-        """``repair`` for each session in turn (stops after a cancel or when the server is gone)."""
-        self._stop_job = self._check_error is not None
-        runs = []
-        for sid in session_ids:
-            if self.cancel.cancelled or self._stop_job:
-                break
-            run = await self.repair(sid, below, skip_idle=skip_idle)
-            if run is not None:
-                runs.append(run)
-        return runs
-
     def plan_leaf(self, session_id: str) -> list[planner.LeafChunk]:
         """The leaf chunks due now, read as ``(seq, tokens)`` only (no episode text)."""
         session = self.store.get_session(session_id)
@@ -321,12 +230,12 @@ class Runner:
 
     async def _execute(
         self, session_id: str, kind: str, target: str | None, planned: int,
-        body: Callable[[_RunState], Awaitable[None]],
+        body: Callable[[RunState], Awaitable[None]],
     ) -> Run:
         backend = self.summariser.backend
         self._seed_speed()
         run = self.store.start_run(session_id, kind, backend.name, backend.model, target, planned=planned)
-        st = _RunState(run=run, planned=planned, started=time.monotonic())
+        st = RunState(run=run, planned=planned, started=time.monotonic())
         self._emit(RunStarted(run.id, session_id, kind, planned, backend.name, backend.model))
         status, error = "done", None
         try:
@@ -361,7 +270,7 @@ class Runner:
             return  # a measurement is not worth failing a run for
         self._speed_saved = replace(speed)
 
-    def _finish(self, st: _RunState, status: str, error: str | None) -> Run:
+    def _finish(self, st: RunState, status: str, error: str | None) -> Run:
         self._save_speed()
         run = self.store.finish_run(st.run.id, status, wall_seconds=time.monotonic() - st.started, error=error)
         self._emit(RunFinished(run.id, run.session_id, status, run, error))
@@ -373,7 +282,7 @@ class Runner:
             parts = [self._classify(e) for e in exc.exceptions]
             failed = [p for p in parts if p[0] == "failed"]
             return failed[0] if failed else parts[0]
-        if isinstance(exc, _Cancelled):
+        if isinstance(exc, Cancelled):
             return "cancelled", None
         if isinstance(exc, (SummariserError, StoreError)):
             return "failed", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -388,7 +297,7 @@ class Runner:
 
     def _check_cancel(self) -> None:
         if self.cancel.cancelled:
-            raise _Cancelled()
+            raise Cancelled()
 
     @asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
@@ -396,7 +305,7 @@ class Runner:
             self._check_cancel()
             yield
 
-    async def _summarise(self, st: _RunState, what: str, request: SummaryRequest) -> SummaryResult:
+    async def _summarise(self, st: RunState, what: str, request: SummaryRequest) -> SummaryResult:
         """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
         sid = st.run.session_id
 
@@ -411,16 +320,16 @@ class Runner:
         except asyncio.CancelledError:
             me = asyncio.current_task()
             if (me is None or not me.cancelling()) and self.cancel.cancelled:
-                raise _Cancelled() from None
+                raise Cancelled() from None
             raise
         finally:
             self.cancel.detach(task)
 
-    def _started(self, st: _RunState, what: str, depth: int, first: int, last: int) -> None:
+    def _started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
         st.planned = max(st.planned, st.done + 1)
         self._emit(SummaryStarted(st.run.id, st.run.session_id, what, depth, first, last, st.planned))
 
-    def _new(self, st: _RunState, depth: int, res: SummaryResult) -> NewSummary:
+    def _new(self, st: RunState, depth: int, res: SummaryResult) -> NewSummary:
         st.out_tokens += res.output_tokens
         st.llm_seconds += res.llm_seconds
         fid = res.fidelity
@@ -435,7 +344,7 @@ class Runner:
             rejections=[r.as_dict() for r in res.rejections],
         )
 
-    def _written(self, st: _RunState, rows: Sequence[Summary]) -> None:
+    def _written(self, st: RunState, rows: Sequence[Summary]) -> None:
         for s in rows:
             st.done += 1
             st.tiers = st.tiers.add(s.tier)
@@ -443,10 +352,7 @@ class Runner:
             rate = st.out_tokens / st.llm_seconds if st.llm_seconds > 0 else None
             self._emit(SummaryWritten(st.run.id, s.session_id, s, st.tiers, st.done, st.planned, rate))
 
-    def leaf_target(self) -> int:
-        return self.policy.leaf_target_tokens
-
-    async def _leaves(self, st: _RunState, chunks: Sequence[planner.LeafChunk]) -> None:
+    async def _leaves(self, st: RunState, chunks: Sequence[planner.LeafChunk]) -> None:
         """Leaves strictly in order: each one gets the previous leaf's text as context."""
         sid = st.run.session_id
         for chunk in chunks:
@@ -460,7 +366,7 @@ class Runner:
                     [SummaryWrite(ns, episode_range=(chunk.first_seq, chunk.last_seq))]
                 ))
 
-    async def _condense_one(self, st: _RunState, group: planner.CondenseGroup) -> None:
+    async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
         async with self._slot():
             what = group.label()
             self._started(st, what, group.depth, group.first_seq, group.last_seq)
@@ -472,7 +378,7 @@ class Runner:
             ns = self._new(st, group.depth, res)
             self._written(st, self.store.write_summaries([SummaryWrite(ns, source_ids=list(group.source_ids))]))
 
-    async def _condense(self, st: _RunState) -> None:
+    async def _condense(self, st: RunState) -> None:
         """Shallowest depth first, re-planned from the store after every round."""
         sid = st.run.session_id
         while True:
@@ -487,42 +393,3 @@ class Runner:
                 async with asyncio.TaskGroup() as tg:
                     for g in groups:
                         tg.create_task(self._condense_one(st, g))
-
-    async def _remake(self, st: _RunState, nodes: Sequence[Summary]) -> None:
-        """New versions of ``nodes`` — a set closed under "parent of" within one tree — made
-        bottom-up (a parent from its children's new texts), then committed in ONE transaction:
-        a cancel or failure before that leaves the tree exactly as it was."""
-        sid = st.run.session_id
-        order = sorted(nodes, key=lambda n: (n.depth, n.first_seq))
-        parents = {n.id: n.parent_id for n in order}
-        writes: list[SummaryWrite] = []
-        replaced: dict[str, tuple[str, SourceItem]] = {}
-        for node in order:
-            verb = "re-summarise leaf" if node.depth == 0 else f"re-condense depth {node.depth}"
-            what = f"{verb} #{node.first_seq}–{node.last_seq}"
-            async with self._slot():
-                self._started(st, what, node.depth, node.first_seq, node.last_seq)
-                if node.depth == 0:
-                    req = leaf_request(self.store, sid, node.first_seq, node.last_seq, self.policy.leaf_target_tokens)
-                    ids: list[str] | None = None
-                else:
-                    pairs = [replaced.get(k.id, (k.id, summary_item(k))) for k in self.store.children(node.id)]
-                    ids = [p[0] for p in pairs]
-                    req = condensed_request(self.store, sid, node.depth, [p[1] for p in pairs], node.first_seq,
-                                            node.last_seq, self.policy.condensed_target_tokens)
-                res = await self._summarise(st, what, req)
-            ns = self._new(st, node.depth, res)
-            rng = (node.first_seq, node.last_seq) if ids is None else None
-            writes.append(SummaryWrite(ns, episode_range=rng, source_ids=ids, supersede=[node.id]))
-            item = SourceItem("summary", strip_pinned(ns.content), ns.tokens, parse_iso(node.start_at),
-                              parse_iso(node.end_at), depth=node.depth, label=ns.id)
-            replaced[node.id] = (ns.id, item)
-        self._check_cancel()
-        with self.store.transaction() as conn:
-            # the tree must be as it was planned: nobody superseded or re-parented it meanwhile
-            for node in order:
-                row = conn.execute("SELECT status, parent_id FROM summaries WHERE id = ?", (node.id,)).fetchone()
-                if row is None or row[0] != "active" or row[1] != parents[node.id]:
-                    raise StoreError(f"summary {node.id} changed while it was being re-summarised; run it again")
-            rows = self.store.write_summaries(writes)
-        self._written(st, rows)
