@@ -43,6 +43,8 @@ class RunStarted:
     planned: int
     backend: str
     model: str | None
+    est_seconds: float | None = None
+    """Model time the planned summaries should take at the model's measured speed (None: unknown)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from ..summarize import (
 from ..summarize.prompts import normal_num_predict
 from ..summarize.fidelity import MAX_STORED
 from ..summarize.speed import ModelSpeed
-from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN
+from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
 from . import planner
 from .remake import RemakeMixin
 from .requests import condensed_request, leaf_request, summary_item
@@ -125,6 +125,7 @@ class Runner(RemakeMixin):
             self._stop_job = True
             raise
         self._checked = True
+        self._seed_speed()
         self._fit_chunks_to_context()
 
     def _fit_chunks_to_context(self) -> None:
@@ -170,7 +171,7 @@ class Runner(RemakeMixin):
             if pass_ != "leaf":
                 await self._condense(st)
 
-        return await self._execute(session_id, pass_, None, planned, body)
+        return await self._execute(session_id, pass_, None, planned, body, [c.tokens for c in chunks])
 
     async def compact_many(
         self, session_ids: Iterable[str], pass_: PassKind = "full", *, skip_idle: bool = False
@@ -228,15 +229,29 @@ class Runner(RemakeMixin):
         if self.on_event is not None:
             self.on_event(event)
 
+    def _estimate(self, planned: int, source_tokens: Sequence[int]) -> float | None:
+        """Model seconds for ``planned`` summaries, from the model's measured speed: the known
+        inputs (``source_tokens``, the leaves) as they are, the rest as condensations of a full
+        condensed target. None while the model has never been measured."""
+        speed = getattr(self.summariser.backend, "speed", None)
+        if not isinstance(speed, ModelSpeed) or not speed.measured:
+            return None
+        fraction = SOURCE_FRACTION
+        known = sum(speed.expected_seconds(t + LEAF_PROMPT_OVERHEAD, min(self.policy.leaf_target_tokens, t // fraction))
+                    for t in source_tokens)
+        rest = max(0, planned - len(source_tokens))
+        condensed = self.policy.condensed_target_tokens
+        return known + rest * speed.expected_seconds(condensed * 2 + LEAF_PROMPT_OVERHEAD, condensed // 2)
+
     async def _execute(
         self, session_id: str, kind: str, target: str | None, planned: int,
-        body: Callable[[RunState], Awaitable[None]],
+        body: Callable[[RunState], Awaitable[None]], est_source_tokens: Sequence[int] = (),
     ) -> Run:
         backend = self.summariser.backend
-        self._seed_speed()
         run = self.store.start_run(session_id, kind, backend.name, backend.model, target, planned=planned)
         st = RunState(run=run, planned=planned, started=time.monotonic())
-        self._emit(RunStarted(run.id, session_id, kind, planned, backend.name, backend.model))
+        self._emit(RunStarted(run.id, session_id, kind, planned, backend.name, backend.model,
+                              self._estimate(planned, est_source_tokens)))
         status, error = "done", None
         try:
             await body(st)

@@ -110,6 +110,19 @@ class RunProgress:
     tiers: TierCounts = field(default_factory=TierCounts)
     tokens_per_s: float | None = None
     model: str | None = None
+    est_seconds: float | None = None  # the planned work at the model's measured speed (None: unknown)
+    began: float = 0.0  # time.monotonic() when the run was recorded
+    done_at: float = 0.0  # time.monotonic() when the last summary landed
+
+    def seconds_left(self, now: float) -> float | None:
+        """What is left: the pace of this run once a summary has landed, else the measured-speed estimate."""
+        if not self.planned or self.done >= self.planned:
+            return None
+        if self.done and self.done_at > self.began:
+            return (self.done_at - self.began) / self.done * (self.planned - self.done)
+        if self.est_seconds is not None:
+            return max(0.0, self.est_seconds - (now - self.began))
+        return None
 
 
 def wrap_event(job: RunJob, event: RunEvent) -> Message:
@@ -300,7 +313,8 @@ class RunsMixin:
         if state is not None:
             ev = message.event
             phase = "cancelling" if state.phase == "cancelling" else "running"
-            self._hmapp.run_state = replace(state, phase=phase, run_id=ev.run_id, planned=ev.planned, model=ev.model)
+            self._hmapp.run_state = replace(state, phase=phase, run_id=ev.run_id, planned=ev.planned, model=ev.model,
+                                            est_seconds=ev.est_seconds, began=time.monotonic())
 
     def on_run_summary_started(self, message: RunSummaryStarted) -> None:
         state = self._state_for(message.job)
@@ -321,7 +335,7 @@ class RunsMixin:
         if state is not None:
             rate = ev.tokens_per_s if ev.tokens_per_s is not None else state.tokens_per_s
             self._hmapp.run_state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers,
-                                          tokens_per_s=rate, attempt="")
+                                          tokens_per_s=rate, attempt="", done_at=time.monotonic())
         self._store_changed(ev.session_id)
 
     def _store_changed(self, session_id: str) -> None:

@@ -288,3 +288,15 @@ async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: S
     assert fake.chat_requests[1].disconnected.wait(5)
     [run] = store.runs("work")
     assert run.status == "cancelled" and run.summaries_created == 1
+
+
+def test_time_left_uses_the_runs_pace_then_the_measured_estimate(tmp_path: Path) -> None:
+    from hiermem_tui.tui.runs import RunJob
+
+    job = RunJob(1, "full", "work", Settings(db_path=tmp_path / "x.db"))
+    start = RunProgress(job, phase="running", planned=4, est_seconds=100.0, began=1000.0)
+    assert start.seconds_left(1030.0) == 70.0  # nothing landed yet: the estimate, minus the time spent
+    assert RunProgress(job, planned=4, began=1000.0).seconds_left(1030.0) is None  # never measured: unknown
+    paced = RunProgress(job, phase="running", planned=4, done=1, est_seconds=100.0, began=1000.0, done_at=1040.0)
+    assert paced.seconds_left(1041.0) == 120.0  # 40 s a summary, 3 to go
+    assert RunProgress(job, planned=4, done=4, began=1000.0, done_at=1100.0).seconds_left(1101.0) is None

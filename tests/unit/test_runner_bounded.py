@@ -89,3 +89,28 @@ async def test_a_small_context_shrinks_chunks_and_clips_condensed_input(store: S
     assert runner.policy.leaf_chunk_tokens < policy.leaf_chunk_tokens  # shrunk to fit the context
     assert max(s.source_tokens for s in leaves) <= runner.policy.leaf_chunk_tokens
     assert any(s.depth >= 1 for s in store.summaries("s"))
+
+
+async def test_the_run_estimate_comes_from_the_models_measured_speed(store: Store, tokenizer: Tokenizer) -> None:
+    from hiermem_tui.compaction import RunStarted
+
+    add_episodes(store, "s", 0, 60, words=120)
+    started: list[RunStarted] = []
+    with FakeOllama(responder=lambda body: "The user and the assistant went through the items.") as fake:
+        for measured in (False, True):
+            if measured:  # an earlier run measured this model: 100 tok/s in, 10 tok/s out
+                store.add_model_speed("ollama", "llama3.2:latest", ModelSpeed(2, 2000, 20.0, 200, 20.0))
+            backend = OllamaBackend(fake.url, "llama3.2", tokenizer)
+            runner = Runner(store, Summariser(backend, tokenizer, fidelity_threshold=0.0), DEFAULT,
+                            on_event=lambda ev: started.append(ev) if isinstance(ev, RunStarted) else None)
+            try:
+                await runner.compact("s", "leaf")
+            finally:
+                await backend.aclose()
+            # the next run starts from the same unsummarised state: supersede what this one made
+            store.supersede_all("s")
+    first, second = started
+    assert first.est_seconds is None  # never measured: no estimate rather than a guess
+    assert second.est_seconds is not None and second.est_seconds > 0
+    # the estimate is the measured speed applied to the planned inputs (prompt tokens ≈ source + overhead)
+    assert second.planned >= 1 and second.est_seconds >= second.planned * (DEFAULT.leaf_chunk_tokens / 100) * 0.3

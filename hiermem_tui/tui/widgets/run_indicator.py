@@ -8,6 +8,8 @@ a run is going, so an idle app does no work for it.
 
 from __future__ import annotations
 
+import time
+
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -35,7 +37,8 @@ def phase_text(state: RunProgress) -> str:
     return "Summarising…"
 
 
-def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float | None) -> Text:
+def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float | None,
+                 left: float | None = None) -> Text:
     """``2/5 · 42 tok/s · ■ 1 normal ■ 1 aggressive ■ 0 fallback``; fallbacks in the warning colour."""
     muted = fmt.style(palette.muted)
     text = Text()
@@ -44,6 +47,9 @@ def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float |
     if tokens_per_s is not None:
         text.append(" · ", style=muted)
         text.append(f"{tokens_per_s:.0f} tok/s", style=fmt.style(palette.foreground))
+    if left is not None:
+        text.append(" · ", style=muted)
+        text.append(f"~{fmt.duration(left)} left", style=fmt.style(palette.foreground))
     text.append("  ")
     for tier, count in (("normal", state.tiers.normal), ("aggressive", state.tiers.aggressive),
                         ("fallback", state.tiers.fallback)):
@@ -145,7 +151,8 @@ class RunIndicator(Horizontal):
         engine = engine_label(state.job.settings.backend, state.model or state.job.settings.model)
         label.append(f"  {state.job.label.lower()} · {engine}", style=fmt.style(palette.muted))
         tokens_per_s = self._frozen[1] if self._frozen is not None else state.tokens_per_s
-        figures = figures_text(state, palette, tokens_per_s)
+        left = None if self._frozen is not None else state.seconds_left(time.monotonic())
+        figures = figures_text(state, palette, tokens_per_s, left)
         hint = "esc: cancelling…" if state.phase == "cancelling" else "esc cancel"
         figures.append(hint, style=fmt.style(palette.muted))
         self.query_one("#run-spin", Static).update(SPINNER[self._frame % len(SPINNER)], layout=False)
