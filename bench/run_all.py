@@ -29,6 +29,7 @@ def main() -> int:
             ["bench_scale.py", "--episodes", "100000", "--sessions", "1000", "--keep", str(big_db)],
             ["bench_summariser_overhead.py", "50"],
             ["bench_engine.py"],
+            ["bench_bounded.py", "--episodes", "80"],
             ["bench_tui_sessions.py", "--repeat", "3", "--no-datatable"],
             ["bench_tui_session.py", "--episodes", "4000", "--repeat", "3"],
         ]
@@ -38,6 +39,7 @@ def main() -> int:
             ["bench_scale.py", "--keep", str(big_db)],
             ["bench_summariser_overhead.py"],
             ["bench_engine.py"],
+            ["bench_bounded.py"],
             ["bench_tui_sessions.py"],
             ["bench_tui_session.py"],
             ["bench_memory.py", "--db", str(big_db)],
