@@ -64,7 +64,9 @@ _PREAMBLE = re.compile(
 _WORD = re.compile(r"\w+", re.U)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SCAFFOLD = re.compile(
-    r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+", re.I | re.M
+    r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+"
+    r"|^\s*(?:<pre>\s*)?\[tool_(?:use|result|call)\b|</tool_use\b",
+    re.I | re.M,
 )
 # a transcript line as the prompt renders it: "[2025-01-02 10:00] user:" or "#12 user:"
 _SCAFFOLD_LINE = re.compile(r"^\s*(?:\[[^\]\n]{4,40}\]|#\d+)\s*(?:user|assistant|system|tool)\s*:", re.I)
@@ -120,7 +122,7 @@ def find_loop(text: str) -> str | None:
     return None
 
 
-def find_echo(text: str, prior: str | None, sources: Sequence[str] = ()) -> str | None:
+def find_echo(text: str, prior: str | None, sources: Sequence[str] = (), *, leaf: bool = True) -> str | None:
     """Prompt scaffolding, transcript lines, or the prior summary copied back.
 
     A line such as ``User: asked about X`` is a fine way to summarise; it is an echo only
@@ -142,6 +144,9 @@ def find_echo(text: str, prior: str | None, sources: Sequence[str] = ()) -> str 
             echoed.append(ln)
     if echoed:
         return f"copies {len(echoed)} transcript line(s) such as {echoed[0].strip()[:50]!r}"
+    copied = _copied_share(text, material) if leaf else None  # merging summaries may reuse their sentences
+    if copied is not None and copied >= COPY_SHARE:
+        return f"{copied:.0%} of its 6-word runs are copied from the log"
     if prior:
         prior_sents = set(_norm_sentences(prior))
         own = _norm_sentences(text)
@@ -150,6 +155,21 @@ def find_echo(text: str, prior: str | None, sources: Sequence[str] = ()) -> str 
             if copied >= 2 and copied * 2 >= len(own):
                 return f"{copied} of its {len(own)} sentences are copied from the previous summary"
     return None
+
+
+COPY_SHARE = 0.5
+"""An answer this much of which (6-word runs) is copied from the sources is the log, not a report."""
+
+
+def _copied_share(text: str, material: str) -> float | None:
+    """Share of the answer's 6-word runs found in the sources (None for answers under 12 runs)."""
+    words = _WORD.findall(text.lower())
+    grams = {tuple(words[i : i + 6]) for i in range(len(words) - 5)}
+    if len(grams) < 12:
+        return None
+    source_words = _WORD.findall(material.lower())
+    source = {tuple(source_words[i : i + 6]) for i in range(len(source_words) - 5)}
+    return len(grams & source) / len(grams)
 
 
 def find_continuation(text: str, sources: Sequence[str]) -> str | None:
@@ -174,16 +194,21 @@ def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     return None
 
 
-def find_invented(novel: int, kept: int) -> str | None:
-    if novel >= 5 and novel > kept:
-        return f"{novel} identifiers in no source, {kept} kept"
+def find_invented(novel: Sequence[str], kept: int) -> str | None:
+    """Made-up names: a URL, path or address that no source has (a small model inventing a
+    link is the commonest case), or more invented identifiers than kept ones."""
+    made_up = [n for n in novel if "://" in n or "/" in n or "@" in n]
+    if made_up:
+        return f"names {made_up[0][:60]!r}, which is in no source"
+    if len(novel) >= 2 and len(novel) > kept:
+        return f"{len(novel)} identifiers in no source, {kept} kept"
     return None
 
 
-def judge_text(text: str, *, prior: str | None, sources: Sequence[str]) -> tuple[str, str] | None:
+def judge_text(text: str, *, prior: str | None, sources: Sequence[str], leaf: bool = True) -> tuple[str, str] | None:
     """The first content rule ``text`` breaks, as (reason, detail), or None."""
     for reason, found in (
-        ("echo", find_echo(text, prior, sources)),
+        ("echo", find_echo(text, prior, sources, leaf=leaf)),
         ("loop", find_loop(text)),
         ("continues_chat", find_continuation(text, sources)),
     ):

@@ -263,12 +263,12 @@ class Summariser:
             state.reject(tier, "not_shorter", f"answer not shorter than input ({tokens} >= {request.source_tokens} tokens)")
             return None
         material = [s.text for s in request.sources]
-        broken = acceptance.judge_text(text, prior=request.prior_summary, sources=material)
+        broken = acceptance.judge_text(text, prior=request.prior_summary, sources=material, leaf=request.depth == 0)
         if broken is not None:
             state.reject(tier, *broken)
             return None
         fid = self._measure(text, request)
-        invented = acceptance.find_invented(len(fid.novel), fid.kept)
+        invented = acceptance.find_invented(fid.novel, fid.kept)
         if invented:
             state.reject(tier, "invented", invented)
             return None

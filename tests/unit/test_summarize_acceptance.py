@@ -176,3 +176,23 @@ async def test_still_lossy_after_the_retry_gets_an_also_mentioned_line(
     assert "utils/sorting.py" in line and "build_index" in line and res.tokens <= targets_for(req).normal
     assert res.fidelity_before is not None and res.fidelity_before.kept == 0
     assert res.fidelity is not None and res.fidelity.retention >= 0.9
+
+
+async def test_an_invented_link_is_rejected(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    """A real SmolLM2 answer (names changed): a made-up report link, accepted before as normal."""
+    answer = ("The report is here: [report_detail.html](https://github.com/someone/sort-suite/blob/master/"
+              "reports/report_detail.html). The user switched quick_sort to sorted() in utils/sorting.py.")
+    reason, detail = await first_rejection(fake, backend, tok, answer)
+    assert reason == "invented" and "https://github.com/someone" in detail
+
+
+async def test_copying_the_log_is_an_echo(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    """A real SmolLM2 answer shape: a chunk of the log (here a tool result) copied back as the summary."""
+    reason, detail = await first_rejection(fake, backend, tok, CHAT[1][1] + " " + CHAT[3][1])
+    assert reason == "echo" and "copied from the log" in detail
+
+
+async def test_a_copied_tool_call_is_an_echo(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    answer = '<pre>\n[tool_use TodoWrite] {"todos": [{"id": "1", "content": "Profile build_index."}]}\n</tool_use TodoWrite>'
+    reason, detail = await first_rejection(fake, backend, tok, answer)
+    assert reason == "echo" and "tool_use" in detail
