@@ -1,0 +1,46 @@
+"""ChangeFeed: what another connection committed, seen through ``PRAGMA data_version`` and rowids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hiermem_tui.store import NewSummary, Store, SummaryWrite, new_id
+from hiermem_tui.store.changes import ChangeFeed
+from hiermem_tui.tokens import Tokenizer
+
+from tests.conftest import make_session
+
+
+def leaf(session_id: str, first: int, last: int) -> SummaryWrite:
+    s = NewSummary(id=new_id("s"), session_id=session_id, depth=0, tier="normal", backend="extractive", model=None,
+                   prompt_version="test", content=f"leaf {first}-{last}", tokens=5)
+    return SummaryWrite(s, episode_range=(first, last))
+
+
+def test_the_feed_names_the_sessions_another_connection_touched(
+    db_path: Path, store: Store, tokenizer: Tokenizer
+) -> None:
+    make_session(store, "old", 10)
+    feed = ChangeFeed(store)
+    assert feed.poll() is None  # the baseline
+    assert feed.poll() is None
+    with Store.open(db_path, tokenizer=tokenizer) as writer:  # another connection, as another process has
+        make_session(writer, "x", 5)
+        assert feed.poll() == ("x",)
+        assert feed.poll() is None
+        writer.upsert_session("empty", title="no episodes yet", source="test")
+        assert feed.poll() == ("empty",)
+        writer.write_summaries([leaf("old", 0, 3)])
+        make_session(writer, "y", 2)
+        assert sorted(feed.poll() or ()) == ["old", "y"]
+        run = writer.start_run("old", "leaf", "extractive", None)
+        writer.finish_run(run.id, "done", wall_seconds=0.1)
+        assert feed.poll() == ()  # something changed, no new rows: any session may be affected
+        assert feed.poll() is None
+
+
+def test_the_pollers_own_writes_are_not_reported(store: Store) -> None:
+    feed = ChangeFeed(store)
+    feed.poll()
+    make_session(store, "mine", 3)  # same thread, same connection: the caller knows what it wrote
+    assert feed.poll() is None
