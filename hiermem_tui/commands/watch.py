@@ -161,7 +161,8 @@ class WatchJob:
             self.runs.append(ev.run)
             self.log.run_finished(ev.run)
             if ev.status == "failed":
-                self.ctx.warn(f"hiermem-tui: session {one_line(ev.session_id, 60)}: {one_line(ev.error or 'failed', 300)}")
+                reason = one_line(ev.error or "failed", 300)
+                self.ctx.warn(f"hiermem-tui: session {one_line(ev.session_id, 60)}: {reason}")
         else:
             self.reporter(ev)
 

@@ -23,6 +23,7 @@ from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.messages import BackendProbed, OpenSession, SessionsChanged, SettingsChanged
+from hiermem_tui.tui.live import LiveMixin
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
 from hiermem_tui.tui.runs import RunProgress, RunsMixin
 
@@ -38,8 +39,9 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class HiermemApp(RunsMixin, App[None]):
-    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: see :class:`RunsMixin`."""
+class HiermemApp(LiveMixin, RunsMixin, App[None]):
+    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: see :class:`RunsMixin`;
+    following what other processes write: :class:`LiveMixin`."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hiermem"
@@ -86,6 +88,7 @@ class HiermemApp(RunsMixin, App[None]):
             self.theme = FALLBACK_THEME
             self.notify(f"Theme {wanted!r} is not available; using {FALLBACK_THEME}.", severity="warning", markup=False)
         self.refresh_backend()
+        self.follow_store()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (from the palette, ctrl+t or settings)."""

@@ -148,7 +148,8 @@ class Proc:
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.p.stdout is not None
@@ -168,11 +169,15 @@ class Proc:
                 return line
 
     def interrupt(self) -> tuple[int, str]:
+        """Ctrl-C; then the exit code and stderr, with every stdout line collected in ``seen``."""
         self.p.send_signal(signal.SIGINT)
-        _, err = self.p.communicate(timeout=60)
+        assert self.p.stderr is not None
+        code = self.p.wait(timeout=60)  # stderr holds a few lines at most: it cannot fill its pipe
+        err = self.p.stderr.read()
+        self.reader.join(timeout=60)  # stdout is read by the thread alone, to its end
         while not self.lines.empty():
             self.seen.append(self.lines.get())
-        return self.p.returncode, err
+        return code, err
 
     def kill(self) -> None:
         if self.p.poll() is None:

@@ -18,12 +18,13 @@ import pytest
 from hiermem_tui.importers import import_paths
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
-from hiermem_tui.watch import CompactionQueue, TickReport, Watcher, default_min_new
 from hiermem_tui.config import Policy
+from hiermem_tui.watch import CompactionQueue, TickReport, Watcher, default_min_new
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 BAKERY = FIX / "claude_code" / "projects" / "-home-ana-bakery" / "5d1e2f3a-0b4c-4d5e-8f60-7a8b9c0d1e2f.jsonl"
-ROLLOUT = FIX / "codex" / "sessions" / "2025" / "03" / "14" / "rollout-2025-03-14T09-30-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
+ROLLOUT = (FIX / "codex" / "sessions" / "2025" / "03" / "14"
+           / "rollout-2025-03-14T09-30-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
 NATIVE = FIX / "jsonl" / "two_sessions.jsonl"
 SETTLE = 30.0
 

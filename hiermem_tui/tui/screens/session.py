@@ -28,6 +28,7 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.run_dialog import resummarize_selected, resummarize_whole, run_commands, start_pass
+from hiermem_tui.tui.screens.session_live import LiveSessionMixin
 from hiermem_tui.tui.screens.versions import open_versions
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap, MapItem
 from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef, root_refs
@@ -49,14 +50,14 @@ LEGEND = (
 )
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(LiveSessionMixin, Screen[None]):
     """The DAG inspector for one session.
 
     ``reload()`` re-reads everything from the store and keeps the open nodes and the
-    selection; it is cheap enough (60–100 ms with the repaint on 6.6k summaries, see
-    bench/bench_tui_session.py) to call after each summary a compaction run writes, so there
-    is no separate ``add_summary``. ``schedule_reload()`` coalesces bursts into one reload,
-    and a ``SessionsChanged`` message naming this session triggers it.
+    selection (``r``, a policy change). What lands while the screen is open — summaries a run
+    writes, episodes and summaries from another process — is applied in place by
+    ``refresh_live()`` (see :class:`LiveSessionMixin`): a ``SessionsChanged`` naming this session
+    (or any session) calls ``schedule_reload()``, which coalesces bursts into one update.
     """
 
     CSS_PATH = "session.tcss"
@@ -167,13 +168,7 @@ class SessionScreen(Screen[None]):
         previous = self.selected
         roots = tree.load_roots()
         tree.restore(expanded)
-        self.spans = self.store.spans(self.session_id)
-        self._range_stats.clear()
-        extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
-        self.map.set_data(self.spans, extras, session.episodes)
-        self.transcript.set_total(session.episodes)
-        tree.border_title = f"Summary DAG · {len(roots)} root{'s' * (len(roots) != 1)}"
-        tree.border_subtitle = "no summaries yet" if session.summaries == 0 else None
+        self._show_structure(session, roots)
         if cursor_key and self._reselect(cursor_key, previous):
             return
         if session.summaries == 0:
@@ -186,6 +181,17 @@ class SessionScreen(Screen[None]):
             node = tree.node_for(roots[0].key)
             if node is not None:
                 tree.focus_node(node)
+
+    def _show_structure(self, session: Session, roots: list[NodeRef]) -> None:
+        """Map, transcript length and tree titles from the store, after the roots changed."""
+        tree = self.tree
+        self.spans = self.store.spans(self.session_id)
+        self._range_stats.clear()
+        extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
+        self.map.set_data(self.spans, extras, session.episodes)
+        self.transcript.grow(session.episodes)
+        tree.border_title = f"Summary DAG · {len(roots)} root{'s' * (len(roots) != 1)}"
+        tree.border_subtitle = "no summaries yet" if session.summaries == 0 else None
 
     def _reselect(self, key: str, previous: NodeRef | None) -> bool:
         tree = self.tree
@@ -376,7 +382,7 @@ class SessionScreen(Screen[None]):
             self._reload_timer = self.set_timer(RELOAD_QUIET_S - quiet, self._timed_reload)
             return
         self._reload_timer = None
-        self.reload()
+        self.refresh_live()
 
     def _refresh_figures(self) -> None:
         """Header figures and coverage map from the store, without rebuilding the tree (~5 ms, vs

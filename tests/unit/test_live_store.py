@@ -44,3 +44,24 @@ def test_the_pollers_own_writes_are_not_reported(store: Store) -> None:
     feed.poll()
     make_session(store, "mine", 3)  # same thread, same connection: the caller knows what it wrote
     assert feed.poll() is None
+
+
+def test_session_position_agrees_with_list_sessions_for_every_order(store: Store) -> None:
+    from datetime import timedelta
+
+    from hiermem_tui.store.store import SESSION_SORTS
+    from tests.conftest import T0
+
+    for i, (sid, n) in enumerate([("b", 5), ("A", 3), ("c", 5), ("a2", 1), ("d", 8), ("e", 3)]):
+        make_session(store, sid, n, title=["Same", "same", "Other", "zeta", "Alpha", "Same"][i],
+                     start=T0 + timedelta(hours=[3, 1, 3, 0, 2, 1][i]))
+    store.write_summaries([leaf("d", 0, 3)])
+    for sort in SESSION_SORTS:
+        for descending in (True, False):
+            for text in (None, "same", "nothing matches"):
+                listed = [s.id for s in store.list_sessions(sort=sort, descending=descending, text=text)]
+                for sid in ["b", "A", "c", "a2", "d", "e"]:
+                    want = listed.index(sid) if sid in listed else None
+                    assert store.session_position(sid, sort=sort, descending=descending, text=text) == want, (
+                        sort, descending, text, sid)
+    assert store.session_position("missing") is None
