@@ -24,6 +24,7 @@ from hiermem_tui.store import NewEpisode, Store, SummaryWrite
 from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
+from hiermem_tui.tui.widgets.coverage_map import CoverageMap
 from tests.tui._session_fixtures import DAG_IDS, T0, add_episodes, app_for, build_dag_session, open_store, summary
 from tests.tui.conftest import wait_for
 
@@ -72,6 +73,18 @@ def roots(screen: SessionScreen) -> list[str]:
     return [n.data.key for n in screen.tree.root.children if n.data is not None]
 
 
+def map_is_what_a_rebuild_draws(screen: SessionScreen) -> None:
+    """The map updated in place holds exactly what ``set_data`` builds from a fresh read."""
+    fresh = CoverageMap()
+    extras = [screen._extra(ref) for ref in screen.tree.roots if ref.kind in ("gap", "tail")]
+    fresh.set_data(screen.store.spans(screen.session_id), extras, screen.map.total)
+
+    def shape(m: CoverageMap) -> list[tuple]:
+        return [(r.label, r.keys, r.kinds, r.tiers, r.first, r.last, r.start, r.end, r.hi_max) for r in m.rows]
+
+    assert shape(screen.map) == shape(fresh) and screen.map._by_key == fresh._by_key
+
+
 def more_episodes(store: Store, session_id: str, start: int, count: int) -> None:
     store.append_episodes(session_id, [
         NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", f"late message {i}",
@@ -99,6 +112,7 @@ async def test_summaries_from_another_connection_land_in_the_tree_in_place(
         assert tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded  # kept, not rebuilt
         assert tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['L6']}"
         assert screen.map.item("s:s_leaf_7") is not None and screen.map.item("g:40") is None
+        map_is_what_a_rebuild_draws(screen)
 
         writer.write_summaries([SummaryWrite(summary("dag", "s_cond_2", 1), source_ids=[IDS["L6"], "s_leaf_7"])])
         await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", "s:s_cond_2", "t:44"], DEADLINE)
@@ -108,6 +122,7 @@ async def test_summaries_from_another_connection_land_in_the_tree_in_place(
         assert screen.selected is not None and screen.selected.key == f"s:{IDS['L6']}"
         assert tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded
         assert screen.session is not None and screen.session.summaries == 12  # the header figures too
+        map_is_what_a_rebuild_draws(screen)
 
 
 async def test_new_episodes_grow_the_tail_the_gap_the_map_and_the_transcript(
@@ -131,6 +146,7 @@ async def test_new_episodes_grow_the_tail_the_gap_the_map_and_the_transcript(
         assert transcript.total == 63 and "of 63" in str(transcript.border_title)
         item = screen.map.item("t:47")
         assert item is not None and (item.first, item.last) == (47, 62)
+        map_is_what_a_rebuild_draws(screen)
         assert screen.session is not None and screen.session.episodes == 63
 
 
@@ -155,6 +171,7 @@ async def test_the_cursor_keeps_its_height_when_roots_above_it_collapse(tmp_path
         assert tree.cursor_node is node and tree.cursor_ref is not None and tree.cursor_ref.key == "s:s_m_60"
         assert node.line - round(tree.scroll_y) == height  # same row on screen
         assert tree.scroll_y == before - 3  # four roots became one, above the view
+        map_is_what_a_rebuild_draws(screen)
 
 
 async def test_a_run_in_the_app_updates_the_tree_in_place(tmp_path: Path, store: Store) -> None:
@@ -167,6 +184,7 @@ async def test_a_run_in_the_app_updates_the_tree_in_place(tmp_path: Path, store:
         await wait_for(pilot, lambda: app.run_state is None and "g:40" not in roots(screen), DEADLINE)
         assert len(roots(screen)) == 4 and roots(screen)[2].startswith("s:")  # the gap became a leaf
         assert screen.tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded
+        map_is_what_a_rebuild_draws(screen)
 
 
 async def test_the_sessions_list_keeps_its_selection_while_sessions_move(

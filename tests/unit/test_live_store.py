@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hiermem_tui.store import NewSummary, Store, SummaryWrite, new_id
-from hiermem_tui.store.changes import ChangeFeed
+from hiermem_tui.store.changes import ChangeFeed, LiveSummaries
 from hiermem_tui.tokens import Tokenizer
 
 from tests.conftest import make_session
@@ -65,3 +65,51 @@ def test_session_position_agrees_with_list_sessions_for_every_order(store: Store
                     assert store.session_position(sid, sort=sort, descending=descending, text=text) == want, (
                         sort, descending, text, sid)
     assert store.session_position("missing") is None
+
+
+# ---------------------------------------------------------------- LiveSummaries
+def same_as_a_fresh_read(live: LiveSummaries, store: Store, session_id: str) -> None:
+    fresh = LiveSummaries(store, session_id)
+    fresh.load()
+    session = store.get_session(session_id)
+    assert session is not None
+    assert live.spans == fresh.spans
+    assert live.roots == fresh.roots == {s.id for s in store.top_summaries(session_id)}
+    assert live.unsummarised(session.episodes) == store.unsummarised_ranges(session_id)
+
+
+async def test_live_summaries_follow_passes_rechains_redos_and_reverts(
+    db_path: Path, store: Store, tokenizer: Tokenizer
+) -> None:
+    from ._engine_fixtures import add_episodes, extractive_runner
+
+    add_episodes(store, "s", 0, 12)
+    live = LiveSummaries(store, "s")
+    live.load()
+    with Store.open(db_path, tokenizer=tokenizer) as writer:  # the writes come from elsewhere
+        runner = extractive_runner(writer, tokenizer)
+        await runner.compact("s", "leaf")
+        _, delta = live.catch_up()
+        assert delta.added and not delta.removed and not delta.reloaded
+        same_as_a_fresh_read(live, store, "s")
+        for start in (12, 24):  # more episodes, then full passes: leaves and condensations
+            add_episodes(writer, "s", start, 12)
+            await runner.compact("s", "full")
+            session, delta = live.catch_up()
+            assert delta and not delta.reloaded and session is not None and session.episodes == start + 12
+            same_as_a_fresh_read(live, store, "s")
+        leaf = next(s for s in writer.summaries("s") if s.depth == 0 and s.parent_id is not None)
+        await runner.resummarize_summary(leaf.id)  # the leaf and every ancestor get new versions
+        _, delta = live.catch_up()
+        assert leaf.id in delta.removed and not delta.reloaded
+        same_as_a_fresh_read(live, store, "s")
+        redo = await runner.resummarize_session("s")  # everything superseded at once: not additive
+        _, delta = live.catch_up()
+        assert delta.reloaded
+        same_as_a_fresh_read(live, store, "s")
+        writer.revert_run(redo.id)
+        _, delta = live.catch_up()
+        assert delta.reloaded
+        same_as_a_fresh_read(live, store, "s")
+        _, delta = live.catch_up()
+        assert not delta

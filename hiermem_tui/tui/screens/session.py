@@ -23,6 +23,7 @@ from textual.widgets import Footer, Label, Static, TabbedContent, TabPane, Tabs
 from textual.widgets.tree import TreeNode
 
 from hiermem_tui.store import Session, SummarySpan
+from hiermem_tui.store.changes import SummaryDelta
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
@@ -31,7 +32,7 @@ from hiermem_tui.tui.screens.run_dialog import resummarize_selected, resummarize
 from hiermem_tui.tui.screens.session_live import LiveSessionMixin
 from hiermem_tui.tui.screens.versions import open_versions
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap, MapItem
-from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef, root_refs
+from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef
 from hiermem_tui.tui.widgets.detail_pane import ChainPicker, DetailPane
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
@@ -168,6 +169,7 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         previous = self.selected
         roots = tree.load_roots()
         tree.restore(expanded)
+        self.live.load()
         self._show_structure(session, roots)
         if cursor_key and self._reselect(cursor_key, previous):
             return
@@ -182,14 +184,21 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
             if node is not None:
                 tree.focus_node(node)
 
-    def _show_structure(self, session: Session, roots: list[NodeRef]) -> None:
-        """Map, transcript length and tree titles from the store, after the roots changed."""
+    def _show_structure(self, session: Session, roots: list[NodeRef], *, delta: SummaryDelta | None = None,
+                        tree_titles: bool = True) -> None:
+        """Map, transcript length and tree titles, after the roots changed (spans: ``self.live``;
+        ``delta``: only these summaries changed, so the map changes in place)."""
         tree = self.tree
-        self.spans = self.store.spans(self.session_id)
+        self.spans = list(self.live.spans.values())
         self._range_stats.clear()
         extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
-        self.map.set_data(self.spans, extras, session.episodes)
+        if delta is None or delta.reloaded:
+            self.map.set_data(self.spans, extras, session.episodes)
+        else:
+            self.map.apply(delta.added, delta.removed, extras, session.episodes)
         self.transcript.grow(session.episodes)
+        if not tree_titles:
+            return
         tree.border_title = f"Summary DAG · {len(roots)} root{'s' * (len(roots) != 1)}"
         tree.border_subtitle = "no summaries yet" if session.summaries == 0 else None
 
@@ -378,24 +387,11 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         quiet = now - float(getattr(self.app, "last_input_at", 0.0))
         if quiet < RELOAD_QUIET_S and now - self._reload_asked < RELOAD_MAX_WAIT_S:
             if not self._figures_fresh:
-                self._refresh_figures()  # the cheap part now; the tree when the keys pause
+                self.refresh_live_figures()  # the cheap part now; the tree when the keys pause
             self._reload_timer = self.set_timer(RELOAD_QUIET_S - quiet, self._timed_reload)
             return
         self._reload_timer = None
         self.refresh_live()
-
-    def _refresh_figures(self) -> None:
-        """Header figures and coverage map from the store, without rebuilding the tree (~5 ms, vs
-        tens of ms for the tree of a long session)."""
-        session = self.store.get_session(self.session_id)
-        self._figures_fresh = True
-        if session is None:
-            return
-        self.session = session
-        self._render_bar(session)
-        self.spans = self.store.spans(self.session_id)
-        refs = root_refs(self.store, self.session_id, self.tree.fresh_tail)
-        self.map.set_data(self.spans, [self._extra(r) for r in refs if r.kind in ("gap", "tail")], session.episodes)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         """The store changed (a compaction run wrote summaries, an import added episodes)."""

@@ -13,6 +13,7 @@ over everything so it is always visible.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import accumulate, groupby
@@ -94,6 +95,24 @@ class _Row:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def insert(self, span: SummarySpan) -> None:
+        """Add a summary in coverage order (the caller re-indexes the row)."""
+        i = bisect_right(self.first, span.first_seq)
+        for column, value in zip(self._columns(), (f"s:{span.id}", "summary", span.tier, span.first_seq,
+                                                    span.last_seq, span.start_at, span.end_at)):
+            column.insert(i, value)  # type: ignore[attr-defined]
+
+    def remove(self, key: str) -> bool:
+        if key not in self.keys:
+            return False
+        i = self.keys.index(key)
+        for column in self._columns():
+            del column[i]  # type: ignore[attr-defined]
+        return True
+
+    def _columns(self) -> tuple[list[object], ...]:
+        return (self.keys, self.kinds, self.tiers, self.first, self.last, self.start, self.end)  # type: ignore[return-value]
+
     def item(self, i: int) -> MapItem:
         return MapItem(self.keys[i], self.kinds[i], self.depth, self.tiers[i],  # type: ignore[arg-type]
                        self.first[i], self.last[i], self.start[i], self.end[i])
@@ -151,34 +170,61 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         self.total = total
         ordered = sorted(spans, key=lambda s: (s.depth, s.first_seq))
         by_depth = {d: list(group) for d, group in groupby(ordered, key=lambda s: s.depth)}
-        rows = [_Row.of_spans(d, by_depth[d]) for d in sorted(by_depth, reverse=True)]
-        rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(by_depth.get(0, []), extras)]))
-        self.rows = rows
+        self.rows = [_Row.of_spans(d, by_depth[d]) for d in sorted(by_depth, reverse=True)]
+        self._finish(extras, list(self.rows))
+
+    def apply(self, added: Sequence[SummarySpan], removed: Sequence[str], extras: list[MapItem], total: int) -> None:
+        """Change the map in place — summaries added and removed (ids), gap and fresh-tail items
+        and the episode count replaced — re-indexing only the rows that changed, where
+        :meth:`set_data` rebuilds every row (a run or a watcher adds summaries one at a time)."""
+        self.total = total
+        rows = {row.depth: row for row in self.rows[:-1]}
+        touched: dict[int, _Row] = {}
+        for sid in removed:
+            for row in rows.values():
+                if row.remove(f"s:{sid}"):
+                    touched[row.depth] = row
+                    break
+        for span in added:
+            if span.depth not in rows:
+                rows[span.depth] = _Row.of_spans(span.depth, [])
+            row = rows[span.depth]
+            row.insert(span)
+            touched[span.depth] = row
+        self.rows = [rows[d] for d in sorted(rows, reverse=True) if len(rows[d])]
+        self._finish(extras, [r for r in touched.values() if len(r)])
+
+    def _finish(self, extras: list[MapItem], changed: list[_Row]) -> None:
+        """Rebuild the episode row and the key index, re-index ``changed`` rows, redraw."""
+        leaves = self.rows[-1] if self.rows and self.rows[-1].depth == 0 else None
+        self.rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(leaves, extras)]))
+        rows = self.rows
         self._by_key = {key: (r, i) for r, row in enumerate(rows[:-1]) for i, key in enumerate(row.keys)}
         self._by_key.update({key: (len(rows) - 1, i) for i, key in enumerate(rows[-1].keys) if key})
-        self._reindex()
+        self._reindex([*changed, rows[-1]])
         self.refresh(layout=True)
 
     @staticmethod
-    def _covered_runs(leaves: list[SummarySpan], extras: list[MapItem]) -> list[MapItem]:
+    def _covered_runs(leaves: _Row | None, extras: list[MapItem]) -> list[MapItem]:
         """Runs of episodes under leaves, between the gaps (one item per run, not per leaf)."""
         runs: list[MapItem] = []
-        if not leaves:
+        if leaves is None or not len(leaves):
             return runs
-        firsts = [s.first_seq for s in leaves]
+        firsts = leaves.first
         cuts = sorted((e.first, e.last) for e in extras)
-        start = leaves[0].first_seq
-        for lo, hi in [*cuts, (leaves[-1].last_seq + 1, leaves[-1].last_seq + 1)]:
+        start = firsts[0]
+        for lo, hi in [*cuts, (leaves.last[-1] + 1, leaves.last[-1] + 1)]:
             if lo > start:
-                a = leaves[bisect_right(firsts, start) - 1]
-                b = leaves[bisect_right(firsts, lo - 1) - 1]
-                runs.append(MapItem("", "covered", -1, "normal", start, lo - 1, a.start_at, b.end_at))
+                a = bisect_right(firsts, start) - 1
+                b = bisect_right(firsts, lo - 1) - 1
+                runs.append(MapItem("", "covered", -1, "normal", start, lo - 1, leaves.start[a], leaves.end[b]))
             start = max(start, hi + 1)
         return runs
 
-    def _reindex(self) -> None:
+    def _reindex(self, rows: Sequence[_Row] | None = None) -> None:
+        """Index ``rows`` (default: all) for the current scale, then the axis domain."""
         scale = self.scale
-        for row in self.rows:
+        for row in self.rows if rows is None else rows:
             row.index(scale)
         if scale == "time":
             los = [row.lo[0] for row in self.rows if row.lo]

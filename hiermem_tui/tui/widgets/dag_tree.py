@@ -60,9 +60,17 @@ def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
     """Top summaries, gaps and the fresh tail, in coverage order (DESIGN §2)."""
     session = store.get_session(session_id)
     total = session.episodes if session else 0
+    return arrange_roots(store.top_summaries(session_id), store.unsummarised_ranges(session_id), total, fresh_tail)
+
+
+def arrange_roots(
+    tops: Iterable[Summary], gaps: Iterable[tuple[int, int]], total: int, fresh_tail: int
+) -> list[NodeRef]:
+    """The root level from its parts: top summaries, unsummarised ranges (split where the fresh
+    tail of ``total`` episodes starts), in coverage order."""
     tail_start = max(total - fresh_tail, 0)
-    refs = [NodeRef("summary", s.first_seq, s.last_seq, summary=s) for s in store.top_summaries(session_id)]
-    for first, last in store.unsummarised_ranges(session_id):
+    refs = [NodeRef("summary", s.first_seq, s.last_seq, summary=s) for s in tops]
+    for first, last in gaps:
         if first < tail_start:
             refs.append(NodeRef("gap", first, min(last, tail_start - 1)))
         if last >= tail_start:
@@ -167,7 +175,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
             self._add(self.root, ref)
         return self.roots
 
-    def update_roots(self) -> bool:
+    def update_roots(self, fresh: list[NodeRef] | None = None) -> bool:
         """Bring the root level up to date with the store in place; returns False when the node
         under the cursor is gone and could not be found again (the caller picks a neighbour).
 
@@ -177,12 +185,14 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
         episodes grow the fresh tail and the gap before it. So the roots are diffed by key: kept
         nodes keep their open subtrees, new ones are inserted in coverage order, and only a gap
         or tail whose range moved reloads its (at most one page of) episodes. The cursor stays
-        on its node, at the same height on screen.
+        on its node, at the same height on screen. ``fresh``: the new root refs when the caller
+        already knows them (:func:`arrange_roots`); else they are read from the store.
         """
         cursor = self.cursor_node
         cursor_key = cursor.data.key if cursor is not None and cursor.data is not None else None
         offset = cursor.line - round(self.scroll_y) if cursor is not None and cursor.line >= 0 else None
-        fresh = root_refs(self.store, self.session_id, self.fresh_tail)
+        if fresh is None:
+            fresh = root_refs(self.store, self.session_id, self.fresh_tail)
         old = {_slot(n.data): n for n in self.root.children if n.data is not None}
         kept: set[int] = set()
         previous: TreeNode[NodeRef] | None = None
