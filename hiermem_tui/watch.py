@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -81,6 +82,9 @@ class TickReport:
 
     imports: list[FileImport] = field(default_factory=list)
     refused: list[tuple[Path, str]] = field(default_factory=list)
+    """Files no importer takes (or unreadable): skipped until they change."""
+    failed: list[tuple[Path, str]] = field(default_factory=list)
+    """Files the database would not take this time (locked, an error): tried again next tick."""
     gone: list[Path] = field(default_factory=list)
     found: int = 0
     files: int = 0
@@ -156,6 +160,13 @@ class Watcher:
         return list(self._files)
 
     # ------------------------------------------------------------------ the tick
+    def scan(self) -> TickReport:
+        """Only notice new files (no reading): how much there is to follow, before the first tick."""
+        report = TickReport()
+        self._rescan(report)
+        report.files, report.folders = len(self._files), len(self._dirs)
+        return report
+
     def tick(self) -> TickReport:
         """Notice new files, then import what each changed file gained (one transaction per file)."""
         report = TickReport()
@@ -235,9 +246,11 @@ class Watcher:
             report.refused.append((f.path, f"{f.path.name}: data nested too deeply to be a {f.fmt} file"))
         except UnicodeDecodeError as exc:
             report.refused.append((f.path, f"{f.path.name}: not valid UTF-8 ({exc.reason} at byte {exc.start})"))
-        except (OSError, StoreError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            report.refused.append((f.path, f"{f.path.name}: {reason}"))
+        except OSError as exc:
+            report.refused.append((f.path, f"{f.path.name}: {exc.strerror or exc}"))
+        except (StoreError, sqlite3.Error) as exc:  # the database, not the file: try again next tick
+            f.sig = None
+            report.failed.append((f.path, str(exc)))
 
     # ------------------------------------------------------------------ formats
     def _identify(self, f: _Followed, settled: bool, report: TickReport) -> bool:

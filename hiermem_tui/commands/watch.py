@@ -11,8 +11,8 @@ that cannot run (Ollama down, model missing) or that fails is one log line; the 
 importing and tries again after a growing pause.
 
 Output: one line per action on stdout (``HH:MM:SS`` first), or with ``--json`` one JSON object
-per line ``{"event": "watching"|"imported"|"skipped"|"refused"|"gone"|"compacted"|"postponed"|
-"stopped", …}`` (a ``compacted`` object carries the ``compact --json`` keys).
+per line ``{"event": "watching"|"imported"|"skipped"|"refused"|"failed"|"gone"|"compacted"|
+"postponed"|"stopped", …}`` (a ``compacted`` object carries the ``compact --json`` keys).
 
 Exit codes: 130 after Ctrl-C (a run in flight reads ``cancelled``, every import is whole);
 with ``--once``: 0, or 1 when compaction could not run or a run failed; 2 bad usage.
@@ -67,6 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="auto", choices=["auto", *FORMATS], metavar="FMT",
                    help="input format of every file (default: auto-detect each)")
     add_backend_options(p)
+    for action in p._actions:
+        if action.dest == "json":
+            action.help = "one JSON object per action and line, instead of the log lines"
     p.add_argument("--pass", dest="pass_", choices=("leaf", "condense", "full"), default="full",
                    help="the pass a due session gets (default: full)")
     p.add_argument("--parallel", metavar="N", type=_positive, default=argparse.SUPPRESS,
@@ -124,6 +127,9 @@ class WatchLog:
         for path, reason in report.refused:
             self.emit(f"not following {one_line(str(path), 120)}: {one_line(reason, 200)}",
                       event="refused", file=str(path), reason=reason)
+        for path, reason in report.failed:
+            self.emit(f"could not import {one_line(str(path), 120)} this time: {one_line(reason, 200)}; trying again",
+                      event="failed", file=str(path), reason=reason)
         for path in report.gone:
             self.emit(f"{one_line(str(path), 120)} is gone", event="gone", file=str(path))
 
@@ -206,10 +212,9 @@ class WatchJob:
         compaction: asyncio.Future[None] | None = None
         first = True
         try:
+            self._started(await loop.run_in_executor(pool, self.watcher.scan))
             while not self.cancel.cancelled:
                 report = await loop.run_in_executor(pool, self.watcher.tick)
-                if first:
-                    self._started(report)
                 self.log.tick(report)
                 if first:
                     self._refuse_bad_files(report)

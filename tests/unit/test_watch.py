@@ -287,3 +287,19 @@ def test_if_over_reads_the_uncompacted_tokens(store: Store) -> None:
 def test_default_min_new_leaves_room_for_real_leaves() -> None:
     assert default_min_new(Policy()) == 32
     assert default_min_new(Policy(fresh_tail=4, leaf_min_episodes=2)) == 12
+
+
+def test_a_database_refusal_is_retried_next_tick(tmp_path: Path, store: Store, clock: Clock) -> None:
+    """The file is fine but the database says no (a trigger here; a lock or a full disk in life)."""
+    store.conn.execute("CREATE TRIGGER no_x BEFORE INSERT ON episodes WHEN NEW.session_id = 'x' "
+                       "BEGIN SELECT RAISE(ABORT, 'no room today'); END")
+    live = tmp_path / "a.jsonl"
+    live.write_text('{"session": "x", "role": "user", "content": "one"}\n'
+                    '{"session": "x", "role": "assistant", "content": "two"}\n')
+    w = watcher(store, [live], clock)
+    report = w.tick()
+    assert [(p, "no room today" in why) for p, why in report.failed] == [(live, True)] and not report.refused
+    assert content(store) == []
+    store.conn.execute("DROP TRIGGER no_x")
+    assert w.tick().episodes == 2  # tried again although the file did not change
+    assert [r[4] for r in content(store)] == ["one", "two"]
