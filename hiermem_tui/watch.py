@@ -12,7 +12,8 @@ How each format is followed:
   the byte offset where the last tick stopped, complete lines only, so a tick costs what is new;
 * Claude Code and Codex logs are append-only too, but their records depend on each other
   (one reply spread over several lines, ids that dedupe): a file that changed is parsed again
-  whole and the store's idempotent append keeps only what is new. While such a file is being
+  whole and the store's idempotent append keeps only what is new (not more often than
+  ``REPARSE_PAUSE`` times what the last parse took, for huge logs). While such a file is being
   written, each session's last episode is held back — the next line may still belong to it,
   and a stored episode never changes — until something follows it or the file has been quiet
   for ``settle_s`` seconds;
@@ -52,6 +53,11 @@ FOLDER_SUFFIX = ".jsonl"
 DEFAULT_SETTLE_S = 30.0
 RACY_S = 2.0
 """A folder whose mtime is this recent is listed again: a second change may share its timestamp."""
+REPARSE_PAUSE = 4.0
+"""After parsing a file whole, wait this many times as long before parsing it again: a huge live
+log then costs at most a fifth of a core…"""
+PAUSE_FROM_S = 0.05
+"""…while a file parsed faster than this (most logs) is read again at the next tick."""
 TAIL_PROBE = 1 << 20
 """How far back from the end a file is read to judge an unterminated last line."""
 
@@ -120,6 +126,7 @@ class _Followed:
     counts: dict[str, int] = field(default_factory=dict)
     titled: set[str] = field(default_factory=set)
     reasons: Counter[str] = field(default_factory=Counter)
+    ready_at: float = 0.0  # clock time before which a changed file is not parsed again whole
 
     def restart(self) -> None:
         """Read the file from its start again (it was replaced or cut): imports are idempotent."""
@@ -227,6 +234,8 @@ class Watcher:
         settled = now - st.st_mtime >= self.settle_s
         if sig == f.sig and not (f.pending and settled):
             return
+        if now < f.ready_at:
+            return  # f.sig stays old, so a later tick reads it (a big live log must not eat a core)
         if f.sig is not None and (st.st_ino != f.sig[2] or st.st_size < f.offset):
             f.restart()
         f.sig = sig
@@ -318,6 +327,7 @@ class Watcher:
         module = get_importer(f.fmt or "")
         problems = Problems()
         done = FileImport(f.path, f.fmt or "")
+        started = time.monotonic()
         with self.store.transaction():
             for parsed in module.parse(f.path, problems):
                 if log and not settled and parsed.episodes:
@@ -328,6 +338,8 @@ class Watcher:
         done.skipped = problems.reasons - f.reasons
         f.reasons = problems.reasons
         f.pending = done.held > 0
+        cost = time.monotonic() - started
+        f.ready_at = self.clock() + REPARSE_PAUSE * cost if cost >= PAUSE_FROM_S else 0.0
         if any(land.appended or land.created for land in done.landed) or done.skipped:
             report.imports.append(done)
 

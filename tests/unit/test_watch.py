@@ -303,3 +303,26 @@ def test_a_database_refusal_is_retried_next_tick(tmp_path: Path, store: Store, c
     store.conn.execute("DROP TRIGGER no_x")
     assert w.tick().episodes == 2  # tried again although the file did not change
     assert [r[4] for r in content(store)] == ["one", "two"]
+
+
+def test_a_huge_live_log_is_parsed_again_only_after_a_pause(tmp_path: Path, store: Store, clock: Clock) -> None:
+    """Parsing a big log whole takes a while: the watcher waits a few times that before doing it
+    again, so an agent writing a huge session does not keep a core busy."""
+    records = [json.loads(raw) for raw in lines_of(BAKERY)]
+    live = tmp_path / "huge.jsonl"
+    with live.open("w") as fh:
+        for k in range(400):  # ~4 MB: parsing it takes well over PAUSE_FROM_S anywhere
+            for rec in records:
+                rec = dict(rec, uuid=f"{rec.get('uuid')}-{k}")
+                if isinstance(rec.get("message"), dict) and "id" in rec["message"]:
+                    rec["message"] = dict(rec["message"], id=f"{rec['message']['id']}-{k}")
+                fh.write(json.dumps(rec) + "\n")
+    clock.quiet()
+    w = watcher(store, [live], clock)
+    first = w.tick().episodes
+    assert first > 4000
+    user = next(r for r in records if r.get("type") == "user" and isinstance(r["message"]["content"], str))
+    grow(live, json.dumps(dict(user, uuid="late-1", timestamp="2025-05-03T10:00:00Z")).encode() + b"\n")
+    assert w.tick().imports == []  # changed, but within the pause: not parsed yet
+    clock.quiet()
+    assert w.tick().episodes == 1
