@@ -327,6 +327,7 @@ class Watcher:
         module = get_importer(f.fmt or "")
         problems = Problems()
         done = FileImport(f.path, f.fmt or "")
+        _ = self.store.tokenizer  # built once per store (seconds): not a cost of this file
         started = time.monotonic()
         with self.store.transaction():
             for parsed in module.parse(f.path, problems):

@@ -64,13 +64,15 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
     """The compaction run going now (None: none); run indicators draw it."""
 
     def __init__(
-        self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None
+        self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
+        follow: bool = True,
     ) -> None:
         super().__init__()
         self.store = store
         self.set_reactive(HiermemApp.settings, settings)
         self.clock: Clock = clock or utc_now
         self._probe_enabled = probe_backend
+        self._follow = follow
         self.last_input_at = 0.0
         """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
 
@@ -88,7 +90,8 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
             self.theme = FALLBACK_THEME
             self.notify(f"Theme {wanted!r} is not available; using {FALLBACK_THEME}.", severity="warning", markup=False)
         self.refresh_backend()
-        self.follow_store()
+        if self._follow:
+            self.follow_store()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (from the palette, ctrl+t or settings)."""
@@ -215,9 +218,11 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
         )
 
 
-def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None) -> HiermemApp:
+def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
+             follow: bool = True) -> HiermemApp:
     """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
 
     ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
+    ``follow=False``: do not watch the file for other writers (snapshots are still pictures).
     """
-    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock)
+    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow)
