@@ -32,7 +32,7 @@ import json
 import os
 import sqlite3
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,9 +189,9 @@ class Watcher:
 
     def _rescan(self, report: TickReport) -> None:
         """List folders whose mtime moved (or is recent); new sub-folders are listed at once."""
-        pending = list(self._dirs)
+        pending = deque(self._dirs)
         while pending:
-            folder = pending.pop(0)
+            folder = pending.popleft()
             try:
                 st = os.stat(folder)
             except OSError:
