@@ -116,6 +116,7 @@ class _Followed:
 
     path: Path
     explicit: bool = False
+    where: str = field(init=False)  # str(path): what os.stat is given, so a quiet tick converts nothing
     sig: tuple[int, int, int] | None = None  # size, mtime_ns, inode
     fmt: str | None = None
     pending: bool = False  # something waits for the file to settle
@@ -125,6 +126,9 @@ class _Followed:
     titled: set[str] = field(default_factory=set)
     reasons: Counter[str] = field(default_factory=Counter)
     ready_at: float = 0.0  # clock time before which a changed file is not parsed again whole
+
+    def __post_init__(self) -> None:
+        self.where = str(self.path)
 
     def restart(self) -> None:
         """Read the file from its start again (it was replaced or cut): imports are idempotent."""
@@ -177,11 +181,18 @@ class Watcher:
         report = TickReport()
         self._rescan(report)
         now = self.clock()
+        stat = os.stat
         for followed in list(self._files.values()):
+            try:
+                st = stat(followed.where)
+            except OSError:
+                st = None
+            if st is not None and not followed.pending and followed.sig == (st.st_size, st.st_mtime_ns, st.st_ino):
+                continue  # the quiet case, kept to one stat and one comparison
             if self.should_stop():
                 report.stopped = True
                 break
-            self._check(followed, now, report)
+            self._check(followed, st, now, report)
         report.files, report.folders = len(self._files), len(self._dirs)
         return report
 
@@ -216,10 +227,8 @@ class Watcher:
                 except OSError:
                     continue
 
-    def _check(self, f: _Followed, now: float, report: TickReport) -> None:
-        try:
-            st = os.stat(f.path)
-        except OSError:
+    def _check(self, f: _Followed, st: os.stat_result | None, now: float, report: TickReport) -> None:
+        if st is None:  # gone (or unreadable)
             if f.sig is not None:
                 report.gone.append(f.path)
             if f.explicit:
