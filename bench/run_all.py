@@ -32,6 +32,8 @@ def main() -> int:
             ["bench_bounded.py", "--episodes", "80"],
             ["bench_tui_sessions.py", "--repeat", "3", "--no-datatable"],
             ["bench_tui_session.py", "--episodes", "4000", "--repeat", "3"],
+            ["bench_watch.py", "--files", "300", "--repeat", "5"],
+            ["bench_tui_live.py", "--episodes", "4000", "--repeat", "3"],
         ]
     else:
         plan = [
@@ -43,6 +45,8 @@ def main() -> int:
             ["bench_tui_sessions.py"],
             ["bench_tui_session.py"],
             ["bench_memory.py", "--db", str(big_db)],
+            ["bench_watch.py"],
+            ["bench_tui_live.py"],
         ]
     if (HERE / "bench_tui_latency.py").exists():
         plan.append(["bench_tui_latency.py"])

@@ -53,10 +53,16 @@ def make_runner(
     tokenizer: Tokenizer | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     cancel: CancelToken | None = None,
+    backend: Backend | None = None,
 ) -> Runner:
-    """A Runner with a fresh backend and summariser; close with ``await runner.summariser.backend.aclose()``."""
+    """A Runner with a fresh backend (or ``backend``, which the caller keeps) and summariser;
+    close with ``await runner.summariser.backend.aclose()``.
+
+    A long-lived caller (watch mode) passes its backend and makes a Runner per job, because a
+    Runner remembers its backend check for life and a server that went away must be re-checked.
+    """
     tok = tokenizer or store.tokenizer
-    backend = make_backend(settings, tok)
+    backend = backend or make_backend(settings, tok)
     summariser = Summariser(backend, tok, fidelity_threshold=settings.policy.fidelity_threshold,
                             prompts=PromptSet(settings.prompts))
     return Runner(store, summariser, settings.policy, parallel=settings.parallel, on_event=on_event, cancel=cancel)

@@ -93,6 +93,15 @@ def _check_line(raw: bytes, lineno: int) -> tuple[str, str | None, ParsedEpisode
     return _record(obj)
 
 
+def parse_line(raw: bytes, lineno: int) -> tuple[str, str | None, ParsedEpisode] | str:
+    """One line (without its newline) → ``(session, title, episode)`` or the reason it is skipped.
+
+    Public for readers that take a file a line at a time from a byte offset (watch mode),
+    so they judge each line exactly as :func:`parse` does.
+    """
+    return _check_line(raw, lineno)
+
+
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
     """Group the file's lines by session, keeping line order, and yield sessions in order of
     first appearance. The whole file is read before the first yield because sessions may

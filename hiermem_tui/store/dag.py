@@ -112,6 +112,19 @@ class DagMixin:
         )
         return [_span(r) for r in rows]
 
+    def spans_since(
+        self: Store, session_id: str, after_rowid: int
+    ) -> tuple[list[tuple[SummarySpan, str, str | None]], int]:
+        """Summaries of a session written after ``after_rowid``, in write order, each with its
+        status now and the summary it superseded; and the table's highest rowid. Summaries are
+        never deleted, so a view that keeps the rowid reads only what is new (``changes.py``)."""
+        rows = self.conn.execute(
+            f"SELECT {_SPAN_COLS}, status, supersedes FROM summaries WHERE rowid > ? AND session_id = ? ORDER BY rowid",
+            (after_rowid, session_id),
+        ).fetchall()
+        top = self.conn.execute("SELECT coalesce(max(rowid), 0) FROM summaries").fetchone()[0]
+        return [(_span(r[:11]), r[11], r[12]) for r in rows], top
+
     def top_summaries(self: Store, session_id: str) -> list[Summary]:
         """Active summaries with no active parent, oldest coverage first (the DAG's roots)."""
         rows = self.conn.execute(

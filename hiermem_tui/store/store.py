@@ -278,6 +278,26 @@ class Store(DagMixin, MarksMixin):
             params = [*params, limit, offset]
         return [_session(r) for r in self.conn.execute(sql, params)]
 
+    def session_position(
+        self, session_id: str, *, sort: str = "updated", descending: bool = True, text: str | None = None
+    ) -> int | None:
+        """Where ``session_id`` stands in :meth:`list_sessions` with the same order and filter
+        (0-based), or None when it is not listed: lets a list keep its cursor on a session while
+        others move around it. One count over the sort's index where it has one."""
+        expr = SESSION_SORTS.get(sort)
+        if expr is None:
+            raise ValueError(f"unknown sort {sort!r}; choose from {', '.join(SESSION_SORTS)}")
+        where, params = self._session_filter(text)
+        row = self.conn.execute(
+            f"SELECT {expr} FROM sessions {where} {'AND' if where else 'WHERE'} id = ?", [*params, session_id]
+        ).fetchone()
+        if row is None:
+            return None
+        op = ">" if descending else "<"
+        ahead = f"({expr} {op} ? OR ({expr} = ? AND id {op} ?))"
+        sql = f"SELECT count(*) FROM sessions {where} {'AND' if where else 'WHERE'} {ahead}"
+        return int(self.conn.execute(sql, [*params, row[0], row[0], session_id]).fetchone()[0])
+
     def iter_sessions(self, *, batch: int = 1000) -> Iterator[Session]:
         """Every session, by id, paged with a keyset so memory stays flat."""
         after = ""

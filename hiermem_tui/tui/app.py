@@ -23,6 +23,7 @@ from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.messages import BackendProbed, OpenSession, SessionsChanged, SettingsChanged
+from hiermem_tui.tui.live import LiveMixin
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
 from hiermem_tui.tui.runs import RunProgress, RunsMixin
 
@@ -38,8 +39,9 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class HiermemApp(RunsMixin, App[None]):
-    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: see :class:`RunsMixin`."""
+class HiermemApp(LiveMixin, RunsMixin, App[None]):
+    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: see :class:`RunsMixin`;
+    following what other processes write: :class:`LiveMixin`."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hiermem"
@@ -63,13 +65,15 @@ class HiermemApp(RunsMixin, App[None]):
     """The compaction run going now (None: none); run indicators draw it."""
 
     def __init__(
-        self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None
+        self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
+        follow: bool = True,
     ) -> None:
         super().__init__()
         self.store = store
         self.set_reactive(HiermemApp.settings, settings)
         self.clock: Clock = clock or utc_now
         self._probe_enabled = probe_backend
+        self._follow = follow
         self.last_input_at = 0.0
         """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
 
@@ -87,6 +91,8 @@ class HiermemApp(RunsMixin, App[None]):
             self.theme = FALLBACK_THEME
             self.notify(f"Theme {wanted!r} is not available; using {FALLBACK_THEME}.", severity="warning", markup=False)
         self.refresh_backend()
+        if self._follow:
+            self.follow_store()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (from the palette, ctrl+t or settings)."""
@@ -221,9 +227,11 @@ class HiermemApp(RunsMixin, App[None]):
         )
 
 
-def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None) -> HiermemApp:
+def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
+             follow: bool = True) -> HiermemApp:
     """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
 
     ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
+    ``follow=False``: do not watch the file for other writers (snapshots are still pictures).
     """
-    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock)
+    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow)

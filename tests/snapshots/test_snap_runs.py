@@ -55,7 +55,7 @@ def fake() -> Iterator[FakeOllama]:
 
 def _app(store: Store, tmp: Path, fake: FakeOllama) -> HiermemApp:
     settings = Settings(db_path=store.path, config_path=tmp / "config.toml", ollama_host=fake.url, policy=POLICY)
-    return app_for(settings, store)
+    return app_for(settings, store, follow=False)
 
 
 async def _open(pilot: Pilot, session_id: str) -> SessionScreen:

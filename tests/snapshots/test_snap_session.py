@@ -36,7 +36,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
 
 
 def _app(store: Store, tmp: Path) -> HiermemApp:
-    return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store)
+    return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store, follow=False)
 
 
 def _open(session_id: str, *keys: str):  # type: ignore[no-untyped-def]

@@ -51,7 +51,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _app(store: Store, tmp: Path) -> HiermemApp:
-    return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store)
+    return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store, follow=False)
 
 
 async def _backend_ok(pilot: Pilot) -> None:

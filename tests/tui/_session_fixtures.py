@@ -108,5 +108,5 @@ def open_store(tmp_path: Path) -> tuple[Settings, Store]:
     return settings, Store.open(settings.db_path)
 
 
-def app_for(settings: Settings, store: Store) -> HiermemApp:
-    return make_app(settings, store, probe_backend=False)
+def app_for(settings: Settings, store: Store, *, follow: bool = True) -> HiermemApp:
+    return make_app(settings, store, probe_backend=False, follow=follow)

@@ -120,9 +120,9 @@ def empty_store(tmp_path: Path) -> Iterator[Store]:
     store.close()
 
 
-def app_for(settings: Settings, store: Store) -> HiermemApp:
-    """The app as tests use it: no Ollama probe, a fixed clock."""
-    return make_app(settings, store, probe_backend=False, clock=fixed_clock)
+def app_for(settings: Settings, store: Store, *, follow: bool = True) -> HiermemApp:
+    """The app as tests use it: no Ollama probe, a fixed clock (``follow=False``: snapshots)."""
+    return make_app(settings, store, probe_backend=False, clock=fixed_clock, follow=follow)
 
 
 def screen_text(app: HiermemApp) -> str:

@@ -254,6 +254,7 @@ async def test_run_keys_are_in_the_footer_the_palette_and_the_help(tmp_path: Pat
     from hiermem_tui.tui.screens.help import help_markdown
 
     async with opened(settings_for(tmp_path, store, closed_port_url()), store) as (app, pilot, screen):
+        await wait_for(pilot, lambda: "p Compact" in screen_text(app).splitlines()[-1])  # painted on a busy machine
         footer = screen_text(app).splitlines()[-1]
         for hint in ("p Compact", "R Re-summarise", "v Versions", "esc Back"):
             assert hint in footer, (hint, footer)

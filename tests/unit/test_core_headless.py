@@ -17,6 +17,7 @@ CORE = [
     "hiermem_tui.compaction",
     "hiermem_tui.backend_status",
     "hiermem_tui.demo",
+    "hiermem_tui.watch",
 ]
 
 

@@ -23,15 +23,17 @@ from textual.widgets import Footer, Label, Static, TabbedContent, TabPane, Tabs
 from textual.widgets.tree import TreeNode
 
 from hiermem_tui.store import Session, SummarySpan
+from hiermem_tui.store.changes import SummaryDelta
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.run_dialog import resummarize_selected, resummarize_whole, run_commands, start_pass
 from hiermem_tui.tui.screens import session_tools
+from hiermem_tui.tui.screens.session_live import LiveSessionMixin
 from hiermem_tui.tui.screens.versions import open_versions
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap, MapItem
-from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef, root_refs
+from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef
 from hiermem_tui.tui.widgets.detail_pane import ChainPicker, DetailPane
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
@@ -54,14 +56,14 @@ FIDELITY_LEGEND = (
 )
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(LiveSessionMixin, Screen[None]):
     """The DAG inspector for one session.
 
     ``reload()`` re-reads everything from the store and keeps the open nodes and the
-    selection; it is cheap enough (60–100 ms with the repaint on 6.6k summaries, see
-    bench/bench_tui_session.py) to call after each summary a compaction run writes, so there
-    is no separate ``add_summary``. ``schedule_reload()`` coalesces bursts into one reload,
-    and a ``SessionsChanged`` message naming this session triggers it.
+    selection (``r``, a policy change). What lands while the screen is open — summaries a run
+    writes, episodes and summaries from another process — is applied in place by
+    ``refresh_live()`` (see :class:`LiveSessionMixin`): a ``SessionsChanged`` naming this session
+    (or any session) calls ``schedule_reload()``, which coalesces bursts into one update.
     """
 
     CSS_PATH = "session.tcss"
@@ -178,14 +180,9 @@ class SessionScreen(Screen[None]):
         previous = self.selected
         roots = tree.load_roots()
         tree.restore(expanded)
-        self.spans = self.store.spans(self.session_id)
-        self._range_stats.clear()
-        extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
+        self.live.load()
         self.detail.fidelity_threshold = self.map.fidelity_threshold = self.settings.policy.fidelity_threshold
-        self.map.set_data(self.spans, extras, session.episodes, self._marks())
-        self.transcript.set_total(session.episodes)
-        tree.border_title = f"Summary DAG · {len(roots)} root{'s' * (len(roots) != 1)}"
-        tree.border_subtitle = "no summaries yet" if session.summaries == 0 else None
+        self._show_structure(session, roots, marks=self._marks())
         if cursor_key and self._reselect(cursor_key, previous):
             return
         if session.summaries == 0:
@@ -198,6 +195,24 @@ class SessionScreen(Screen[None]):
             node = tree.node_for(roots[0].key)
             if node is not None:
                 tree.focus_node(node)
+
+    def _show_structure(self, session: Session, roots: list[NodeRef], *, delta: SummaryDelta | None = None,
+                        tree_titles: bool = True, marks: list[MapItem] | None = None) -> None:
+        """Map, transcript length and tree titles, after the roots changed (spans: ``self.live``;
+        ``delta``: only these summaries changed, so the map changes in place)."""
+        tree = self.tree
+        self.spans = list(self.live.spans.values())
+        self._range_stats.clear()
+        extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
+        if delta is None or delta.reloaded:
+            self.map.set_data(self.spans, extras, session.episodes, marks)
+        else:
+            self.map.apply(delta.added, delta.removed, extras, session.episodes)
+        self.transcript.grow(session.episodes)
+        if not tree_titles:
+            return
+        tree.border_title = f"Summary DAG · {len(roots)} root{'s' * (len(roots) != 1)}"
+        tree.border_subtitle = "no summaries yet" if session.summaries == 0 else None
 
     def _reselect(self, key: str, previous: NodeRef | None) -> bool:
         tree = self.tree
@@ -401,24 +416,11 @@ class SessionScreen(Screen[None]):
         quiet = now - float(getattr(self.app, "last_input_at", 0.0))
         if quiet < RELOAD_QUIET_S and now - self._reload_asked < RELOAD_MAX_WAIT_S:
             if not self._figures_fresh:
-                self._refresh_figures()  # the cheap part now; the tree when the keys pause
+                self.refresh_live_figures()  # the cheap part now; the tree when the keys pause
             self._reload_timer = self.set_timer(RELOAD_QUIET_S - quiet, self._timed_reload)
             return
         self._reload_timer = None
-        self.reload()
-
-    def _refresh_figures(self) -> None:
-        """Header figures and coverage map from the store, without rebuilding the tree (~5 ms, vs
-        tens of ms for the tree of a long session)."""
-        session = self.store.get_session(self.session_id)
-        self._figures_fresh = True
-        if session is None:
-            return
-        self.session = session
-        self._render_bar(session)
-        self.spans = self.store.spans(self.session_id)
-        refs = root_refs(self.store, self.session_id, self.tree.fresh_tail)
-        self.map.set_data(self.spans, [self._extra(r) for r in refs if r.kind in ("gap", "tail")], session.episodes)
+        self.refresh_live()
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         """The store changed (a compaction run wrote summaries, an import added episodes)."""

@@ -13,10 +13,10 @@ over everything so it is always visible.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import accumulate, groupby
-from collections.abc import Callable, Sequence
 from typing import Literal
 
 from rich.segment import Segment
@@ -32,9 +32,9 @@ from textual.widget import Widget
 from hiermem_tui.store import SummarySpan, parse_iso
 from hiermem_tui.tui import format as fmt
 
-ColourBy = Literal["tier", "fidelity"]
 Scale = Literal["episodes", "time"]
 ItemKind = Literal["summary", "gap", "tail", "covered", "pin", "exclude"]
+ColourBy = Literal["tier", "fidelity"]
 LABEL_WIDTH = 4
 
 
@@ -96,6 +96,24 @@ class _Row:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def insert(self, span: SummarySpan, tier: str) -> None:
+        """Add a summary in coverage order, drawn as ``tier`` (the caller re-indexes the row)."""
+        i = bisect_right(self.first, span.first_seq)
+        for column, value in zip(self._columns(), (f"s:{span.id}", "summary", tier, span.first_seq,
+                                                    span.last_seq, span.start_at, span.end_at)):
+            column.insert(i, value)  # type: ignore[attr-defined]
+
+    def remove(self, key: str) -> bool:
+        if key not in self.keys:
+            return False
+        i = self.keys.index(key)
+        for column in self._columns():
+            del column[i]  # type: ignore[attr-defined]
+        return True
+
+    def _columns(self) -> tuple[list[object], ...]:
+        return (self.keys, self.kinds, self.tiers, self.first, self.last, self.start, self.end)  # type: ignore[return-value]
+
     def item(self, i: int) -> MapItem:
         return MapItem(self.keys[i], self.kinds[i], self.depth, self.tiers[i],  # type: ignore[arg-type]
                        self.first[i], self.last[i], self.start[i], self.end[i])
@@ -149,7 +167,8 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         self.colour_by: ColourBy = "tier"
         """``tier`` (normal / aggressive / fallback) or ``fidelity`` (ok / not measured / low)."""
         self.fidelity_threshold = 0.8
-        self._data: tuple[list[SummarySpan], list[MapItem], int] = ([], [], 0)
+        self._spans: dict[str, SummarySpan] = {}
+        self._extras: list[MapItem] = []
         self._marks: list[MapItem] = []
 
     # ------------------------------------------------------------------ data
@@ -160,38 +179,88 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         self.total = total
         if marks is not None:
             self._marks = list(marks)
-        self._data = (spans, extras, total)
+        self._spans = {s.id: s for s in spans}
         ordered = sorted(spans, key=lambda s: (s.depth, s.first_seq))
         by_depth = {d: list(group) for d, group in groupby(ordered, key=lambda s: s.depth)}
-        classify = self._classify
-        rows = [_Row.of_spans(d, by_depth[d], classify) for d in sorted(by_depth, reverse=True)]
-        rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(by_depth.get(0, []), extras), *self._marks]))
-        self.rows = rows
+        self.rows = [_Row.of_spans(d, by_depth[d], self._classify) for d in sorted(by_depth, reverse=True)]
+        self._finish(extras, list(self.rows))
+
+    def apply(self, added: Sequence[SummarySpan], removed: Sequence[str], extras: list[MapItem], total: int) -> None:
+        """Change the map in place — summaries added and removed (ids), gap and fresh-tail items
+        and the episode count replaced — re-indexing only the rows that changed, where
+        :meth:`set_data` rebuilds every row (a run or a watcher adds summaries one at a time)."""
+        self.total = total
+        rows = {row.depth: row for row in self.rows[:-1]}
+        touched: dict[int, _Row] = {}
+        for sid in removed:
+            self._spans.pop(sid, None)
+            for row in rows.values():
+                if row.remove(f"s:{sid}"):
+                    touched[row.depth] = row
+                    break
+        for span in added:
+            self._spans[span.id] = span
+            if span.depth not in rows:
+                rows[span.depth] = _Row.of_spans(span.depth, [], self._classify)
+            row = rows[span.depth]
+            row.insert(span, self._classify(span))
+            touched[span.depth] = row
+        self.rows = [rows[d] for d in sorted(rows, reverse=True) if len(rows[d])]
+        self._finish(extras, [r for r in touched.values() if len(r)])
+
+    def _finish(self, extras: list[MapItem], changed: list[_Row]) -> None:
+        """Rebuild the episode row and the key index, re-index ``changed`` rows, redraw."""
+        self._extras = extras
+        leaves = self.rows[-1] if self.rows and self.rows[-1].depth == 0 else None
+        self.rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(leaves, extras), *self._marks]))
+        rows = self.rows
         self._by_key = {key: (r, i) for r, row in enumerate(rows[:-1]) for i, key in enumerate(row.keys)}
         self._by_key.update({key: (len(rows) - 1, i) for i, key in enumerate(rows[-1].keys) if key})
-        self._reindex()
+        self._reindex([*changed, rows[-1]])
         self.refresh(layout=True)
 
+    def _classify(self, span: SummarySpan) -> str:
+        """The class a bar is coloured by. In fidelity mode the three tier slots carry low /
+        not measured / ok, so the worst class still wins a cell at any zoom."""
+        if self.colour_by == "tier":
+            return span.tier
+        if span.retention is None:
+            return "aggressive"
+        return "fallback" if span.retention < self.fidelity_threshold else "normal"
+
+    def set_marks(self, marks: Sequence[MapItem]) -> None:
+        """Replace the pinned / excluded ticks, keeping the rest."""
+        self._marks = list(marks)
+        self.rows = self.rows[:-1]
+        self._finish(self._extras, [])
+
+    def toggle_colour(self) -> ColourBy:
+        """Colour the bars by tier or by identifier retention (rebuilds the rows)."""
+        self.colour_by = "fidelity" if self.colour_by == "tier" else "tier"
+        self.set_data(list(self._spans.values()), self._extras, self.total)
+        return self.colour_by
+
     @staticmethod
-    def _covered_runs(leaves: list[SummarySpan], extras: list[MapItem]) -> list[MapItem]:
+    def _covered_runs(leaves: _Row | None, extras: list[MapItem]) -> list[MapItem]:
         """Runs of episodes under leaves, between the gaps (one item per run, not per leaf)."""
         runs: list[MapItem] = []
-        if not leaves:
+        if leaves is None or not len(leaves):
             return runs
-        firsts = [s.first_seq for s in leaves]
+        firsts = leaves.first
         cuts = sorted((e.first, e.last) for e in extras)
-        start = leaves[0].first_seq
-        for lo, hi in [*cuts, (leaves[-1].last_seq + 1, leaves[-1].last_seq + 1)]:
+        start = firsts[0]
+        for lo, hi in [*cuts, (leaves.last[-1] + 1, leaves.last[-1] + 1)]:
             if lo > start:
-                a = leaves[bisect_right(firsts, start) - 1]
-                b = leaves[bisect_right(firsts, lo - 1) - 1]
-                runs.append(MapItem("", "covered", -1, "normal", start, lo - 1, a.start_at, b.end_at))
+                a = bisect_right(firsts, start) - 1
+                b = bisect_right(firsts, lo - 1) - 1
+                runs.append(MapItem("", "covered", -1, "normal", start, lo - 1, leaves.start[a], leaves.end[b]))
             start = max(start, hi + 1)
         return runs
 
-    def _reindex(self) -> None:
+    def _reindex(self, rows: Sequence[_Row] | None = None) -> None:
+        """Index ``rows`` (default: all) for the current scale, then the axis domain."""
         scale = self.scale
-        for row in self.rows:
+        for row in self.rows if rows is None else rows:
             row.index(scale)
         if scale == "time":
             los = [row.lo[0] for row in self.rows if row.lo]
@@ -207,25 +276,6 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
             self.selected = key
             self._strips = None
             self.refresh()
-
-    def _classify(self, span: SummarySpan) -> str:
-        """The class a bar is coloured by. In fidelity mode the three tier slots carry low /
-        not measured / ok, so the worst class still wins a cell at any zoom."""
-        if self.colour_by == "tier":
-            return span.tier
-        if span.retention is None:
-            return "aggressive"
-        return "fallback" if span.retention < self.fidelity_threshold else "normal"
-
-    def set_marks(self, marks: Sequence[MapItem]) -> None:
-        """Replace the pinned / excluded ticks, keeping the rest."""
-        self.set_data(*self._data, marks=marks)
-
-    def toggle_colour(self) -> ColourBy:
-        """Colour the bars by tier or by identifier retention."""
-        self.colour_by = "fidelity" if self.colour_by == "tier" else "tier"
-        self.set_data(*self._data)
-        return self.colour_by
 
     def toggle_scale(self) -> Scale:
         """Switch between an episode axis and a time axis (idle time then shows as blank)."""

@@ -60,9 +60,17 @@ def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
     """Top summaries, gaps and the fresh tail, in coverage order (DESIGN §2)."""
     session = store.get_session(session_id)
     total = session.episodes if session else 0
+    return arrange_roots(store.top_summaries(session_id), store.unsummarised_ranges(session_id), total, fresh_tail)
+
+
+def arrange_roots(
+    tops: Iterable[Summary], gaps: Iterable[tuple[int, int]], total: int, fresh_tail: int
+) -> list[NodeRef]:
+    """The root level from its parts: top summaries, unsummarised ranges (split where the fresh
+    tail of ``total`` episodes starts), in coverage order."""
     tail_start = max(total - fresh_tail, 0)
-    refs = [NodeRef("summary", s.first_seq, s.last_seq, summary=s) for s in store.top_summaries(session_id)]
-    for first, last in store.unsummarised_ranges(session_id):
+    refs = [NodeRef("summary", s.first_seq, s.last_seq, summary=s) for s in tops]
+    for first, last in gaps:
         if first < tail_start:
             refs.append(NodeRef("gap", first, min(last, tail_start - 1)))
         if last >= tail_start:
@@ -71,8 +79,14 @@ def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
     return refs
 
 
+def _slot(ref: NodeRef) -> str:
+    """Which root a ref stands in for across updates: its key, except for the fresh tail,
+    which slides forward as episodes arrive and stays one node."""
+    return "tail" if ref.kind == "tail" else ref.key
+
+
 class DagTree(fmt.Themed, Tree[NodeRef]):
-    """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`reveal_summary`,
+    """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`update_roots`, :meth:`reveal_summary`,
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 
     def __init__(self, store: Store, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
@@ -139,9 +153,12 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
         )
 
     # ------------------------------------------------------------------ building
-    def _add(self, parent: TreeNode[NodeRef], ref: NodeRef, label: Text | None = None) -> TreeNode[NodeRef]:
+    def _add(
+        self, parent: TreeNode[NodeRef], ref: NodeRef, label: Text | None = None, *,
+        before: int | TreeNode[NodeRef] | None = None, after: TreeNode[NodeRef] | None = None,
+    ) -> TreeNode[NodeRef]:
         expandable = ref.kind in ("summary", "episodes", "gap", "tail")
-        node = parent.add(label or self.label_for(ref), data=ref, allow_expand=expandable)
+        node = parent.add(label or self.label_for(ref), data=ref, allow_expand=expandable, before=before, after=after)
         self._by_key[ref.key] = node
         return node
 
@@ -157,6 +174,85 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
         for ref in self.roots:
             self._add(self.root, ref)
         return self.roots
+
+    def update_roots(self, fresh: list[NodeRef] | None = None) -> bool:
+        """Bring the root level up to date with the store in place; returns False when the node
+        under the cursor is gone and could not be found again (the caller picks a neighbour).
+
+        Why this is enough: below the roots nothing ever changes — a summary's sources are
+        fixed, a leaf's episodes too. A new leaf is a new root; a new condensed summary adopts
+        roots (they leave the root level); a re-summarised chain replaces its root; new
+        episodes grow the fresh tail and the gap before it. So the roots are diffed by key: kept
+        nodes keep their open subtrees, new ones are inserted in coverage order, and only a gap
+        or tail whose range moved reloads its (at most one page of) episodes. The cursor stays
+        on its node, at the same height on screen. ``fresh``: the new root refs when the caller
+        already knows them (:func:`arrange_roots`); else they are read from the store.
+        """
+        cursor = self.cursor_node
+        cursor_key = cursor.data.key if cursor is not None and cursor.data is not None else None
+        offset = cursor.line - round(self.scroll_y) if cursor is not None and cursor.line >= 0 else None
+        if fresh is None:
+            fresh = root_refs(self.store, self.session_id, self.fresh_tail)
+        old = {_slot(n.data): n for n in self.root.children if n.data is not None}
+        kept: set[int] = set()
+        previous: TreeNode[NodeRef] | None = None
+        for ref in fresh:
+            node = old.get(_slot(ref))
+            if node is None:
+                where = {"before": 0} if previous is None else {"after": previous}
+                node = self._add(self.root, ref, **where)  # type: ignore[arg-type]
+            else:
+                kept.add(id(node))
+                if node.data != ref:
+                    self._retarget(node, ref)
+            previous = node
+        for node in old.values():
+            if id(node) not in kept:
+                self._forget(node)
+                node.remove()
+        self.roots = fresh
+        return self._keep_cursor(cursor, cursor_key, offset)
+
+    def _retarget(self, node: TreeNode[NodeRef], ref: NodeRef) -> None:
+        """Point a kept node at its new ref (a gap or the tail whose range moved)."""
+        before = node.data
+        if before is not None:
+            self._by_key.pop(before.key, None)
+        node.data = ref
+        self._by_key[ref.key] = node
+        node.set_label(self.label_for(ref))
+        if node.id in self._loaded:
+            for child in node.children:
+                self._forget(child)
+            node.remove_children()
+            self._loaded.discard(node.id)
+            if node.is_expanded:
+                self.ensure_loaded(node)
+
+    def _forget(self, node: TreeNode[NodeRef]) -> None:
+        """Drop a node and everything under it from the key index (before it is removed)."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if current.data is not None and self._by_key.get(current.data.key) is current:
+                del self._by_key[current.data.key]
+            self._loaded.discard(current.id)
+            pending.extend(current.children)
+
+    def _keep_cursor(self, cursor: TreeNode[NodeRef] | None, key: str | None, offset: int | None) -> bool:
+        if cursor is None or key is None:
+            return True
+        target = cursor if self._by_key.get(key) is cursor else self._by_key.get(key)
+        if target is None and key.startswith("s:") and self.reveal_summary(key[2:]):
+            target = self.cursor_node  # adopted by a new condensed summary: open the way down to it
+        if target is None:
+            return False
+        _ = self.last_line  # rebuild line numbers: they moved with the inserted and removed nodes
+        if self.cursor_node is not target or self.cursor_line != target.line:
+            self.move_cursor(target, animate=False)
+        if offset is not None:
+            self.scroll_to(y=max(0, target.line - offset), animate=False, force=True)
+        return True
 
     def ensure_loaded(self, node: TreeNode[NodeRef]) -> None:
         """Add a node's children once (idempotent): sources, the episode range, or a page."""

@@ -163,7 +163,12 @@ class SessionsTable(ScrollView, can_focus=True):
         self.refresh()
 
     def reload(self, *, keep_cursor: bool = True) -> None:
-        """Re-count and forget cached pages (after a sort, filter, or a change in the store)."""
+        """Re-count and forget cached pages (after a sort, filter, or a change in the store).
+
+        ``keep_cursor``: the cursor stays on the session it was on, at the same height on
+        screen, even when the change moved that session (new episodes sort it to the top)."""
+        kept = self.session_at(self.cursor_row) if keep_cursor else None
+        height = self.cursor_row - round(self.scroll_y)
         self._pages.clear()
         self._now = self.clock()
         self.row_count = self.store.count_sessions(self.filter_text or None)
@@ -171,6 +176,12 @@ class SessionsTable(ScrollView, can_focus=True):
         if not keep_cursor:
             self.scroll_to(y=0, animate=False)
             self.set_reactive(SessionsTable.cursor_row, 0)
+        elif kept is not None:
+            row = self.store.session_position(kept.id, sort=self.sort, descending=self.descending,
+                                              text=self.filter_text or None)
+            if row is not None and row != self.cursor_row:
+                self.set_reactive(SessionsTable.cursor_row, row)
+                self.scroll_to(y=max(0, row - height), animate=False, force=True)
         cursor = max(0, min(self.cursor_row, self.row_count - 1))
         self.set_reactive(SessionsTable.cursor_row, cursor)
         self._scroll_to_cursor()

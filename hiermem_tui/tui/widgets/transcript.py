@@ -42,7 +42,7 @@ class _Block:
 
 
 class Transcript(fmt.Themed, ScrollView, can_focus=True):
-    """Episodes of one session. Public: :meth:`jump_to`, :meth:`show_range`, :meth:`set_total`,
+    """Episodes of one session. Public: :meth:`jump_to`, :meth:`show_range`, :meth:`set_total`, :meth:`grow`,
     :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
 
     BINDINGS = [
@@ -98,6 +98,15 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         if not self._blocks and total:
             self._load_around(0)
         self._update_title()
+
+    def grow(self, total: int) -> None:
+        """New episodes arrived. When the window reaches the old last episode they are appended
+        below it at once; nothing above moves and the cursor stays where it was."""
+        at_end = bool(self._blocks) and self._blocks[-1].ep.seq >= self.total - 1
+        grew = total > self.total
+        self.set_total(total)
+        if grew and at_end:
+            self._extend(down=True)
 
     def jump_to(self, seq: int) -> None:
         """Put the cursor on episode ``seq`` and scroll it to the top, loading a window around it."""

@@ -1,0 +1,51 @@
+"""Following the database while the app is open: when another process (``hiermem-tui watch``,
+a script) or this app's own compaction worker writes, the screens show it as it lands.
+
+One long-lived thread worker polls a :class:`~hiermem_tui.store.changes.ChangeFeed` — one
+``PRAGMA data_version`` per poll while nothing happens, then only the new rows — and posts
+``SessionsChanged`` naming the sessions that got rows. The app hands that to every screen: the
+sessions list re-reads its page, a session screen updates its tree, map and transcript in place.
+A thread, not a timer on the UI thread, so a reader stuck behind a busy disk never delays a key.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, cast
+
+from textual import work
+from textual.worker import get_current_worker
+
+from hiermem_tui.store import StoreError
+from hiermem_tui.store.changes import ChangeFeed
+from hiermem_tui.tui.messages import SessionsChanged
+
+if TYPE_CHECKING:
+    from hiermem_tui.tui.app import HiermemApp
+
+LIVE_POLL_S = 0.5
+"""How often the file is asked whether anyone committed (a pragma: microseconds)."""
+
+
+class LiveMixin:
+    """Mixed into :class:`HiermemApp`: :meth:`follow_store` starts the poller (once, on mount)."""
+
+    def follow_store(self) -> None:
+        self._live_worker()
+
+    @work(thread=True, exclusive=True, group="live", exit_on_error=False)
+    def _live_worker(self) -> None:
+        app = cast("HiermemApp", self)
+        worker = get_current_worker()
+        feed = ChangeFeed(app.store)  # polled from this thread only: data_version is per connection
+        try:
+            while not worker.is_cancelled:
+                try:
+                    changed = feed.poll()
+                except (sqlite3.Error, StoreError):
+                    changed = None  # a transient read error: the next poll tries again
+                if changed is not None:
+                    app.post_message(SessionsChanged(changed))
+                worker.cancelled_event.wait(LIVE_POLL_S)
+        finally:
+            app.store.release_thread()
