@@ -33,6 +33,7 @@ from .db import (
     migrate,
 )
 from .marks import MarksMixin
+from .runs import RunsMixin
 from .models import Episode, Session, iso, parse_iso, utcnow
 from .schema import SCHEMA_VERSION
 
@@ -103,7 +104,7 @@ def _episode(row: tuple) -> Episode:
     )
 
 
-class Store(DagMixin, MarksMixin):
+class Store(DagMixin, RunsMixin, MarksMixin):
     """A hiermem-tui database. Build with :meth:`open`; pass it to whatever needs it."""
 
     def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None) -> None:

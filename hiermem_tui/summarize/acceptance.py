@@ -194,14 +194,18 @@ def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     return None
 
 
+_SHOUTED = re.compile(r"[A-Z][A-Z0-9]*s?")
+
+
 def find_invented(novel: Sequence[str], kept: int) -> str | None:
     """Made-up names: a URL, path or address that no source has (a small model inventing a
     link is the commonest case), or more invented identifiers than kept ones."""
     made_up = [n for n in novel if "://" in n or "/" in n or "@" in n]
     if made_up:
         return f"names {made_up[0][:60]!r}, which is in no source"
-    if len(novel) >= 2 and len(novel) > kept:
-        return f"{len(novel)} identifiers in no source, {kept} kept"
+    strong = [n for n in novel if not _SHOUTED.fullmatch(n)]  # "LEAF", "NOTE": emphasis, not names
+    if len(strong) >= 3 and len(strong) > kept:
+        return f"{len(strong)} identifiers in no source, {kept} kept"
     return None
 
 

@@ -120,7 +120,7 @@ def test_run_dialog(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama
 
 def test_compare_after_resummarise(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama) -> None:  # type: ignore[no-untyped-def]
     """Old and new text of an aggressive leaf after a re-summarise, side by side with the token change."""
-    fake.script(Reply("Leaf four again: the user asked about topic 4 and [bold]kept[/bold] the fix in src/app.py."))
+    fake.script(Reply("Leaf four again: the user asked about topic 4 and [bold]kept[/bold] the fix in the loader."))
 
     async def run_before(pilot: Pilot) -> None:
         app = pilot.app

@@ -12,7 +12,8 @@ from hiermem_tui.store import Store
 from hiermem_tui.tui.app import make_app
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.widgets.sessions_table import SessionsTable, fmt_when
+from hiermem_tui.tui.widgets.session_columns import fmt_when
+from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from tests.fakeollama import FakeOllama, closed_port_url
 from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, bulk_sessions, screen_text, wait_for
 

@@ -85,7 +85,7 @@ def test_diff_helpers() -> None:
 
 
 async def test_resummarize_one_node_compare_and_revert(tmp_path: Path, store: Store) -> None:
-    new_text = "Leaf four again: [bold]kept[/bold] the fix in src/app.py \x1b[31m."
+    new_text = "Leaf four again: [bold]kept[/bold] the fix in the loader \x1b[31m."
     with FakeOllama(models=("llama3.2:latest",), loaded=("llama3.2:latest",)) as fake:
         fake.script(Reply(new_text))  # the leaf; its two ancestors get the default answer
         async with opened(tmp_path, store, fake.url) as (app, pilot, screen):
@@ -93,7 +93,7 @@ async def test_resummarize_one_node_compare_and_revert(tmp_path: Path, store: St
             assert compare.old.id == IDS["L4"] and compare.new.supersedes == IDS["L4"]
             plain = compare.plain
             assert "Summary s_leaf_4: the user and the assistant discussed topic 4." in plain
-            assert "Leaf four again: [bold]kept[/bold] the fix in src/app.py ␛[31m." in plain  # literal
+            assert "Leaf four again: [bold]kept[/bold] the fix in the loader ␛[31m." in plain  # literal
             assert re.search(r"40 → \d+ tokens \([−+]\d+%\)", plain)
             # the answer lost the episodes' numbers: the fidelity guard named them on a line of its own
             assert "␛[31m.\nAlso mentioned: " in plain

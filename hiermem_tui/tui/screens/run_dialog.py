@@ -9,8 +9,7 @@ model marked, so picking another model needs no typing. ``extractive`` is always
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -35,12 +34,10 @@ from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import BackendProbed
-from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.runs import ACTION_LABELS, PASSES, RunAction
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
-    from hiermem_tui.tui.screens.session import SessionScreen
 
 PLAN_ROWS = 6
 """Planned summaries listed in the dialog (the rest are counted)."""
@@ -381,94 +378,3 @@ class RunDialog(ModalScreen[RunChoice | None]):
     @on(Button.Pressed, "#run-cancel")
     def _cancel_pressed(self) -> None:
         self.dismiss(None)
-
-
-def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summary_id: str | None = None,
-                    subject: str, detail: Text | str = "",
-                    confirm: Callable[[RunChoice], Text] | None = None) -> None:
-    """The dialog, then (if ``confirm``) a yes/no saying what will happen, then the run."""
-    from hiermem_tui.tui.screens.confirm import ConfirmScreen
-
-    def go(choice: RunChoice) -> None:
-        if choice.remember:
-            model = choice.model if choice.backend == "ollama" else app.settings.model
-            app.update_settings(replace(app.settings, backend=choice.backend, model=model))
-        app.start_run(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
-
-    def chosen(choice: RunChoice | None) -> None:
-        if choice is None:
-            return
-        if confirm is None:
-            go(choice)
-            return
-        app.push_screen(ConfirmScreen("Re-summarise the whole session?", confirm(choice),
-                                      confirm="Supersede and run", danger=True),
-                        callback=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
-
-    if app.run_active:
-        app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
-                   severity="warning")
-        return
-    app.push_screen(RunDialog(action, session_id, subject=subject, detail=detail), callback=chosen)
-
-
-# ---------------------------------------------------------------------- launchers used by screens
-def start_pass(screen: SessionScreen, pass_: str) -> None:
-    """``l`` / ``n`` / ``p`` on the session screen: the dialog with that pass chosen."""
-    session = screen.session
-    subject = (session.title if session else "") or screen.session_id
-    open_run_dialog(cast("HiermemApp", screen.app), cast(RunAction, pass_), screen.session_id, subject=subject)
-
-
-def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
-    """``R`` (and ``x``, with ``why`` it needs repair): a new version of the summary under the
-    tree cursor (and its ancestors)."""
-    ref = screen.tree.cursor_ref
-    s = screen.store.get_summary(ref.summary.id) if ref is not None and ref.summary is not None else None
-    if s is None or ref is None or ref.kind != "summary":
-        screen.notify("Select a summary in the tree first: R re-summarises it.", title="Re-summarise")
-        return
-    if s.status != "active":
-        screen.notify("That summary is superseded; re-summarise the active one.", severity="warning")
-        return
-    ancestors = 0
-    cur = s
-    while cur.parent_id and (cur := screen.store.get_summary(cur.parent_id)) is not None:  # type: ignore[assignment]
-        ancestors += 1
-    detail = Text(
-        (f"{why} " if why else "") + f"Re-makes this depth-{s.depth} summary from its sources"
-        + (f", then re-condenses the {ancestors} summar{'y' if ancestors == 1 else 'ies'} above it" if ancestors else "")
-        + ". The current text is kept as a superseded version; when it is done you compare the two and keep "
-          "or revert."
-    )
-    open_run_dialog(cast("HiermemApp", screen.app), "resummarize-summary", screen.session_id, summary_id=s.id,
-                    subject=f"d{s.depth} {fmt.seq_span(s.first_seq, s.last_seq)}", detail=detail)
-
-
-def resummarize_whole(screen: SessionScreen) -> None:
-    """``W``: supersede every active summary, then a fresh full pass (after a confirmation)."""
-    from hiermem_tui.tui.screens.confirm import redo_confirm_text
-
-    app = cast("HiermemApp", screen.app)
-    session = screen.session
-    subject = (session.title if session else "") or screen.session_id
-    detail = Text("Supersedes every active summary of this session (they are kept), then runs a fresh full pass. "
-                  "You confirm after choosing the model.")
-    open_run_dialog(app, "resummarize-session", screen.session_id, subject=subject, detail=detail,
-                    confirm=lambda choice: redo_confirm_text(app, screen.session_id, choice.backend, choice.model))
-
-
-def run_commands(screen: SessionScreen) -> Iterator[PaletteCommand]:
-    """The session screen's palette entries for runs (with their keys, so the palette teaches them)."""
-    yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible",
-                         lambda: screen.action_run("full"), "p")
-    yield PaletteCommand("Compact: leaf pass", "Summarise unsummarised episodes outside the fresh tail",
-                         lambda: screen.action_run("leaf"), "l")
-    yield PaletteCommand("Compact: condensation pass", "Condense same-depth summaries into the next depth",
-                         lambda: screen.action_run("condense"), "n")
-    yield PaletteCommand("Re-summarise the selected summary", "A new version, compared with the old one",
-                         screen.action_resummarize, "R")
-    yield PaletteCommand("Re-summarise the whole session", "Supersede every summary and run a fresh full pass",
-                         screen.action_resummarize_session, "W")
-    yield PaletteCommand("Versions of the selected summary", "Browse superseded versions and restore one",
-                         screen.action_versions, "v")

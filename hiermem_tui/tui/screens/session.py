@@ -28,7 +28,7 @@ from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.screens.run_dialog import resummarize_selected, resummarize_whole, run_commands, start_pass
+from hiermem_tui.tui.screens.run_launch import resummarize_selected, resummarize_whole, run_commands, start_pass
 from hiermem_tui.tui.screens import session_tools
 from hiermem_tui.tui.screens.session_live import LiveSessionMixin
 from hiermem_tui.tui.screens.versions import open_versions

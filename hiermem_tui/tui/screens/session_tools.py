@@ -26,7 +26,7 @@ from hiermem_tui.store import StoreError
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.screens.run_dialog import open_run_dialog
+from hiermem_tui.tui.screens.run_launch import open_run_dialog
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
@@ -93,7 +93,7 @@ def repair_selected(screen: SessionScreen) -> None:
         screen.notify("This summary needs no repair (not a fallback, enough identifiers kept, pins carried); "
                       "R re-summarises it anyway.", title="Repair")
         return
-    from hiermem_tui.tui.screens.run_dialog import resummarize_selected
+    from hiermem_tui.tui.screens.run_launch import resummarize_selected
 
     resummarize_selected(screen, why=f"Needs repair: {reason}.")
 

@@ -29,7 +29,8 @@ from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
-from hiermem_tui.tui.widgets.sessions_table import COLUMNS, SORT_LABELS, SessionsTable, fmt_when
+from hiermem_tui.tui.widgets.session_columns import COLUMNS, SORT_LABELS, fmt_when
+from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
@@ -253,7 +254,7 @@ class SessionsScreen(Screen[None]):
 
     def action_compact(self) -> None:
         """Compact the highlighted session without opening it (the run dialog, full pass chosen)."""
-        from hiermem_tui.tui.screens.run_dialog import open_run_dialog
+        from hiermem_tui.tui.screens.run_launch import open_run_dialog
 
         session = self.table.session_at(self.table.cursor_row)
         if session is None:

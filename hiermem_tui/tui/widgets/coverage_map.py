@@ -12,12 +12,10 @@ over everything so it is always visible.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from itertools import accumulate, groupby
-from typing import Literal
+from itertools import groupby
 
 from rich.segment import Segment
 from rich.text import Text
@@ -29,109 +27,9 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from hiermem_tui.store import SummarySpan, parse_iso
+from hiermem_tui.store import SummarySpan
 from hiermem_tui.tui import format as fmt
-
-Scale = Literal["episodes", "time"]
-ItemKind = Literal["summary", "gap", "tail", "covered", "pin", "exclude"]
-ColourBy = Literal["tier", "fidelity"]
-LABEL_WIDTH = 4
-
-
-@dataclass(frozen=True, slots=True)
-class MapItem:
-    """One bar: a summary (``key`` = its tree key), a gap, the fresh tail, or covered episodes."""
-
-    key: str
-    kind: ItemKind
-    depth: int
-    tier: str
-    first: int
-    last: int
-    start_at: str
-    end_at: str
-
-    def bounds(self, scale: Scale) -> tuple[float, float]:
-        """Half-open extent on the axis of ``scale`` (a zero-length time range still gets width)."""
-        if scale == "episodes":
-            return float(self.first), float(self.last + 1)
-        lo = parse_iso(self.start_at).timestamp()
-        return lo, max(parse_iso(self.end_at).timestamp(), lo) + 1e-3
-
-
-@dataclass(slots=True)
-class _Row:
-    """One row as parallel lists: 5k summaries cost a few list comprehensions, not 5k objects."""
-
-    label: str
-    depth: int
-    keys: list[str]
-    kinds: list[str]
-    tiers: list[str]
-    first: list[int]
-    last: list[int]
-    start: list[str]
-    end: list[str]
-    lo: list[float] = field(default_factory=list)
-    hi_max: list[float] = field(default_factory=list)
-    fallbacks: list[int] = field(default_factory=list)
-    aggressive: list[int] = field(default_factory=list)
-
-    @classmethod
-    def of_spans(cls, depth: int, spans: list[SummarySpan], classify: Callable[[SummarySpan], str]) -> _Row:
-        return cls(
-            f"d{depth}", depth, [f"s:{s.id}" for s in spans], ["summary"] * len(spans), [classify(s) for s in spans],
-            [s.first_seq for s in spans], [s.last_seq for s in spans], [s.start_at for s in spans],
-            [s.end_at for s in spans],
-        )
-
-    @classmethod
-    def of_items(cls, label: str, items: list[MapItem]) -> _Row:
-        items = sorted(items, key=lambda i: i.first)
-        return cls(
-            label, -1, [i.key for i in items], [i.kind for i in items], [i.tier for i in items],
-            [i.first for i in items], [i.last for i in items], [i.start_at for i in items], [i.end_at for i in items],
-        )
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def insert(self, span: SummarySpan, tier: str) -> None:
-        """Add a summary in coverage order, drawn as ``tier`` (the caller re-indexes the row)."""
-        i = bisect_right(self.first, span.first_seq)
-        for column, value in zip(self._columns(), (f"s:{span.id}", "summary", tier, span.first_seq,
-                                                    span.last_seq, span.start_at, span.end_at)):
-            column.insert(i, value)  # type: ignore[attr-defined]
-
-    def remove(self, key: str) -> bool:
-        if key not in self.keys:
-            return False
-        i = self.keys.index(key)
-        for column in self._columns():
-            del column[i]  # type: ignore[attr-defined]
-        return True
-
-    def _columns(self) -> tuple[list[object], ...]:
-        return (self.keys, self.kinds, self.tiers, self.first, self.last, self.start, self.end)  # type: ignore[return-value]
-
-    def item(self, i: int) -> MapItem:
-        return MapItem(self.keys[i], self.kinds[i], self.depth, self.tiers[i],  # type: ignore[arg-type]
-                       self.first[i], self.last[i], self.start[i], self.end[i])
-
-    def index(self, scale: Scale) -> None:
-        if scale == "episodes":
-            self.lo = self.first  # type: ignore[assignment]
-            his: list[float] = [x + 1 for x in self.last]
-        else:
-            self.lo = [parse_iso(x).timestamp() for x in self.start]
-            his = [max(parse_iso(e).timestamp(), lo) + 1e-3 for e, lo in zip(self.end, self.lo)]
-        self.hi_max = list(accumulate(his, max))
-        self.fallbacks = [0, *accumulate(t == "fallback" for t in self.tiers)]
-        self.aggressive = [0, *accumulate(t == "aggressive" for t in self.tiers)]
-
-    def window(self, p0: float, p1: float) -> tuple[int, int]:
-        """Indexes ``[i, j)`` of the items overlapping ``[p0, p1)``."""
-        return bisect_right(self.hi_max, p0), bisect_left(self.lo, p1)
+from hiermem_tui.tui.widgets.coverage_rows import LABEL_WIDTH, ColourBy, MapItem, Row, Scale
 
 
 class CoverageMap(fmt.Themed, Widget, can_focus=True):
@@ -156,7 +54,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rows: list[_Row] = []
+        self.rows: list[Row] = []
         self.total = 0
         self.scale: Scale = "episodes"
         self.selected: str | None = None
@@ -182,7 +80,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         self._spans = {s.id: s for s in spans}
         ordered = sorted(spans, key=lambda s: (s.depth, s.first_seq))
         by_depth = {d: list(group) for d, group in groupby(ordered, key=lambda s: s.depth)}
-        self.rows = [_Row.of_spans(d, by_depth[d], self._classify) for d in sorted(by_depth, reverse=True)]
+        self.rows = [Row.of_spans(d, by_depth[d], self._classify) for d in sorted(by_depth, reverse=True)]
         self._finish(extras, list(self.rows))
 
     def apply(self, added: Sequence[SummarySpan], removed: Sequence[str], extras: list[MapItem], total: int) -> None:
@@ -191,7 +89,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         :meth:`set_data` rebuilds every row (a run or a watcher adds summaries one at a time)."""
         self.total = total
         rows = {row.depth: row for row in self.rows[:-1]}
-        touched: dict[int, _Row] = {}
+        touched: dict[int, Row] = {}
         for sid in removed:
             self._spans.pop(sid, None)
             for row in rows.values():
@@ -201,18 +99,18 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         for span in added:
             self._spans[span.id] = span
             if span.depth not in rows:
-                rows[span.depth] = _Row.of_spans(span.depth, [], self._classify)
+                rows[span.depth] = Row.of_spans(span.depth, [], self._classify)
             row = rows[span.depth]
             row.insert(span, self._classify(span))
             touched[span.depth] = row
         self.rows = [rows[d] for d in sorted(rows, reverse=True) if len(rows[d])]
         self._finish(extras, [r for r in touched.values() if len(r)])
 
-    def _finish(self, extras: list[MapItem], changed: list[_Row]) -> None:
+    def _finish(self, extras: list[MapItem], changed: list[Row]) -> None:
         """Rebuild the episode row and the key index, re-index ``changed`` rows, redraw."""
         self._extras = extras
         leaves = self.rows[-1] if self.rows and self.rows[-1].depth == 0 else None
-        self.rows.append(_Row.of_items("ep", [*extras, *self._covered_runs(leaves, extras), *self._marks]))
+        self.rows.append(Row.of_items("ep", [*extras, *self._covered_runs(leaves, extras), *self._marks]))
         rows = self.rows
         self._by_key = {key: (r, i) for r, row in enumerate(rows[:-1]) for i, key in enumerate(row.keys)}
         self._by_key.update({key: (len(rows) - 1, i) for i, key in enumerate(rows[-1].keys) if key})
@@ -241,7 +139,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         return self.colour_by
 
     @staticmethod
-    def _covered_runs(leaves: _Row | None, extras: list[MapItem]) -> list[MapItem]:
+    def _covered_runs(leaves: Row | None, extras: list[MapItem]) -> list[MapItem]:
         """Runs of episodes under leaves, between the gaps (one item per run, not per leaf)."""
         runs: list[MapItem] = []
         if leaves is None or not len(leaves):
@@ -257,7 +155,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
             start = max(start, hi + 1)
         return runs
 
-    def _reindex(self, rows: Sequence[_Row] | None = None) -> None:
+    def _reindex(self, rows: Sequence[Row] | None = None) -> None:
         """Index ``rows`` (default: all) for the current scale, then the axis domain."""
         scale = self.scale
         for row in self.rows if rows is None else rows:
@@ -322,7 +220,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         strips.append(self._axis(width, base))
         return strips
 
-    def _summary_row(self, row: _Row, bar_w: int, base: Color) -> list[Segment]:
+    def _summary_row(self, row: Row, bar_w: int, base: Color) -> list[Segment]:
         p = self.palette
         sel = self._by_key.get(self.selected or "")
         halves = bar_w * 2
@@ -357,7 +255,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
                 out.append(Segment("▌", fmt.style(left, right)))
         return out
 
-    def _episode_row(self, row: _Row, bar_w: int, base: Color) -> list[Segment]:
+    def _episode_row(self, row: Row, bar_w: int, base: Color) -> list[Segment]:
         p = self.palette
         sel = self.item(self.selected) if self.selected else None
         sel_bounds = sel.bounds(self.scale) if sel is not None else None

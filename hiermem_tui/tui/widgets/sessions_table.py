@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -28,66 +28,14 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hiermem_tui.store import Session, Store, parse_iso
+from hiermem_tui.store import Session, Store
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.widgets.session_columns import COLUMNS, MIN_TITLE, Column, fit, fmt_when
 
 PAGE_SIZE = 100
 MAX_PAGES = 24
 GAP = 2
-
-
-def fmt_when(stamp: str | None, now: datetime) -> str:
-    """A compact time relative to ``now`` (injected, so tests and snapshots are stable)."""
-    if not stamp:
-        return "–"
-    try:
-        when = parse_iso(stamp)
-    except ValueError:
-        return "?"
-    secs = (now - when).total_seconds()
-    if secs < -60:
-        return when.strftime("%Y-%m-%d")
-    if secs < 60:
-        return "just now"
-    if secs < 3600:
-        return f"{int(secs // 60)}m ago"
-    if secs < 86400:
-        return f"{int(secs // 3600)}h ago"
-    if secs < 7 * 86400:
-        return f"{int(secs // 86400)}d ago"
-    if when.year == now.year:
-        return when.strftime("%b %d")
-    return when.strftime("%Y-%m-%d")
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    key: str  # a Store SESSION_SORTS key
-    label: str
-    width: int  # 0: takes what is left
-    right: bool  # right-aligned (numbers)
-    keep: int  # higher stays longer when the terminal is narrow
-    desc_first: bool  # first click sorts descending (biggest/newest first)
-
-
-COLUMNS: tuple[Column, ...] = (
-    Column("title", "Title", 0, False, 100, False),
-    Column("source", "Source", 11, False, 2, False),
-    Column("episodes", "Episodes", 8, True, 5, True),
-    Column("tokens", "Tokens", 7, True, 9, True),
-    Column("summaries", "Summ", 5, True, 4, True),
-    Column("depth", "Depth", 5, True, 3, True),
-    Column("coverage", "Coverage", 11, False, 6, True),
-    Column("fallbacks", "Fallb", 5, True, 8, True),
-    Column("fidelity", "Kept", 5, True, 8, False),
-    Column("updated", "Active", 10, True, 7, True),
-)
-SORT_LABELS = {c.key: c.label.lower() for c in COLUMNS} | {
-    "summaries": "summaries", "fallbacks": "fallbacks", "updated": "last activity",
-    "fidelity": "lowest identifier retention",
-}
-MIN_TITLE = 24
 
 
 class SessionsTable(ScrollView, can_focus=True):
@@ -421,7 +369,7 @@ class SessionsTable(ScrollView, can_focus=True):
                     gap = " " * (GAP - 1) + arrow
             if i:
                 segments.append(Segment(gap, sorted_style if gap.strip() else header))
-            segments.append(Segment(_fit(label, w, column.right), sorted_style if is_sorted else header))
+            segments.append(Segment(fit(label, w, column.right), sorted_style if is_sorted else header))
         return Strip(segments).adjust_cell_length(width, header)
 
     def _render_message(self, width: int) -> Strip:
@@ -435,32 +383,32 @@ class SessionsTable(ScrollView, can_focus=True):
         key = column.key
         if key == "title":
             if s.title.strip():
-                return [(_fit(one_line(s.title, w), w, False), None)]
-            return [(_fit(one_line(f"(untitled) {s.id}", w), w, False), "muted")]
+                return [(fit(one_line(s.title, w), w, False), None)]
+            return [(fit(one_line(f"(untitled) {s.id}", w), w, False), "muted")]
         if key == "source":
-            return [(_fit(one_line(s.source, w), w, False), "muted")]
+            return [(fit(one_line(s.source, w), w, False), "muted")]
         if key == "episodes":
-            return [(_fit(f"{s.episodes:,}", w, True), None)]
+            return [(fit(f"{s.episodes:,}", w, True), None)]
         if key == "tokens":
-            return [(_fit(fmt.tokens(s.tokens), w, True), None)]
+            return [(fit(fmt.tokens(s.tokens), w, True), None)]
         if key == "summaries":
-            return [(_fit(str(s.summaries) if s.summaries else "·", w, True), None if s.summaries else "muted")]
+            return [(fit(str(s.summaries) if s.summaries else "·", w, True), None if s.summaries else "muted")]
         if key == "depth":
             if s.max_depth is None:
-                return [(_fit("·", w, True), "muted")]
-            return [(_fit(str(s.max_depth), w, True), None)]
+                return [(fit("·", w, True), "muted")]
+            return [(fit(str(s.max_depth), w, True), None)]
         if key == "coverage":
             return self._coverage_cell(s, w)
         if key == "fallbacks":
             if s.fallbacks:
-                return [(_fit(f"▲{s.fallbacks}", w, True), "warning")]
-            return [(_fit("·", w, True), "muted")]
+                return [(fit(f"▲{s.fallbacks}", w, True), "warning")]
+            return [(fit("·", w, True), "muted")]
         if key == "fidelity":
             low = s.min_retention
             if low is not None and low < self.fidelity_threshold:
-                return [(_fit(f"◇{fmt.percent(low)}", w, True), "warning")]
-            return [(_fit("·" if low is None else "ok", w, True), "muted")]
-        return [(_fit(fmt_when(s.updated_at, self._now), w, True), "muted")]
+                return [(fit(f"◇{fmt.percent(low)}", w, True), "warning")]
+            return [(fit("·" if low is None else "ok", w, True), "muted")]
+        return [(fit(fmt_when(s.updated_at, self._now), w, True), "muted")]
 
     def _coverage_cell(self, s: Session, w: int) -> list[tuple[str, str | None]]:
         frac = s.coverage
@@ -473,16 +421,5 @@ class SessionsTable(ScrollView, can_focus=True):
         return [
             (done, bar_style),
             (rest, "bar-empty"),
-            (" " + _fit(pct, 4, True), "muted" if not s.summaries else None),
+            (" " + fit(pct, 4, True), "muted" if not s.summaries else None),
         ]
-
-
-def _fit(text: str, width: int, right: bool) -> str:
-    """``text`` cropped or padded to exactly ``width`` cells (wide characters counted right)."""
-    if width <= 0:
-        return ""
-    length = cell_len(text)
-    if length > width:
-        return set_cell_size(text, width - 1) + "…"
-    pad = " " * (width - length)
-    return pad + text if right else text + pad
