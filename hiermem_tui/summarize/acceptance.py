@@ -162,10 +162,14 @@ COPY_SHARE = 0.5
 
 
 def _copied_share(text: str, material: str) -> float | None:
-    """Share of the answer's 6-word runs found in the sources (None for answers under 12 runs)."""
+    """Share of the answer's 6-word runs found in the sources (None for answers under 20 runs).
+
+    A one-sentence answer that restates the key line of its source (names, path, number)
+    is a fine terse summary, not the log copied back; only longer answers are judged.
+    """
     words = _WORD.findall(text.lower())
     grams = {tuple(words[i : i + 6]) for i in range(len(words) - 5)}
-    if len(grams) < 12:
+    if len(grams) < 20:
         return None
     source_words = _WORD.findall(material.lower())
     source = {tuple(source_words[i : i + 6]) for i in range(len(source_words) - 5)}

@@ -196,3 +196,16 @@ async def test_a_copied_tool_call_is_an_echo(fake: FakeOllama, backend: OllamaBa
     answer = '<pre>\n[tool_use TodoWrite] {"todos": [{"id": "1", "content": "Profile build_index."}]}\n</tool_use TodoWrite>'
     reason, detail = await first_rejection(fake, backend, tok, answer)
     assert reason == "echo" and "tool_use" in detail
+
+
+def test_one_sentence_restating_the_key_line_is_not_an_echo() -> None:
+    """A terse summary that reuses its source's key clause (name, path, number) is a report.
+
+    Found by the benchmark's own test: a 17-word summary sharing half its 6-word runs with the
+    source's one instruction was judged "copied from the log" and pushed down a tier.
+    """
+    source = ("Edit `parse_config` in src/app/config.py and set retries to 42. The build log shows three warnings "
+              "about unused imports in the test helpers, and the release notes still mention the old retry count.")
+    answer = "The user and the assistant changed `parse_config` in src/app/config.py and set retries to 42."
+    assert find_echo(answer, None, [source]) is None
+    assert find_echo(source, None, [source]) is not None  # the log itself still is
