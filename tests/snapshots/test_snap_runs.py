@@ -29,7 +29,7 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from tests.fakeollama import FakeOllama, Hang, Reply, longer_than_input
 from tests.tui._session_fixtures import DAG_IDS, add_episodes, app_for, build_dag_session
-from tests.tui.conftest import DEADLINE, screen_shown, wait_for, wait_until_shown
+from tests.tui.conftest import screen_shown, wait_for, wait_for_chats, wait_until_shown
 
 SIZE = (140, 40)
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
@@ -103,7 +103,7 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
         third = Runner(store, Summariser(ExtractiveBackend(store.tokenizer), store.tokenizer), POLICY).plan_leaf("work")[2]
         await _dialog(pilot, "p")
         await pilot.press("enter")
-        await fake.await_chats(4, timeout=DEADLINE)
+        await wait_for_chats(pilot, fake, 4)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 2  # type: ignore[attr-defined]
                        and app.run_state.what == third.label())  # type: ignore[attr-defined]
         await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children  # the tree, not just the map

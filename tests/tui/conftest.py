@@ -5,6 +5,7 @@ Times are fixed and the app gets a fixed clock, so relative dates ("3d ago") are
 
 from __future__ import annotations
 
+import asyncio
 import io
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +25,7 @@ from textual.widgets._footer import FooterKey
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.tui.app import HiermemApp, make_app
+from tests.fakeollama import FakeOllama
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 """The app's "now" in tests and snapshots."""
@@ -133,7 +135,7 @@ def app_for(settings: Settings, store: Store) -> HiermemApp:
     return make_app(settings, store, probe_backend=False, clock=fixed_clock)
 
 
-DEADLINE = 20.0
+DEADLINE = 30.0
 """Seconds a TUI test waits for a condition before it fails. Generous on purpose: with another process
 keeping both cores busy one app step can take a second or more, and a condition that holds returns at once."""
 
@@ -158,11 +160,17 @@ async def wait_for(pilot: Pilot[object], predicate: Callable[[], object], timeou
     to print when the deadline passes (the value the test was waiting on).
     """
     deadline = time.monotonic() + timeout
+    step = 0.01
     while not predicate():
+        if not pilot.app.is_running:
+            raise AssertionError("the app stopped while the test waited for it")
         if time.monotonic() > deadline:
             got = f"; {show()!r}" if show is not None else ""
             raise AssertionError(f"condition not met within {timeout} s{got}")
-        await pilot.pause(0.02)
+        # Plain sleeps (the app runs meanwhile), longer as the wait goes on: a Pilot.pause() per poll
+        # would make every widget answer a message, CPU taken from the app on a machine short of it.
+        await asyncio.sleep(step)
+        step = min(step * 1.5, 0.1)
 
 
 async def wait_for_text(pilot: Pilot[object], *texts: str, timeout: float = DEADLINE) -> str:
@@ -190,6 +198,15 @@ async def wait_for_footer(pilot: Pilot[object], *hints: str, timeout: float = DE
     return footer_text(app)
 
 
+async def wait_for_chats(pilot: Pilot[object], fake: FakeOllama, n: int, timeout: float = DEADLINE) -> None:
+    """Wait until the fake Ollama server has had ``n`` chat requests, the app running meanwhile;
+    on timeout say what the app was doing (its screen, run and notices)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: len(fake.chat_requests) >= n, timeout, show=lambda: {
+        "chats": len(fake.chat_requests), "screen": app.screen, "run": getattr(app, "run_state", None),
+        "notices": [f"{x.title}: {x.message}" for x in app._notifications]})
+
+
 S = TypeVar("S", bound=Screen[Any])
 
 
@@ -203,7 +220,7 @@ async def screen_shown(pilot: Pilot[object], kind: type[S], timeout: float = DEA
             not screen.query(Footer) or bool(screen.query(FooterKey)))
 
     await wait_for(pilot, ready, timeout, show=lambda: app.screen)
-    await wait_for(pilot, lambda: painted(app), timeout)
+    await wait_for(pilot, lambda: painted(app), timeout, show=lambda: unpainted(app)[:5])
     screen = app.screen
     assert isinstance(screen, kind)
     return screen
@@ -219,32 +236,37 @@ def visible_screens(app: App[object]) -> list[Screen[Any]]:
     return screens
 
 
-def painted(app: App[object]) -> bool:
-    """True when nothing is queued for the app or any widget of the visible screens, and the top
-    screen has drawn its last change (nothing waiting to be laid out, recomposed or repainted).
+def unpainted(app: App[object]) -> list[str]:
+    """What is still to be handled or drawn: messages queued for the app or for any widget of the
+    visible screens, and changes the top screen has not drawn yet (layout, recompose, repaint).
+    Empty when the picture is up to date.
 
-    Screens seen behind a dialog are checked by their queues only: Textual leaves their repaint
-    flags set after it has drawn them. What they show is checked by the text itself (see
-    :func:`wait_until_shown`). Reads Textual internals (pinned to one version in pyproject.toml)."""
+    Screens seen behind a dialog, and widgets, are checked by their queues only: Textual leaves
+    their repaint flags set after it has drawn them (a hidden widget keeps its own set). What a
+    dialog's background shows is checked by the text itself (see :func:`wait_until_shown`).
+    Reads Textual internals (pinned to one version in pyproject.toml)."""
+    pending: list[str] = []
     if not app._message_queue.empty():  # type: ignore[attr-defined]  # e.g. a broadcast on its way to the screens
-        return False
+        pending.append("app: queued messages")
     top = app.screen
-    if (top._dirty_widgets or top._layout_required or top._repaint_required  # type: ignore[attr-defined]
-            or top._scroll_required or top._recompose_required):  # type: ignore[attr-defined]
-        return False
+    flags = ("_layout_required", "_repaint_required", "_scroll_required", "_recompose_required")
+    pending += [f"{top!r}: {flag}" for flag in ("_dirty_widgets", *flags) if getattr(top, flag)]
     for screen in visible_screens(app):
         for widget in screen.walk_children(with_self=True):
+            # a widget that refreshes queues itself a message, which is how its screen learns of it
             if not widget._message_queue.empty():  # type: ignore[attr-defined]
-                return False
-            if screen is top and (widget._repaint_required or widget._layout_required  # type: ignore[attr-defined]
-                                  or widget._scroll_required or widget._recompose_required):  # type: ignore[attr-defined]
-                return False
-    return True
+                pending.append(f"{widget!r}: queued messages")
+    return pending
+
+
+def painted(app: App[object]) -> bool:
+    """True when nothing is left to handle or draw (see :func:`unpainted`)."""
+    return not unpainted(app)
 
 
 async def wait_painted(pilot: Pilot[object], timeout: float = DEADLINE) -> None:
     """Wait until every visible screen has drawn its last change (before reading rendered lines)."""
-    await wait_for(pilot, lambda: painted(pilot.app), timeout)
+    await wait_for(pilot, lambda: painted(pilot.app), timeout, show=lambda: unpainted(pilot.app)[:5])
 
 
 def shown_text(app: App[object]) -> str:
@@ -267,4 +289,4 @@ async def wait_until_shown(pilot: Pilot[object], *texts: str, timeout: float = D
     frame a busy machine let through."""
     app = pilot.app
     await wait_for(pilot, lambda: painted(app) and all(t in shown_text(app) for t in texts), timeout,
-                   show=lambda: [t for t in texts if t not in shown_text(app)])
+                   show=lambda: {"missing": [t for t in texts if t not in shown_text(app)], "pending": unpainted(app)[:5]})

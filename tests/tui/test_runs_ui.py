@@ -26,7 +26,7 @@ from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator, phase_text
 from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input
 from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
-from tests.tui.conftest import DEADLINE, screen_shown, wait_for, wait_for_footer, wait_for_text
+from tests.tui.conftest import DEADLINE, screen_shown, wait_for, wait_for_chats, wait_for_footer, wait_for_text
 
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
@@ -108,7 +108,7 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         await wait_for_text(pilot, "≈ 4 summaries", "loaded")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen and indicator(screen).has_class("-active"))
-        await fake.await_chats(6, timeout=DEADLINE)
+        await wait_for_chats(pilot, fake, 6)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 3
                        and app.run_state.what.startswith("depth 1"))
         text = indicator(screen).plain
@@ -137,7 +137,7 @@ async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path
         app.watch(app, "run_state", lambda s: phases.append(phase_text(s) if isinstance(s, RunProgress) else "idle"))
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await fake.await_chats(3, timeout=DEADLINE)
+        await wait_for_chats(pilot, fake, 3)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 2)
         await wait_for_footer(pilot, "esc Cancel run")  # the footer says what esc does now
         await pilot.press("escape")
@@ -210,7 +210,7 @@ async def test_one_run_at_a_time_and_remembering_the_choice(tmp_path: Path, stor
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await fake.await_chats(1, timeout=DEADLINE)
+        await wait_for_chats(pilot, fake, 1)
         await pilot.press("p")  # a second run is refused while the first goes
         await wait_for(pilot, lambda: any("already going" in n for n in notices(app)), show=lambda: notices(app))
         assert not isinstance(app.screen, RunDialog)
@@ -280,7 +280,7 @@ async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: S
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await fake.await_chats(2, timeout=DEADLINE)
+        await wait_for_chats(pilot, fake, 2)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 1)
     # the app has exited: its unmount cancelled the run and waited for it to record that
     assert fake.chat_requests[1].disconnected.wait(DEADLINE)
