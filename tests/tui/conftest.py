@@ -1,4 +1,5 @@
-"""Fixture databases for TUI tests, built through the store's public API (no SQL, no mocks).
+"""Fixture databases for TUI tests, built through the store's public API (no SQL, no mocks),
+and the helpers every TUI test and snapshot waits with (:func:`wait_for` and the ones built on it).
 
 Times are fixed and the app gets a fixed clock, so relative dates ("3d ago") are stable.
 """
