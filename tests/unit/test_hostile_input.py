@@ -13,7 +13,6 @@ import io
 import json
 import random
 import sqlite3
-import time
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -339,9 +338,7 @@ def test_a_100k_episode_session_imports_and_lists(tmp_path: Path) -> None:
             fh.write(json.dumps({"session": "long", "role": "user" if i % 2 else "assistant",
                                  "content": f"message {i}: short text {i % 97}"}) + "\n")
     db = tmp_path / "h.db"
-    started = time.monotonic()
-    code, out, err = run("import", "--db", str(db), str(src))
-    elapsed = time.monotonic() - started
+    code, out, err = run("import", "--db", str(db), str(src))  # how fast: bench/bench_import.py, not a test
     assert code == 0, err
     assert f"{n} episode(s) added" in out
     (row,) = json.loads(run("sessions", "--db", str(db), "--json")[1])
@@ -349,4 +346,3 @@ def test_a_100k_episode_session_imports_and_lists(tmp_path: Path) -> None:
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*), sum(tokens), max(seq) FROM episodes").fetchone() == (n, row["tokens"], n - 1)
     conn.close()
-    assert elapsed < 20, f"import of {n} episodes took {elapsed:.1f} s"
