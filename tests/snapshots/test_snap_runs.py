@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets._toast import Toast
 
 from hiermem_tui.compaction import Runner
 from hiermem_tui.config import Policy, Settings
@@ -24,10 +25,11 @@ from hiermem_tui.tui.screens.compare import CompareScreen
 from hiermem_tui.tui.screens.run_dialog import RunDialog
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.versions import VersionsScreen
+from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from tests.fakeollama import FakeOllama, Hang, Reply, longer_than_input
 from tests.tui._session_fixtures import DAG_IDS, add_episodes, app_for, build_dag_session
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import screen_shown, wait_for, wait_for_chats, wait_until_shown
 
 SIZE = (140, 40)
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
@@ -59,11 +61,8 @@ def _app(store: Store, tmp: Path, fake: FakeOllama) -> HiermemApp:
 
 
 async def _open(pilot: Pilot, session_id: str) -> SessionScreen:
-    app = pilot.app
-    app.open_session(session_id)  # type: ignore[attr-defined]
-    await pilot.pause()
-    assert isinstance(app.screen, SessionScreen)
-    return app.screen
+    pilot.app.open_session(session_id)  # type: ignore[attr-defined]
+    return await screen_shown(pilot, SessionScreen)
 
 
 async def _dialog(pilot: Pilot, key: str) -> RunDialog:
@@ -76,9 +75,20 @@ async def _dialog(pilot: Pilot, key: str) -> RunDialog:
     return dialog
 
 
-async def _settle(pilot: Pilot) -> None:
+async def _select(pilot: Pilot, screen: SessionScreen, key: str) -> None:
+    """Put the tree cursor on ``key`` and wait for the panes to follow it."""
+    node = screen.tree.node_for(key)
+    assert node is not None
+    screen.tree.focus_node(node)
+    await wait_for(pilot, lambda: screen.selected is not None and screen.selected.key == key)
+
+
+async def _settle(pilot: Pilot, *texts: str) -> None:
+    """Toasts time out, so none is photographed; then wait until the picture is the settled state
+    showing ``texts`` (what this snapshot is about), on a busy machine too."""
     pilot.app.clear_notifications()
-    await pilot.pause()
+    await wait_for(pilot, lambda: not pilot.app.screen.query(Toast))
+    await wait_until_shown(pilot, *texts)
 
 
 def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama) -> None:  # type: ignore[no-untyped-def]
@@ -89,20 +99,18 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
     async def run_before(pilot: Pilot) -> None:
         app = pilot.app
         screen = await _open(pilot, "work")
-        tail = screen.tree.node_for("t:14")
-        assert tail is not None
-        screen.tree.focus_node(tail)  # keep the selection on something no run changes
-        await pilot.pause()
+        await _select(pilot, screen, "t:14")  # keep the selection on something no run changes
         third = Runner(store, Summariser(ExtractiveBackend(store.tokenizer), store.tokenizer), POLICY).plan_leaf("work")[2]
         await _dialog(pilot, "p")
         await pilot.press("enter")
-        await fake.await_chats(4, timeout=10)
+        await wait_for_chats(pilot, fake, 4)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 2  # type: ignore[attr-defined]
                        and app.run_state.what == third.label())  # type: ignore[attr-defined]
         await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children  # the tree, not just the map
                                           if n.data is not None and n.data.kind == "summary") == 2)
         screen.query_one(RunIndicator).freeze(frame=0, tokens_per_s=42.0)
-        await _settle(pilot)
+        await _settle(pilot, f"Summarising… {third.label()}", "2/4 · 42 tok/s", "2 summaries", "Leaf two, te",
+                      "esc Cancel run")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 
@@ -113,7 +121,8 @@ def test_run_dialog(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama
     async def run_before(pilot: Pilot) -> None:
         await _open(pilot, "work")
         await _dialog(pilot, "p")
-        await _settle(pilot)
+        await _settle(pilot, "≈ 4 summaries", "qwen2.5:0.5b", "Ollama 0.9.6 · llama3.2:latest (loaded) · 2 installed",
+                      "esc Cancel")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 
@@ -123,18 +132,22 @@ def test_compare_after_resummarise(snap_compare, store: Store, tmp_path: Path, f
     fake.script(Reply("Leaf four again: the user asked about topic 4 and [bold]kept[/bold] the fix in the loader."))
 
     async def run_before(pilot: Pilot) -> None:
-        app = pilot.app
         screen = await _open(pilot, "dag")
         assert screen.tree.reveal_summary(DAG_IDS["L4"])
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.selected is not None and screen.selected.key == f"s:{DAG_IDS['L4']}")
         await _dialog(pilot, "R")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), timeout=10)
-        await wait_for(pilot, lambda: screen.tree.node_for(f"s:{DAG_IDS['D0']}") is None)  # the tree reloaded
-        tail = screen.tree.node_for("t:44")
-        assert tail is not None
-        screen.tree.focus_node(tail)  # behind the dialog: the new leaf's detail has a fresh id and time
-        await _settle(pilot)
+        await screen_shown(pilot, CompareScreen)
+        # the session behind the dialog reloaded after the run (its new top summary is in the tree), nothing pending
+        [top] = [s for s in store.summaries("dag") if s.depth == 2]
+        assert top.id != DAG_IDS["D0"]
+        await wait_for(pilot, lambda: screen.tree.node_for(f"s:{top.id}") is not None and screen._reload_timer is None)
+        await _select(pilot, screen, "t:44")  # behind the dialog: the new leaf's detail has a fresh id and time
+        session = store.get_session("dag")
+        assert session is not None
+        # the header behind the dialog shows the figures after the run (the photo once caught the old ones)
+        await _settle(pilot, f"model sees {fmt.tokens(session.uncompacted_tokens)} tok",
+                      f" {session.fallbacks} fallback", "40 → 25 tokens", "enter Keep")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 
@@ -143,13 +156,13 @@ def test_versions_screen(snap_compare, store: Store, tmp_path: Path, fake: FakeO
     """Both versions of leaf 1, the superseded fallback highlighted with why it cannot be restored."""
 
     async def run_before(pilot: Pilot) -> None:
-        app = pilot.app
         screen = await _open(pilot, "dag")
         assert screen.tree.reveal_summary(DAG_IDS["L1"])
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.selected is not None and screen.selected.key == f"s:{DAG_IDS['L1']}")
         await pilot.press("v")
-        await wait_for(pilot, lambda: isinstance(app.screen, VersionsScreen))
+        versions = await screen_shown(pilot, VersionsScreen)
         await pilot.press("up")
-        await _settle(pilot)
+        await wait_for(pilot, lambda: versions.current is not None and versions.current.id == DAG_IDS["L1v1"])
+        await _settle(pilot, f"superseded  {DAG_IDS['L1v1']}", "not made by a run", "esc Close")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)

@@ -7,16 +7,20 @@ shown in UTC (TZ pinned), no backend probe, a fixed terminal size.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import TabbedContent
+from textual.widgets._toast import Toast
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
-from tests.tui._session_fixtures import app_for, build_dag_session, build_empty_session
+from hiermem_tui.tui.screens.session import SessionScreen
+from tests.tui._session_fixtures import DAG_IDS, app_for, build_dag_session, build_empty_session
+from tests.tui.conftest import screen_shown, wait_for, wait_until_shown
 
 SIZE = (140, 40)
 
@@ -39,31 +43,58 @@ def _app(store: Store, tmp: Path) -> HiermemApp:
     return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store, follow=False)
 
 
-def _open(session_id: str, *keys: str):  # type: ignore[no-untyped-def]
+Step = tuple[str, Callable[[SessionScreen], bool]]
+"""A key to press, and the state the screen is in once the key has been handled."""
+
+
+def cursor_on(key: str) -> Callable[[SessionScreen], bool]:
+    """The tree's cursor is on ``key`` and the panes show it."""
+    return lambda screen: screen.selected is not None and screen.selected.key == key
+
+
+def expanded(key: str) -> Callable[[SessionScreen], bool]:
+    def check(screen: SessionScreen) -> bool:
+        node = screen.tree.node_for(key)
+        return node is not None and node.is_expanded and bool(node.children)
+    return check
+
+
+def _open(session_id: str, steps: Sequence[Step], *shown: str):  # type: ignore[no-untyped-def]
+    """Open a session, press each step's key and wait for its state, then wait until the picture
+    is settled and shows ``shown`` (and the footer's keys)."""
     async def run_before(pilot: Pilot) -> None:
         pilot.app.open_session(session_id)  # type: ignore[attr-defined]
-        await pilot.pause()
-        for key in keys:
+        screen = await screen_shown(pilot, SessionScreen)
+        for key, done in steps:
             await pilot.press(key)
-            await pilot.pause()
+            await wait_for(pilot, lambda: done(screen), show=lambda: screen.selected)
         pilot.app.clear_notifications()  # toasts time out: keep them out of the picture
-        await pilot.pause()
+        await wait_for(pilot, lambda: not pilot.app.screen.query(Toast))
+        await wait_until_shown(pilot, "R Re-summarise", "esc Back", *shown)
 
     return run_before
 
 
 def test_session_dag_with_a_leaf_selected(snap_compare, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A three-level DAG, D0 and C0 open, the re-summarised leaf 1 selected (its old version listed)."""
-    run = _open("dag", "enter", "down", "enter", "down", "down")
+    d0, c0 = f"s:{DAG_IDS['D0']}", f"s:{DAG_IDS['C0']}"
+    run = _open("dag", [("enter", expanded(d0)), ("down", cursor_on(c0)), ("enter", expanded(c0)),
+                        ("down", cursor_on(f"s:{DAG_IDS['L0']}")), ("down", cursor_on(f"s:{DAG_IDS['L1']}"))],
+                "Second version of leaf 1.", "v2 s_leaf_1")
     assert snap_compare(_app(store, tmp_path), terminal_size=SIZE, run_before=run)
 
 
 def test_session_fallback_in_the_transcript(snap_compare, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`f` found the first fallback leaf; `t` shows its episodes highlighted in the transcript."""
-    run = _open("dag", "f", "t")
+    def transcript_on_leaf_2(screen: SessionScreen) -> bool:
+        return screen.query_one(TabbedContent).active == "tab-transcript" and screen.transcript.cursor == 12
+
+    run = _open("dag", [("f", cursor_on(f"s:{DAG_IDS['L2']}")), ("t", transcript_on_leaf_2)],
+                "#12  user", "message 17:")
     assert snap_compare(_app(store, tmp_path), terminal_size=SIZE, run_before=run)
 
 
 def test_session_without_summaries(snap_compare, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The empty state: raw episodes only, and how to compact them."""
-    assert snap_compare(_app(store, tmp_path), terminal_size=SIZE, run_before=_open("raw"))
+    run = _open("raw", [], "No summaries yet", "hiermem-tui compact --session raw", "fresh tail  #14–29")
+    assert snap_compare(_app(store, tmp_path), terminal_size=SIZE, run_before=run)

@@ -17,7 +17,10 @@ from hiermem_tui.backend_status import BackendStatus
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
-from tests.tui.conftest import NOW, STANDARD, SessionSpec, app_for, build_db
+from hiermem_tui.tui.screens.help import HelpScreen
+from hiermem_tui.tui.screens.sessions import SessionsScreen
+from hiermem_tui.tui.widgets.sessions_table import SessionsTable
+from tests.tui.conftest import NOW, STANDARD, SessionSpec, app_for, build_db, screen_shown, wait_for, wait_until_shown
 
 SIZE = (120, 36)
 OK_BACKEND = BackendStatus(
@@ -54,9 +57,12 @@ def _app(store: Store, tmp: Path) -> HiermemApp:
     return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store, follow=False)
 
 
-async def _backend_ok(pilot: Pilot) -> None:
-    pilot.app.backend_state = OK_BACKEND  # type: ignore[attr-defined]
-    await pilot.pause()
+async def _table(pilot: Pilot, rows: int) -> SessionsTable:
+    """The sessions screen with its footer, its table holding ``rows`` rows and its title counting them."""
+    table = (await screen_shown(pilot, SessionsScreen)).table
+    await wait_for(pilot, lambda: table.row_count == rows)
+    await wait_until_shown(pilot, f"Sessions {rows}")
+    return table
 
 
 def _measure(store: Store) -> None:
@@ -69,31 +75,57 @@ def _measure(store: Store) -> None:
 def test_sessions_screen_with_data(snap_compare, in_tmp: Path) -> None:
     store = build_db(Path("hiermem.db"), [*STANDARD, *MORE])
     _measure(store)
-    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=_backend_ok, press=["j"])
+
+    async def run_before(pilot: Pilot) -> None:
+        table = await _table(pilot, 8)
+        pilot.app.backend_state = OK_BACKEND  # type: ignore[attr-defined]
+        await pilot.press("j")
+        await wait_for(pilot, lambda: table.cursor_row == 1)
+        await wait_until_shown(pilot, "● Ollama 0.9.6 · llama3.2:latest (loaded)", "id beta · source chatgpt", "⏎ Open")
+
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=run_before)
     store.close()
 
 
 def test_sessions_screen_empty_state(snap_compare, in_tmp: Path) -> None:
     store = Store.open(Path("hiermem.db"))
-    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE)
+
+    async def run_before(pilot: Pilot) -> None:
+        await screen_shown(pilot, SessionsScreen)
+        await wait_until_shown(pilot, "No sessions yet", "hiermem-tui --demo", "q Quit")
+
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=run_before)
     store.close()
 
 
 def test_sessions_screen_narrow_and_backend_down(snap_compare, in_tmp: Path) -> None:
     store = build_db(Path("hiermem.db"), [*STANDARD, *MORE])
 
-    async def backend_down(pilot: Pilot) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        table = await _table(pilot, 8)
         pilot.app.backend_state = BackendStatus(  # type: ignore[attr-defined]
             host="http://127.0.0.1:11434", reachable=False,
             error="Ollama not reachable at http://127.0.0.1:11434 (connection refused)",
         )
-        await pilot.pause()
+        await pilot.press("s")  # last activity → title
+        await wait_for(pilot, lambda: table.sort == "title")
+        await pilot.press("s")  # title → source
+        await wait_for(pilot, lambda: table.sort == "source")
+        await wait_until_shown(pilot, "▲ Ollama not reachable", "Source ▲", "Beta: plan the garden", "⏎ Open")
 
-    assert snap_compare(_app(store, in_tmp), terminal_size=(80, 24), run_before=backend_down, press=["s", "s"])
+    assert snap_compare(_app(store, in_tmp), terminal_size=(80, 24), run_before=run_before)
     store.close()
 
 
 def test_help_screen(snap_compare, in_tmp: Path) -> None:
     store = build_db(Path("hiermem.db"), STANDARD)
-    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, press=["question_mark"])
+
+    async def run_before(pilot: Pilot) -> None:
+        await _table(pilot, 3)
+        await pilot.press("question_mark")
+        await screen_shown(pilot, HelpScreen)
+        # the help is Markdown: its blocks are mounted a while after the screen
+        await wait_until_shown(pilot, "hierarchical summary DAG", "compact the highlighted session", "esc Close")
+
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=run_before)
     store.close()

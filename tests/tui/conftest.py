@@ -1,21 +1,32 @@
-"""Fixture databases for TUI tests, built through the store's public API (no SQL, no mocks).
+"""Fixture databases for TUI tests, built through the store's public API (no SQL, no mocks),
+and the helpers every TUI test and snapshot waits with (:func:`wait_for` and the ones built on it).
 
 Times are fixed and the app gets a fixed clock, so relative dates ("3d ago") are stable.
 """
 
 from __future__ import annotations
 
+import asyncio
+import io
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
+from rich.console import Console
+from textual.app import App
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.tui.app import HiermemApp, make_app
+from tests.fakeollama import FakeOllama
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 """The app's "now" in tests and snapshots."""
@@ -125,16 +136,158 @@ def app_for(settings: Settings, store: Store, *, follow: bool = True) -> Hiermem
     return make_app(settings, store, probe_backend=False, clock=fixed_clock, follow=follow)
 
 
-def screen_text(app: HiermemApp) -> str:
+DEADLINE = 30.0
+"""Seconds a TUI test waits for a condition before it fails. Generous on purpose: with another process
+keeping both cores busy one app step can take a second or more, and a condition that holds returns at once."""
+
+
+def screen_text(app: App[object]) -> str:
     """Everything on the current screen now, as plain text (what a user would read)."""
     strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
     return "\n".join(strip.text for strip in strips)
 
 
-async def wait_for(pilot: object, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Let the app run until ``predicate()`` holds (timers, workers); fail after ``timeout`` s."""
+def footer_text(app: App[object]) -> str:
+    """The bottom line of the screen: the footer's key hints."""
+    return screen_text(app).splitlines()[-1]
+
+
+async def wait_for(pilot: Pilot[object], predicate: Callable[[], object], timeout: float = DEADLINE, *,
+                   show: Callable[[], object] | None = None) -> None:
+    """Let the app run until ``predicate()`` holds (timers, workers, repaints); fail after ``timeout`` s.
+
+    This, not ``pilot.pause()``, is how a test waits for the UI: a pause waits until the process
+    *looks* idle, and a process starved of CPU by another one looks idle too. ``show`` names what
+    to print when the deadline passes (the value the test was waiting on).
+    """
     deadline = time.monotonic() + timeout
+    step = 0.01
     while not predicate():
+        if not pilot.app.is_running:
+            raise AssertionError("the app stopped while the test waited for it")
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await pilot.pause(0.02)  # type: ignore[attr-defined]
+            got = f"; {show()!r}" if show is not None else ""
+            raise AssertionError(f"condition not met within {timeout} s{got}")
+        # Plain sleeps (the app runs meanwhile), longer as the wait goes on: a Pilot.pause() per poll
+        # would make every widget answer a message, CPU taken from the app on a machine short of it.
+        await asyncio.sleep(step)
+        step = min(step * 1.5, 0.1)
+
+
+async def wait_for_text(pilot: Pilot[object], *texts: str, timeout: float = DEADLINE) -> str:
+    """Wait until the screen shows every one of ``texts`` (a widget draws its new state a refresh after
+    it changed); return the screen's text."""
+    app = pilot.app
+    await wait_for(pilot, lambda: all(t in screen_text(app) for t in texts), timeout,
+                   show=lambda: [t for t in texts if t not in screen_text(app)])
+    return screen_text(app)
+
+
+async def wait_for_footer(pilot: Pilot[object], *hints: str, timeout: float = DEADLINE) -> str:
+    """Wait until the footer shows every hint (``"p Compact"``), and return it.
+
+    Textual builds a footer after its screen's bindings settle, one refresh after the screen
+    appears, and rebuilds it when they change (focus moves, a run starts): until then it is empty
+    or stale, so a test reads it only through this."""
+    app = pilot.app
+
+    def shows() -> bool:
+        footer = footer_text(app)
+        return bool(footer.strip()) and all(h in footer for h in hints)
+
+    await wait_for(pilot, shows, timeout, show=lambda: footer_text(app))
+    return footer_text(app)
+
+
+async def wait_for_chats(pilot: Pilot[object], fake: FakeOllama, n: int, timeout: float = DEADLINE) -> None:
+    """Wait until the fake Ollama server has had ``n`` chat requests, the app running meanwhile;
+    on timeout say what the app was doing (its screen, run and notices)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: len(fake.chat_requests) >= n, timeout, show=lambda: {
+        "chats": len(fake.chat_requests), "screen": app.screen, "run": getattr(app, "run_state", None),
+        "notices": [f"{x.title}: {x.message}" for x in app._notifications]})
+
+
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def screen_shown(pilot: Pilot[object], kind: type[S], timeout: float = DEADLINE) -> S:
+    """Wait until a ``kind`` screen is on top, has run its ``on_mount`` and drawn its footer; return it."""
+    app = pilot.app
+
+    def ready() -> bool:
+        screen = app.screen
+        return isinstance(screen, kind) and screen.is_mounted and (
+            not screen.query(Footer) or bool(screen.query(FooterKey)))
+
+    await wait_for(pilot, ready, timeout, show=lambda: app.screen)
+    await wait_for(pilot, lambda: painted(app), timeout, show=lambda: unpainted(app)[:5])
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
+
+
+def visible_screens(app: App[object]) -> list[Screen[Any]]:
+    """The top screen, and the screens seen through it (a dialog's translucent background)."""
+    screens: list[Screen[Any]] = [app.screen]
+    for behind in app._background_screens:  # type: ignore[attr-defined]
+        if screens[-1].styles.background.a >= 1:
+            break
+        screens.append(behind)
+    return screens
+
+
+def unpainted(app: App[object]) -> list[str]:
+    """What is still to be handled or drawn: messages queued for the app or for any widget of the
+    visible screens, and changes the top screen has not drawn yet (layout, recompose, repaint).
+    Empty when the picture is up to date.
+
+    Screens seen behind a dialog, and widgets, are checked by their queues only: Textual leaves
+    their repaint flags set after it has drawn them (a hidden widget keeps its own set). What a
+    dialog's background shows is checked by the text itself (see :func:`wait_until_shown`).
+    Reads Textual internals (pinned to one version in pyproject.toml)."""
+    pending: list[str] = []
+    if not app._message_queue.empty():  # type: ignore[attr-defined]  # e.g. a broadcast on its way to the screens
+        pending.append("app: queued messages")
+    top = app.screen
+    flags = ("_layout_required", "_repaint_required", "_scroll_required", "_recompose_required")
+    pending += [f"{top!r}: {flag}" for flag in ("_dirty_widgets", *flags) if getattr(top, flag)]
+    for screen in visible_screens(app):
+        for widget in screen.walk_children(with_self=True):
+            # a widget that refreshes queues itself a message, which is how its screen learns of it
+            if not widget._message_queue.empty():  # type: ignore[attr-defined]
+                pending.append(f"{widget!r}: queued messages")
+    return pending
+
+
+def painted(app: App[object]) -> bool:
+    """True when nothing is left to handle or draw (see :func:`unpainted`)."""
+    return not unpainted(app)
+
+
+async def wait_painted(pilot: Pilot[object], timeout: float = DEADLINE) -> None:
+    """Wait until every visible screen has drawn its last change (before reading rendered lines)."""
+    await wait_for(pilot, lambda: painted(pilot.app), timeout, show=lambda: unpainted(pilot.app)[:5])
+
+
+def shown_text(app: App[object]) -> str:
+    """The text a snapshot would photograph now: the top screen over the screens visible behind it,
+    rendered the way ``App.export_screenshot`` renders them."""
+    console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(  # type: ignore[attr-defined]
+        full=True, screen_stack=app._background_screens))  # type: ignore[attr-defined]
+    return console.export_text()
+
+
+async def wait_until_shown(pilot: Pilot[object], *texts: str, timeout: float = DEADLINE) -> None:
+    """Wait until the app has handled what was queued, the top screen has painted, and a snapshot
+    would show every one of ``texts``.
+
+    A snapshot's ``run_before`` ends with this, naming what the picture is about (including what a
+    dialog's background shows: a screen behind a dialog reaches the picture a repaint later, and the
+    compare snapshot once caught it before), so the photo is the settled state and not whichever
+    frame a busy machine let through."""
+    app = pilot.app
+    await wait_for(pilot, lambda: painted(app) and all(t in shown_text(app) for t in texts), timeout,
+                   show=lambda: {"missing": [t for t in texts if t not in shown_text(app)], "pending": unpainted(app)[:5]})

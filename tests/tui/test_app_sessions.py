@@ -6,16 +6,31 @@ import importlib.util
 import re
 from pathlib import Path
 
+from textual.pilot import Pilot
+from textual.widgets import Input
+
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
-from hiermem_tui.tui.app import make_app
+from hiermem_tui.tui.app import HiermemApp, make_app
+from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.widgets.session_columns import fmt_when
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from tests.fakeollama import FakeOllama, closed_port_url
-from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, bulk_sessions, screen_text, wait_for
+from tests.tui.conftest import (
+    NOW,
+    SessionSpec,
+    add_session,
+    app_for,
+    bulk_sessions,
+    screen_shown,
+    screen_text,
+    wait_for,
+    wait_for_footer,
+    wait_for_text,
+)
 
 SIZE = (120, 36)
 
@@ -28,24 +43,28 @@ def row_line(text: str, needle: str) -> str:
     return next(line for line in text.splitlines() if needle in line)
 
 
+async def table_shown(pilot: Pilot[HiermemApp], rows: int) -> SessionsTable:
+    """Wait for the sessions screen, its table with ``rows`` rows and the header counting them."""
+    table = (await screen_shown(pilot, SessionsScreen)).table
+    await wait_for(pilot, lambda: table.row_count == rows, show=lambda: table.row_count)
+    await wait_for_text(pilot, f"Sessions {rows:,}")
+    return table
+
+
 async def test_empty_db_shows_how_to_import(settings: Settings, empty_store: Store) -> None:
     app = app_for(settings, empty_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        text = screen_text(app)
-        assert "No sessions yet" in text
-        assert "hiermem-tui import PATH" in text
-        assert "hiermem-tui --demo" in text
+        await screen_shown(pilot, SessionsScreen)
+        await wait_for_text(pilot, "No sessions yet", "hiermem-tui import PATH", "hiermem-tui --demo")
         assert not app.screen.query_one("#sessions-body").display
-        assert "/ Filter" not in text  # keys that need a list are hidden
+        assert "/ Filter" not in await wait_for_footer(pilot, "q Quit")  # keys that need a list are hidden
 
 
 async def test_sessions_are_listed_with_their_figures(settings: Settings, standard_store: Store) -> None:
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await table_shown(pilot, 3)
         text = screen_text(app)
-        assert "Sessions 3" in text
         alpha = standard_store.get_session("alpha")
         assert alpha is not None
         line = row_line(text, "Alpha: fix the flaky CI build")
@@ -64,8 +83,7 @@ async def test_sessions_are_listed_with_their_figures(settings: Settings, standa
 async def test_fallbacks_are_flagged_in_the_warning_colour(settings: Settings, standard_store: Store) -> None:
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        table = app.screen.query_one(SessionsTable)
+        table = await table_shown(pilot, 3)
         warning = table.get_component_rich_style("sessions-table--warning")
         rows = {table.session_at(i).id: i for i in range(table.row_count)}  # type: ignore[union-attr]
         y_alpha = rows["alpha"] + 1 - round(table.scroll_y)
@@ -78,15 +96,15 @@ async def test_fallbacks_are_flagged_in_the_warning_colour(settings: Settings, s
 async def test_sort_keys_and_header_click_change_the_order(settings: Settings, standard_store: Store) -> None:
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        table = app.screen.query_one(SessionsTable)
+        table = await table_shown(pilot, 3)
         assert [t[:5] for t in table_titles(table)] == ["Beta:", "Alpha", "Gamma"]
         await pilot.press("s")  # from "last activity" (the last column) round to title, A→Z
-        assert table.sort == "title" and not table.descending
+        await wait_for(pilot, lambda: table.sort == "title" and not table.descending)
         assert [t[:5] for t in table_titles(table)] == ["Alpha", "Beta:", "Gamma"]
         await pilot.press("S")
+        await wait_for(pilot, lambda: table.sort == "title" and table.descending)
         assert [t[:5] for t in table_titles(table)] == ["Gamma", "Beta:", "Alpha"]
-        assert "title ▲" not in screen_text(app) and "sorted by title ▼" in screen_text(app)
+        assert "title ▲" not in await wait_for_text(pilot, "sorted by title ▼")
         # click the "Tokens" header: biggest first
         x = 1
         for column, width in table._layout(table.size.width):
@@ -94,33 +112,35 @@ async def test_sort_keys_and_header_click_change_the_order(settings: Settings, s
                 break
             x += width + 2
         await pilot.click(SessionsTable, offset=(x + 2, 1))  # +1 for the border, row 0 is the header
-        await pilot.pause()
-        assert table.sort == "tokens" and table.descending
+        await wait_for(pilot, lambda: table.sort == "tokens" and table.descending)
         assert [t[:5] for t in table_titles(table)] == ["Gamma", "Alpha", "Beta:"]
 
 
 async def test_filter_narrows_as_you_type_and_escape_restores(settings: Settings, standard_store: Store) -> None:
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        table = app.screen.query_one(SessionsTable)
-        await pilot.press("slash", "g", "a", "r", "d")
+        table = await table_shown(pilot, 3)
+        box = app.screen.query_one("#filter", Input)
+
+        async def open_filter() -> None:
+            await pilot.press("slash")
+            await wait_for(pilot, lambda: box.has_focus)  # what is typed next goes to the filter
+
+        await open_filter()
+        await pilot.press("g", "a", "r", "d")
         await wait_for(pilot, lambda: table.row_count == 1)  # the debounced filter ran
         assert table_titles(table) == ["Beta: plan the garden"]
-        assert "Sessions 1 matching “gard”" in screen_text(app)
+        await wait_for_text(pilot, "Sessions 1 matching “gard”")
         await pilot.press("escape")
-        await pilot.pause()
-        assert table.row_count == 3 and table.filter_text == ""
+        await wait_for(pilot, lambda: table.row_count == 3 and table.filter_text == "" and app.focused is table)
         assert not app.screen.query_one("#filter-bar").display
-        assert app.focused is table
         # enter applies at once and hands the keys back to the table; no match says so
-        await pilot.press("slash", "z", "z", "z", "enter")
-        await pilot.pause()
-        assert table.row_count == 0 and app.focused is table
-        assert "No sessions match “zzz”" in screen_text(app)
+        await open_filter()
+        await pilot.press("z", "z", "z", "enter")
+        await wait_for(pilot, lambda: table.row_count == 0 and app.focused is table)
+        await wait_for_text(pilot, "No sessions match “zzz”")
         await pilot.press("escape")
-        await pilot.pause()
-        assert table.row_count == 3
+        await wait_for(pilot, lambda: table.row_count == 3)
 
 
 async def test_ten_thousand_sessions_open_and_jump_to_the_end(settings: Settings, tmp_path: Path) -> None:
@@ -128,22 +148,19 @@ async def test_ten_thousand_sessions_open_and_jump_to_the_end(settings: Settings
     bulk_sessions(store, 10_000)
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        table = app.screen.query_one(SessionsTable)
-        assert table.row_count == 10_000
-        assert "Sessions 10,000" in screen_text(app)
-        assert "Bulk session 09999" in screen_text(app)  # newest first
+        table = await table_shown(pilot, 10_000)
+        await wait_for_text(pilot, "Bulk session 09999")  # newest first
         await pilot.press("G")
-        await pilot.pause()
-        assert table.cursor_row == 9_999
-        assert "Bulk session 00000" in screen_text(app)  # the oldest, last in this order
+        await wait_for(pilot, lambda: table.cursor_row == 9_999)
+        await wait_for_text(pilot, "Bulk session 00000")  # the oldest, last in this order
         assert len(table._pages) <= 24  # only pages near what was shown were fetched
         await pilot.press("g", "j", "j")
-        assert table.cursor_row == 2
+        await wait_for(pilot, lambda: table.cursor_row == 2, show=lambda: table.cursor_row)
         await pilot.press("pagedown")
-        assert table.cursor_row == 2 + table.size.height - 2  # a page is the visible rows minus one
+        page = table.size.height - 2  # a page is the visible rows minus one
+        await wait_for(pilot, lambda: table.cursor_row == 2 + page, show=lambda: table.cursor_row)
         await pilot.press("k")
-        assert table.cursor_row == table.size.height - 1
+        await wait_for(pilot, lambda: table.cursor_row == page + 1, show=lambda: table.cursor_row)
     store.close()
 
 
@@ -160,14 +177,15 @@ async def test_untrusted_title_is_shown_literally_and_cannot_act(settings: Setti
     add_session(store, SessionSpec("evil", title, 3, NOW))
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        text = screen_text(app)
-        assert "[bold]loud[/bold] [@click=app.quit]click me[/] ␛[31mred␛[0m" in text
+        table = await table_shown(pilot, 1)
+        text = await wait_for_text(pilot, "[bold]loud[/bold] [@click=app.quit]click me[/] ␛[31mred␛[0m")
         assert "\x1b" not in text
         line_no = next(i for i, line in enumerate(text.splitlines()) if "click me" in line)
         column = text.splitlines()[line_no].index("click me")
         await pilot.click(offset=(column + 2, line_no))
-        await pilot.pause()
+        # a key the app handles after the click: had the click quit the app, it would be gone by now
+        await pilot.press("s")
+        await wait_for(pilot, lambda: table.sort == "title")
         assert app.is_running and app.return_code is None
         assert "click me" in screen_text(app)
     store.close()
@@ -176,13 +194,14 @@ async def test_untrusted_title_is_shown_literally_and_cannot_act(settings: Setti
 async def test_enter_opens_the_highlighted_session(settings: Settings, standard_store: Store) -> None:
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        table = await table_shown(pilot, 3)
         await pilot.press("j", "enter")  # the second row: Alpha
-        await pilot.pause()
         if importlib.util.find_spec("hiermem_tui.tui.screens.session") is None:
-            assert any("session view is not available" in str(n.message) for n in app._notifications)
+            await wait_for(pilot, lambda: any("session view is not available" in str(n.message)
+                                              for n in app._notifications))
         else:
-            assert type(app.screen).__name__ == "SessionScreen"
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "SessionScreen")
+            assert app.screen.session_id == "alpha" and table.cursor_row == 1  # type: ignore[attr-defined]
 
 
 async def test_read_only_database_shows_a_badge(settings: Settings, tmp_path: Path) -> None:
@@ -191,21 +210,21 @@ async def test_read_only_database_shows_a_badge(settings: Settings, tmp_path: Pa
     store = Store.open(path, readonly=True)
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert "read-only" in row_line(screen_text(app), "hiermem")
+        await screen_shown(pilot, SessionsScreen)
+        assert "read-only" in row_line(await wait_for_text(pilot, "read-only"), "hiermem")
     store.close()
 
 
 async def test_backend_indicator_follows_the_app_state(settings: Settings, empty_store: Store) -> None:
     app = app_for(settings, empty_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await screen_shown(pilot, SessionsScreen)
         indicator = app.screen.query_one(BackendIndicator)
-        assert "Ollama not checked" in row_line(screen_text(app), "hiermem")
+        assert "Ollama not checked" in row_line(await wait_for_text(pilot, "Ollama not checked"), "hiermem")
         error = "Ollama not reachable at http://127.0.0.1:9 (connection refused)"
         app.backend_state = BackendStatus(host="http://127.0.0.1:9", reachable=False, error=error)
-        await pilot.pause()
-        assert "▲ Ollama not reachable at http://127.0.0.1:9" in row_line(screen_text(app), "hiermem")
+        text = await wait_for_text(pilot, "▲ Ollama not reachable at http://127.0.0.1:9")
+        assert "▲ Ollama not reachable at http://127.0.0.1:9" in row_line(text, "hiermem")
         assert indicator.has_class("-warn")
 
 
@@ -215,10 +234,9 @@ async def test_app_probes_a_running_ollama_in_a_worker(tmp_path: Path, empty_sto
         app = make_app(settings, empty_store, clock=lambda: NOW)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.backend_state is not None)
-            await pilot.pause()
             assert app.backend_state is not None and app.backend_state.reachable
-            header = row_line(screen_text(app), "hiermem")
-            assert "Ollama 0.9.6 · qwen2.5:3b (loaded)" in header
+            text = await wait_for_text(pilot, "Ollama 0.9.6 · qwen2.5:3b (loaded)")
+            assert "Ollama 0.9.6 · qwen2.5:3b (loaded)" in row_line(text, "hiermem")
             assert app.screen.query_one(BackendIndicator).has_class("-ok")
 
 
@@ -228,7 +246,7 @@ async def test_no_probe_means_no_request(tmp_path: Path, empty_store: Store) -> 
         app = make_app(settings, empty_store, probe_backend=False)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("ctrl+r")
-            await pilot.pause()
+            await wait_for(pilot, lambda: any("Backend checks are off" in str(n.message) for n in app._notifications))
             assert app.refresh_backend() is None
         assert fake.requests == []
 

@@ -23,7 +23,7 @@ from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.versions import VersionsScreen
 from tests.fakeollama import FakeOllama, Reply
 from tests.tui._session_fixtures import DAG_IDS, app_for, build_dag_session
-from tests.tui.conftest import screen_text, wait_for
+from tests.tui.conftest import screen_shown, wait_for, wait_for_text
 
 IDS = DAG_IDS
 SIZE = (150, 40)
@@ -53,9 +53,7 @@ async def opened(tmp_path: Path, store: Store, host: str = "http://127.0.0.1:9",
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
         app.open_session("dag")
-        await pilot.pause()
-        assert isinstance(app.screen, SessionScreen)
-        yield app, pilot, app.screen
+        yield app, pilot, await screen_shown(pilot, SessionScreen)
 
 
 async def run_from_dialog(app: HiermemApp, pilot: Pilot, key: str, *keys: str) -> None:
@@ -71,9 +69,7 @@ async def resummarize(app: HiermemApp, pilot: Pilot, screen: SessionScreen, summ
                       ) -> CompareScreen:
     await wait_for(pilot, lambda: screen.tree.reveal_summary(summary_id))
     await run_from_dialog(app, pilot, "R", *keys)
-    await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), timeout=10)
-    assert isinstance(app.screen, CompareScreen)
-    return app.screen
+    return await screen_shown(pilot, CompareScreen)
 
 
 def test_diff_helpers() -> None:
@@ -98,12 +94,14 @@ async def test_resummarize_one_node_compare_and_revert(tmp_path: Path, store: St
             # the answer lost the episodes' numbers: the fidelity guard named them on a line of its own
             assert "␛[31m.\nAlso mentioned: " in plain
             assert "aggressive" in plain and "ollama/llama3.2:latest" in plain and "2 ancestors" in plain
-            text = screen_text(app)
-            assert "[bold]kept[/bold]" in text and "\x1b" not in text
+            text = await wait_for_text(pilot, "[bold]kept[/bold]")
+            assert "\x1b" not in text
             await pilot.press("d")
-            assert compare.view == "words" and "word diff" in compare.plain
+            await wait_for(pilot, lambda: compare.view == "words" and "word diff" in compare.plain,
+                           show=lambda: compare.view)
             await pilot.press("d")
-            assert "- Summary s_leaf_4:" in compare.plain and "+ Leaf four again:" in compare.plain
+            await wait_for(pilot, lambda: "- Summary s_leaf_4:" in compare.plain and "+ Leaf four again:" in compare.plain,
+                           show=lambda: compare.plain)
             assert store.get_summary(IDS["L4"]).status == "superseded"  # type: ignore[union-attr]
             new_id = compare.new.id
             await pilot.press("u")
@@ -130,15 +128,14 @@ async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path
     before = sorted(s.id for s in store.summaries("dag"))
     async with opened(tmp_path, store, backend="extractive") as (app, pilot, screen):
         await run_from_dialog(app, pilot, "W")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        body = str(app.screen.query_one("#confirm-body", Static).content)
+        body = str((await screen_shown(pilot, ConfirmScreen)).query_one("#confirm-body", Static).content)
         assert ("10 active summaries (depth ≤ 2) will be superseded and kept; "
                 "a fresh full pass will run with extractive.") in body
         await pilot.press("n")  # cancel at the confirmation: nothing changes
         await wait_for(pilot, lambda: app.screen is screen)
         assert sorted(s.id for s in store.summaries("dag")) == before and store.runs("dag") == []
         await run_from_dialog(app, pilot, "W")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await screen_shown(pilot, ConfirmScreen)
         await pilot.press("y")
         await wait_for(pilot, lambda: app.run_state is None and store.runs("dag") != [])
         [run] = store.runs("dag")
@@ -147,18 +144,16 @@ async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path
         new_leaf = min((s for s in store.summaries("dag") if s.depth == 0), key=lambda s: s.first_seq)
         await wait_for(pilot, lambda: screen.tree.reveal_summary(new_leaf.id))
         await pilot.press("v")
-        await wait_for(pilot, lambda: isinstance(app.screen, VersionsScreen))
-        versions = app.screen
-        assert isinstance(versions, VersionsScreen)
+        versions = await screen_shown(pilot, VersionsScreen)
         ids = [v.id for v in versions.versions]
         assert IDS["L0"] in ids and new_leaf.id in ids  # the replaced leaf is listed with the new one
         versions.query_one(OptionList).highlighted = ids.index(IDS["L0"])
-        await pilot.pause()
-        assert f"reverts run {run.id}" in str(versions.query_one("#versions-head", Static).content)
+        head = versions.query_one("#versions-head", Static)
+        await wait_for(pilot, lambda: f"reverts run {run.id}" in str(head.content), show=lambda: str(head.content))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: store.get_summary(IDS["L0"]).status == "active")  # type: ignore[union-attr]
+        await wait_for(pilot, lambda: any("Restored" in n.title for n in app._notifications))
+        assert store.get_summary(IDS["L0"]).status == "active"  # type: ignore[union-attr]
         assert sorted(s.id for s in store.summaries("dag")) == before
-        assert any("Restored" in n.title for n in app._notifications)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
         await wait_for(pilot, lambda: screen.tree.node_for(f"s:{IDS['D0']}") is not None)
@@ -174,19 +169,18 @@ async def test_versions_restore_and_the_stores_refusal_verbatim(tmp_path: Path, 
         await wait_for(pilot, lambda: app.screen is screen)
         await wait_for(pilot, lambda: screen.tree.reveal_summary(second.new.id))
         await pilot.press("v")
-        await wait_for(pilot, lambda: isinstance(app.screen, VersionsScreen))
-        versions = app.screen
-        assert isinstance(versions, VersionsScreen)
+        versions = await screen_shown(pilot, VersionsScreen)
         ids = [v.id for v in versions.versions]
         assert ids == [IDS["L1v1"], IDS["L1"], first.new.id, second.new.id]
-        assert "● active" in screen_text(app) and "superseded" in screen_text(app)
+        await wait_for_text(pilot, "● active", "superseded")
         picker = versions.query_one(OptionList)
 
         async def restore(summary_id: str) -> str:
+            """Restore one version; every attempt ends in a notification, so wait for a new one."""
             picker.highlighted = ids.index(summary_id)
-            await pilot.pause()
+            seen = {n.identity for n in app._notifications}
             await pilot.press("enter")
-            await pilot.pause()
+            await wait_for(pilot, lambda: any(n.identity not in seen for n in app._notifications))
             return str(versions.query_one("#versions-error", Static).content)
 
         # the first run was built upon by the second: the store refuses, and says so word for word
@@ -200,4 +194,4 @@ async def test_versions_restore_and_the_stores_refusal_verbatim(tmp_path: Path, 
         await wait_for(pilot, lambda: store.get_summary(first.new.id).status == "active")  # type: ignore[union-attr]
         assert store.get_summary(second.new.id).status == "superseded"  # type: ignore[union-attr]
         assert not versions.query_one("#versions-error").display
-        assert "Versions of d0 #6–11 (6)" in screen_text(app)
+        await wait_for_text(pilot, "Versions of d0 #6–11 (6)")

@@ -6,13 +6,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from textual.command import CommandList, CommandPalette
+from textual.pilot import Pilot
+from textual.widgets import Input
 
 from hiermem_tui.config import ConfigError, Settings, load_settings
 from hiermem_tui.store import Store
+from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.screens.help import HelpScreen, help_markdown
+from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.screens.settings import SettingsScreen, settings_from_form
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
-from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, screen_text, wait_for
+from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, screen_shown, wait_for, wait_for_text
 
 SIZE = (120, 36)
 
@@ -20,21 +25,27 @@ SIZE = (120, 36)
 async def test_help_opens_with_question_mark_and_f1_and_closes(settings: Settings, standard_store: Store) -> None:
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
         await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
-        text = screen_text(app)
+        await screen_shown(pilot, HelpScreen)
+        text = await wait_for_text(pilot, "Keys")
         for words in ("Keys", "command palette", "Fresh tail", "Coverage", "Tier"):
             assert words in text or words in help_markdown(), words
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, HelpScreen)
+        await screen_shown(pilot, SessionsScreen)
         await pilot.press("f1")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
+        await screen_shown(pilot, HelpScreen)
         await pilot.press("q")  # closes help, does not quit the app
-        await pilot.pause()
-        assert not isinstance(app.screen, HelpScreen) and app.is_running
+        await screen_shown(pilot, SessionsScreen)
+        assert app.is_running
+
+
+async def open_palette(pilot: Pilot[HiermemApp]) -> CommandList:
+    """ctrl+p, then wait until the palette has the keyboard (what is typed next goes to its search)."""
+    await pilot.press("ctrl+p")
+    palette = await screen_shown(pilot, CommandPalette)
+    await wait_for(pilot, lambda: isinstance(pilot.app.focused, Input) and pilot.app.focused.screen is palette)
+    return palette.query_one(CommandList)
 
 
 def test_help_text_explains_every_concept() -> None:
@@ -44,13 +55,9 @@ def test_help_text_explains_every_concept() -> None:
 
 
 async def test_command_palette_lists_app_and_screen_actions(settings: Settings, standard_store: Store) -> None:
-    from textual.command import CommandList, CommandPalette
-
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
-        commands = app.screen.query_one(CommandList)
+        commands = await open_palette(pilot)
         await wait_for(pilot, lambda: commands.option_count > 10)
         titles = {str(commands.get_option_at_index(i).prompt).split("\n")[0] for i in range(commands.option_count)}
         for title in (
@@ -65,33 +72,29 @@ async def test_command_palette_lists_app_and_screen_actions(settings: Settings, 
         )
         await pilot.press("enter")
         await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
-        assert app.screen.query_one(SessionsTable).sort == "tokens"
+        table = app.screen.query_one(SessionsTable)
+        await wait_for(pilot, lambda: table.sort == "tokens", show=lambda: table.sort)
 
 
 async def test_palette_finds_sessions_by_title_and_shows_them_literally(settings: Settings, tmp_path: Path) -> None:
-    from textual.command import CommandList, CommandPalette
-
     store = Store.open(tmp_path / "p.db")
     add_session(store, SessionSpec("s1", "[$accent]tricky [@click=app.quit]title[/]", 3, NOW))
     add_session(store, SessionSpec("s2", "Plan the garden", 3, NOW))
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
-        commands = app.screen.query_one(CommandList)
+        commands = await open_palette(pilot)
         await pilot.press(*"tricky")
-        await wait_for(pilot, lambda: commands.option_count >= 1)
+        await wait_for(pilot, lambda: commands.option_count >= 1
+                       and "tricky" in str(commands.get_option_at_index(0).prompt))
         prompts = [str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)]
         assert any("Open [$accent]tricky [@click=app.quit]title[/]" in p for p in prompts), prompts
-        assert "[$accent]tricky" in screen_text(app)
+        await wait_for_text(pilot, "[$accent]tricky")
         await pilot.press("enter")  # the session hit is the only one: it opens that session
-        await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
-        await pilot.pause()
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SessionScreen"
+                       or any("session view is not available" in str(n.message) for n in app._notifications))
         assert app.is_running
         if type(app.screen).__name__ == "SessionScreen":
             assert app.screen.session_id == "s1"  # type: ignore[attr-defined]
-        else:
-            assert any("session view is not available" in str(n.message) for n in app._notifications)
     store.close()
 
 
@@ -100,36 +103,34 @@ async def test_theme_choice_is_saved_to_the_config_file(settings: Settings, stan
     assert config is not None and not config.exists()
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await screen_shown(pilot, SessionsScreen)
         assert not config.exists()  # opening the app writes nothing
         await pilot.press("ctrl+t")
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.theme != "textual-dark")
         chosen = app.theme
-        assert chosen != "textual-dark"
         assert load_settings(config).theme == chosen
         app.theme = "nord"  # as the Theme picker in the palette does
-        await pilot.pause()
-        assert load_settings(config).theme == "nord" and app.settings.theme == "nord"
+        await wait_for(pilot, lambda: app.settings.theme == "nord")
+        assert load_settings(config).theme == "nord"
     # the next start uses it
     app2 = app_for(load_settings(config), standard_store)
     async with app2.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await screen_shown(pilot, SessionsScreen)
         assert app2.theme == "nord"
 
 
 async def test_unknown_theme_in_config_falls_back(settings: Settings, standard_store: Store) -> None:
     app = app_for(replace(settings, theme="no-such-theme"), standard_store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await screen_shown(pilot, SessionsScreen)
         assert app.theme == "textual-dark"
 
 
-async def _set_field(pilot: object, screen: SettingsScreen, field: str, value: str) -> None:
+def _set_field(screen: SettingsScreen, field: str, value: str) -> None:
+    """Type into a field (the form reads the values when it saves)."""
     from textual.widgets import Input
 
-    box = screen.query_one(f"#field-{field}", Input)
-    box.value = value
-    await pilot.pause()  # type: ignore[attr-defined]
+    screen.query_one(f"#field-{field}", Input).value = value
 
 
 async def test_settings_screen_saves_a_policy_change(settings: Settings, standard_store: Store) -> None:
@@ -138,14 +139,11 @@ async def test_settings_screen_saves_a_policy_change(settings: Settings, standar
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("comma")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SettingsScreen)
-        await _set_field(pilot, screen, "fresh_tail", "8")
-        await _set_field(pilot, screen, "model", "qwen2.5:3b")
+        screen = await screen_shown(pilot, SettingsScreen)
+        _set_field(screen, "fresh_tail", "8")
+        _set_field(screen, "model", "qwen2.5:3b")
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert not isinstance(app.screen, SettingsScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen))
         assert app.settings.policy.fresh_tail == 8 and app.settings.model == "qwen2.5:3b"
     saved = load_settings(config)
     assert saved.policy.fresh_tail == 8
@@ -159,18 +157,14 @@ async def test_settings_screen_rejects_a_bad_value_with_a_message(settings: Sett
     app = app_for(settings, standard_store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SettingsScreen)
-        await _set_field(pilot, screen, "condense_fanout", "1")
+        screen = await screen_shown(pilot, SettingsScreen)
+        _set_field(screen, "condense_fanout", "1")
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, SettingsScreen)  # still open
-        assert "condense_fanout must be at least 2" in screen_text(app)
+        await wait_for_text(pilot, "condense_fanout must be at least 2")
+        assert app.screen is screen  # still open
         assert app.settings.policy.condense_fanout == 4
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, SettingsScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen))
     assert not config.exists()  # nothing was saved
 
 

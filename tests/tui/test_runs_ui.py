@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from textual.widgets import OptionList
+from textual.widgets import Checkbox, OptionList
 from textual.pilot import Pilot
 
 from hiermem_tui.config import Policy, Settings
@@ -22,10 +22,11 @@ from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.runs import RunProgress
 from hiermem_tui.tui.screens.run_dialog import RunDialog
 from hiermem_tui.tui.screens.session import SessionScreen
+from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator, phase_text
 from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input
 from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
-from tests.tui.conftest import screen_text, wait_for
+from tests.tui.conftest import DEADLINE, screen_shown, wait_for, wait_for_chats, wait_for_footer, wait_for_text
 
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
@@ -69,9 +70,7 @@ async def opened(settings: Settings, store: Store, session_id: str = "work"
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
         app.open_session(session_id)
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
+        screen = await screen_shown(pilot, SessionScreen)
         yield app, pilot, screen
 
 
@@ -106,16 +105,16 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         assert roots_before == ["g:0", "t:14"]
         dialog = await open_dialog(app, pilot, "p")
         assert dialog.action == "full" and dialog.chosen is not None and dialog.chosen.model == "llama3.2:latest"
-        assert "≈ 4 summaries" in screen_text(app) and "loaded" in screen_text(app)
+        await wait_for_text(pilot, "≈ 4 summaries", "loaded")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen and indicator(screen).has_class("-active"))
-        await fake.await_chats(6, timeout=10)
+        await wait_for_chats(pilot, fake, 6)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 3
                        and app.run_state.what.startswith("depth 1"))
         text = indicator(screen).plain
         assert "Summarising… depth 1 over 3 summaries" in text and "3/4" in text
         assert "1 normal" in text and "1 aggressive" in text and "1 fallback" in text and "tok/s" in text
-        assert "Summarising…" in screen_text(app)
+        await wait_for_text(pilot, "Summarising…")
         # the tree gained the three leaves while the run is still going
         await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children
                                           if n.data is not None and n.data.kind == "summary") == 3)
@@ -138,23 +137,23 @@ async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path
         app.watch(app, "run_state", lambda s: phases.append(phase_text(s) if isinstance(s, RunProgress) else "idle"))
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await fake.await_chats(3, timeout=10)
+        await wait_for_chats(pilot, fake, 3)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 2)
-        assert "esc Cancel run" in screen_text(app).splitlines()[-1]  # the footer says what esc does now
+        await wait_for_footer(pilot, "esc Cancel run")  # the footer says what esc does now
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.run_state is None)
         assert app.screen is screen  # esc cancelled the run; it did not leave the session
+        # read the notice first: it times out, and the wait below may block for a while on a busy machine
+        assert any("Leaf pass cancelled" in n and "2 summaries written before the cancel are kept" in n
+                   for n in notices(app))
         assert "Cancelling…" in phases and phases[-1] == "idle"
-        assert fake.chat_requests[2].disconnected.wait(5), "the hanging HTTP request was not aborted"
+        assert fake.chat_requests[2].disconnected.wait(DEADLINE), "the hanging HTTP request was not aborted"
         assert len(fake.chat_requests) == 3
         [run] = store.runs("work")
         assert run.status == "cancelled" and run.summaries_created == 2
         assert len(store.summaries("work")) == 2
         assert not indicator(screen).has_class("-active")
-        assert any("Leaf pass cancelled" in n and "2 summaries written before the cancel are kept" in n
-                   for n in notices(app))
-        await wait_for(pilot, lambda: "esc Back" in screen_text(app).splitlines()[-1])
-        assert "Cancel run" not in screen_text(app).splitlines()[-1]
+        assert "Cancel run" not in await wait_for_footer(pilot, "esc Back")
         await pilot.press("escape")  # no run now: esc is Back again
         await wait_for(pilot, lambda: not isinstance(app.screen, SessionScreen))
 
@@ -162,13 +161,15 @@ async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path
 async def test_ollama_down_is_a_notice_and_nothing_is_recorded(tmp_path: Path, store: Store) -> None:
     async with opened(settings_for(tmp_path, store, closed_port_url()), store) as (app, pilot, screen):
         dialog = await open_dialog(app, pilot, "l")
-        assert "not reachable" in screen_text(app) and "extractive still works" in screen_text(app)
+        await wait_for_text(pilot, "not reachable", "extractive still works")
         # with Ollama down the dialog offers extractive first, so enter would still work
         assert dialog.chosen is not None and dialog.chosen.backend == "extractive"
-        dialog.query_one(OptionList).focus()
+        options = dialog.query_one(OptionList)
+        options.focus()
+        await wait_for(pilot, lambda: options.has_focus)
         await pilot.press("down")  # the user insists on Ollama
-        await pilot.pause()
-        assert dialog.chosen is not None and dialog.chosen.backend == "ollama"
+        await wait_for(pilot, lambda: dialog.chosen is not None and dialog.chosen.backend == "ollama",
+                       show=lambda: dialog.chosen)
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("not reachable" in n for n in notices(app)) and app.run_state is None)
         [notice] = [n for n in app._notifications if "not reachable" in str(n.message)]
@@ -181,7 +182,7 @@ async def test_missing_model_notice_lists_the_installed_ones(tmp_path: Path, sto
     async with opened(settings, store) as (app, pilot, screen):
         dialog = await open_dialog(app, pilot, "p")
         assert dialog.chosen is not None and dialog.chosen.model == "nope:1b"  # the configured one, flagged
-        assert "not installed" in screen_text(app)
+        await wait_for_text(pilot, "not installed")
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("nope:1b" in n for n in notices(app)) and app.run_state is None)
         message = next(n for n in notices(app) if "nope:1b" in n)
@@ -195,7 +196,7 @@ async def test_server_dying_mid_run_says_why_and_what_was_kept(tmp_path: Path, s
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.run_state is None and store.runs("work") != [], timeout=15)
+        await wait_for(pilot, lambda: app.run_state is None and store.runs("work") != [], timeout=2 * DEADLINE)
         [run] = store.runs("work")
         assert run.status == "failed" and run.summaries_created == 1 and run.fallback == 0
         [notice] = [n for n in app._notifications if "Leaf pass failed" in n.title]
@@ -209,16 +210,17 @@ async def test_one_run_at_a_time_and_remembering_the_choice(tmp_path: Path, stor
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await fake.await_chats(1)
+        await wait_for_chats(pilot, fake, 1)
         await pilot.press("p")  # a second run is refused while the first goes
-        await pilot.pause()
+        await wait_for(pilot, lambda: any("already going" in n for n in notices(app)), show=lambda: notices(app))
         assert not isinstance(app.screen, RunDialog)
-        assert any("already going" in n for n in notices(app))
         app.cancel_run()
         await wait_for(pilot, lambda: app.run_state is None)
         dialog = await open_dialog(app, pilot, "l")
         await pilot.press("home", "m")  # extractive, remembered
-        assert dialog.chosen is not None and dialog.chosen.backend == "extractive"
+        remember = dialog.query_one(Checkbox)
+        await wait_for(pilot, lambda: dialog.chosen is not None and dialog.chosen.backend == "extractive"
+                       and remember.value, show=lambda: (dialog.chosen, remember.value))
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.run_state is None and len(store.runs("work")) == 2)
         assert app.settings.backend == "extractive"
@@ -230,11 +232,10 @@ async def test_one_run_at_a_time_and_remembering_the_choice(tmp_path: Path, stor
 async def test_compact_from_the_sessions_list(tmp_path: Path, store: Store) -> None:
     app = app_for(settings_for(tmp_path, store, closed_port_url(), backend="extractive"), store)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        table = app.screen.query_one("#sessions")
-        rows = [table.session_at(i).id for i in range(table.row_count)]  # type: ignore[attr-defined]
-        table.cursor_row = rows.index("work")  # type: ignore[attr-defined]
-        await pilot.pause()
+        table = (await screen_shown(pilot, SessionsScreen)).table
+        await wait_for(pilot, lambda: table.row_count == 2)
+        rows = [table.session_at(i).id for i in range(table.row_count)]  # type: ignore[union-attr]
+        table.cursor_row = rows.index("work")
         dialog = await open_dialog(app, pilot, "p")
         assert dialog.session_id == "work" and dialog.action == "full"
         assert dialog.chosen is not None and dialog.chosen.backend == "extractive"  # remembered in settings
@@ -254,16 +255,12 @@ async def test_run_keys_are_in_the_footer_the_palette_and_the_help(tmp_path: Pat
     from hiermem_tui.tui.screens.help import help_markdown
 
     async with opened(settings_for(tmp_path, store, closed_port_url()), store) as (app, pilot, screen):
-        await wait_for(pilot, lambda: "p Compact" in screen_text(app).splitlines()[-1])  # painted on a busy machine
-        footer = screen_text(app).splitlines()[-1]
-        for hint in ("p Compact", "R Re-summarise", "v Versions", "esc Back"):
-            assert hint in footer, (hint, footer)
+        await wait_for_footer(pilot, "p Compact", "R Re-summarise", "v Versions", "esc Back")
         await pilot.press("R")  # the cursor is on the unsummarised gap, not a summary
+        await wait_for(pilot, lambda: any("R re-summarises it" in n for n in notices(app)), show=lambda: notices(app))
         await pilot.press("v")
-        await pilot.pause()
-        assert not isinstance(app.screen, RunDialog)
-        assert any("R re-summarises it" in n for n in notices(app)) and any("v lists its versions" in n
-                                                                             for n in notices(app))
+        await wait_for(pilot, lambda: any("v lists its versions" in n for n in notices(app)), show=lambda: notices(app))
+        assert app.screen is screen  # neither opened a dialog
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         commands = app.screen.query_one(CommandList)
@@ -283,10 +280,10 @@ async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: S
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await fake.await_chats(2, timeout=10)
+        await wait_for_chats(pilot, fake, 2)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 1)
     # the app has exited: its unmount cancelled the run and waited for it to record that
-    assert fake.chat_requests[1].disconnected.wait(5)
+    assert fake.chat_requests[1].disconnected.wait(DEADLINE)
     [run] = store.runs("work")
     assert run.status == "cancelled" and run.summaries_created == 1
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import OptionList, Static
+from textual.widget import Widget
+from textual.widgets import OptionList, Static, TabbedContent
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, Store, SummaryWrite
@@ -21,7 +22,7 @@ from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.widgets.coverage_map import LABEL_WIDTH
 from hiermem_tui.tui.widgets.dag_tree import EPISODE_PAGE
 from hiermem_tui.tui.widgets.detail_pane import ChainPicker
-from hiermem_tui.tui.widgets.transcript import MAX_WINDOW, PAGE
+from hiermem_tui.tui.widgets.transcript import MAX_WINDOW, PAGE, Transcript
 from tests.tui._session_fixtures import (
     DAG_IDS,
     HOSTILE_TITLE,
@@ -34,6 +35,7 @@ from tests.tui._session_fixtures import (
     open_store,
     summary,
 )
+from tests.tui.conftest import screen_shown, screen_text, wait_for, wait_for_footer, wait_for_text, wait_painted
 
 IDS = DAG_IDS
 
@@ -64,10 +66,7 @@ async def opened(tmp_path: Path, store: Store, session_id: str = "dag") -> Async
     app = app_for(settings, store)
     async with app.run_test(size=(140, 40)) as pilot:
         app.open_session(session_id)
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        yield app, pilot, screen
+        yield app, pilot, await screen_shown(pilot, SessionScreen)
 
 
 def root_keys(screen: SessionScreen) -> list[str]:
@@ -78,10 +77,6 @@ def child_keys(screen: SessionScreen, key: str) -> list[str]:
     node = screen.tree.node_for(key)
     assert node is not None
     return [c.data.key for c in node.children if c.data is not None]
-
-
-def screen_text(app: HiermemApp) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())  # type: ignore[attr-defined]
 
 
 async def test_roots_are_top_summaries_gap_and_fresh_tail_in_coverage_order(tmp_path: Path, store: Store) -> None:
@@ -103,28 +98,23 @@ async def test_expanding_loads_children_lazily_down_to_episodes(tmp_path: Path, 
         d0 = tree.node_for(f"s:{IDS['D0']}")
         assert d0 is not None and not d0.children  # nothing fetched before the user asks
         await pilot.press("enter")
-        await pilot.pause()
-        assert child_keys(screen, f"s:{IDS['D0']}") == [f"s:{IDS['C0']}", f"s:{IDS['C1']}"]
+        await wait_for(pilot, lambda: child_keys(screen, f"s:{IDS['D0']}") == [f"s:{IDS['C0']}", f"s:{IDS['C1']}"])
         assert tree.node_for(f"s:{IDS['L3']}") is None  # grandchildren still not loaded
         await pilot.press("down", "down", "enter")
-        await pilot.pause()
-        assert child_keys(screen, f"s:{IDS['C1']}") == [f"s:{IDS[k]}" for k in ("L3", "L4", "L5")]
+        await wait_for(pilot, lambda: child_keys(screen, f"s:{IDS['C1']}") == [f"s:{IDS[k]}" for k in ("L3", "L4", "L5")])
         await pilot.press("down", "enter")
-        await pilot.pause()
-        assert child_keys(screen, f"s:{IDS['L3']}") == [f"r:{IDS['L3']}"]
+        await wait_for(pilot, lambda: child_keys(screen, f"s:{IDS['L3']}") == [f"r:{IDS['L3']}"])
         rng = tree.node_for(f"r:{IDS['L3']}")
         assert rng is not None and rng.label.plain == "episodes #18–23 (6)"
         await pilot.press("down", "enter")
-        await pilot.pause()
-        assert child_keys(screen, f"r:{IDS['L3']}") == [f"e:{i}" for i in range(18, 24)]
+        await wait_for(pilot, lambda: child_keys(screen, f"r:{IDS['L3']}") == [f"e:{i}" for i in range(18, 24)])
 
 
 async def test_selecting_updates_detail_map_and_transcript(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
         assert screen.tree.reveal_summary(IDS["C1"])
-        await pilot.pause()
+        await wait_for(pilot, lambda: "covers episodes #18–35 (18)" in screen.detail.plain)
         plain = screen.detail.plain
-        assert "covers episodes #18–35 (18)" in plain
         assert "d1   fallback  condensed summary" in plain
         assert IDS["L3"] in plain and IDS["L5"] in plain  # sources
         assert f"parent: {IDS['D0']}" in plain
@@ -132,8 +122,7 @@ async def test_selecting_updates_detail_map_and_transcript(tmp_path: Path, store
         assert screen.transcript.highlight == (18, 35) and screen.transcript.cursor == 18
         # the superseded first version of leaf 1 is counted and listed
         assert screen.tree.reveal_summary(IDS["L1"])
-        await pilot.pause()
-        assert "2 versions · 1 superseded" in screen.detail.plain
+        await wait_for(pilot, lambda: "2 versions · 1 superseded" in screen.detail.plain)
         assert IDS["L1v1"] in screen.detail.plain
 
 
@@ -143,29 +132,24 @@ async def test_f_and_shift_f_walk_the_fallbacks(tmp_path: Path, store: Store) ->
             ref = screen.tree.cursor_ref
             return ref.key if ref else None
 
-        await pilot.press("f")
-        await pilot.pause()
-        assert cursor() == f"s:{IDS['L2']}"  # opened D0 and C0 to get there
-        assert "fallback" in screen.detail.plain
-        await pilot.press("f")
-        await pilot.pause()
-        assert cursor() == f"s:{IDS['C1']}"
-        await pilot.press("f")
-        await pilot.pause()
-        assert cursor() == f"s:{IDS['L2']}"  # wrapped around
-        await pilot.press("F")
-        await pilot.pause()
-        assert cursor() == f"s:{IDS['C1']}"
+        async def jump(key: str, to: str) -> None:
+            await pilot.press(key)
+            await wait_for(pilot, lambda: cursor() == to and screen.detail.key == to, show=cursor)
+            assert "fallback" in screen.detail.plain
+
+        await jump("f", f"s:{IDS['L2']}")  # opened D0 and C0 to get there
+        await jump("f", f"s:{IDS['C1']}")
+        await jump("f", f"s:{IDS['L2']}")  # wrapped around
+        await jump("F", f"s:{IDS['C1']}")
 
 
 async def test_transcript_highlights_the_covered_episodes(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
         assert screen.tree.reveal_summary(IDS["L4"])
-        await pilot.pause()
-        await pilot.press("t")
-        await pilot.pause()
-        transcript = screen.transcript
-        assert transcript.highlight == (24, 29)
+        await wait_for(pilot, lambda: screen.transcript.highlight == (24, 29))
+        transcript = await show_transcript(pilot, screen)
+        await wait_for_text(pilot, "#24  user", "message 24:")
+        await wait_painted(pilot)
         palette = Palette.from_app(app)
         bg = {}
         for y in range(transcript.size.height):
@@ -177,39 +161,48 @@ async def test_transcript_highlights_the_covered_episodes(tmp_path: Path, store:
         assert 24 in bg and 25 in bg and 30 in bg
         assert palette.highlight.rich_color in bg[25]
         assert palette.highlight.rich_color not in bg[30]
-        text = screen_text(app)
-        assert "#24  user" in text and "message 24:" in text
 
 
 async def test_covering_chain_from_an_episode_jumps_to_a_summary(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        await pilot.press("t")
-        screen.transcript.focus()
-        screen.transcript.jump_to(19)
-        await pilot.pause()
+        transcript = await show_transcript(pilot, screen)
+        await focus(pilot, transcript)
+        transcript.jump_to(19)
         await pilot.press("down")  # the user moves the cursor: #20
+        await wait_for(pilot, lambda: transcript.cursor == 20, show=lambda: transcript.cursor)
         await pilot.press("c")
-        await pilot.pause()
-        picker = app.screen
-        assert isinstance(picker, ChainPicker)
+        picker = await screen_shown(pilot, ChainPicker)
         assert [s.id for s in picker.chain] == [IDS["L3"], IDS["C1"], IDS["D0"]]
         options = picker.query_one(OptionList)
         assert [options.get_option_at_index(i).id for i in range(options.option_count)] == picker_ids(picker)
         await pilot.press("down", "enter")
-        await pilot.pause()
-        assert app.screen is screen
-        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['C1']}"
+        # picked: the tree has the cursor and the focus again, and the panes follow it
+        c1 = f"s:{IDS['C1']}"
+        await wait_for(pilot, lambda: app.screen is screen and screen.tree.has_focus and screen.detail.key == c1)
+        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == c1
         # an episode of the gap has no chain, and the picker says so
-        screen.transcript.jump_to(41)
-        screen.transcript.focus()
-        await pilot.pause()
+        transcript.jump_to(41)
+        await focus(pilot, transcript)
         await pilot.press("down", "c")
-        await pilot.pause()
-        assert isinstance(app.screen, ChainPicker) and app.screen.chain == []
-        assert "unsummarised gap" in screen_text(app)
+        picker = await screen_shown(pilot, ChainPicker)
+        assert picker.seq == 42 and picker.chain == []
+        await wait_for_text(pilot, "unsummarised gap")
         await pilot.press("escape")
-        await pilot.pause()
-        assert app.screen is screen
+        await wait_for(pilot, lambda: app.screen is screen)
+
+
+async def show_transcript(pilot: Pilot, screen: SessionScreen) -> Transcript:
+    """Press ``t`` and wait until the transcript tab is shown, laid out and focusable."""
+    await pilot.press("t")
+    transcript = screen.transcript
+    await wait_for(pilot, lambda: screen.query_one(TabbedContent).active == "tab-transcript"
+                   and transcript.size.height > 0)
+    return transcript
+
+
+async def focus(pilot: Pilot, widget: Widget) -> None:
+    widget.focus()
+    await wait_for(pilot, lambda: widget.has_focus)
 
 
 def picker_ids(picker: ChainPicker) -> list[str]:
@@ -219,24 +212,20 @@ def picker_ids(picker: ChainPicker) -> list[str]:
 async def test_hostile_content_is_shown_literally_and_never_acts(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
         assert screen.tree.reveal_summary(IDS["L3"])
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L3']}")
         body = screen.query_one("#detail-body", Static)
         assert "[bold]BOLD[/bold] [@click=app.quit]quit[/]" in screen.detail.plain
         assert "␛[31mred␛[0m" in screen.detail.plain and "␇" in screen.detail.plain
         screen.detail.scroll_end(animate=False)
-        await pilot.pause()
-        text = screen_text(app)
-        assert "[bold]BOLD[/bold]" in text and "[@click=app.quit]quit[/]" in text
+        text = await wait_for_text(pilot, "[bold]BOLD[/bold]", "[@click=app.quit]quit[/]")
         assert "\x1b" not in text and "\x07" not in text
         await pilot.click(body, offset=(22, 0))  # on the would-be click target
-        await pilot.pause()
+        # the episode with the same text, in the tree and in the transcript; the app handles this key
+        # after the click, so had the click quit the app, it would be gone by now
+        transcript = await show_transcript(pilot, screen)
         assert app.is_running and app.screen is screen
-        # the episode with the same text, in the tree and in the transcript
-        await pilot.press("t")
-        screen.transcript.jump_to(5)
-        await pilot.pause()
-        text = screen_text(app)
-        assert "[@click=app.quit]quit[/]" in text and "]8;;http://evil.example" in text
+        transcript.jump_to(5)
+        text = await wait_for_text(pilot, "[@click=app.quit]quit[/]", "]8;;http://evil.example")
         assert "\x1b" not in text
     async with opened(tmp_path, store, "evil") as (app, pilot, screen):
         text = screen_text(app)
@@ -255,14 +244,13 @@ async def test_empty_session_says_how_to_compact(tmp_path: Path, store: Store) -
 async def test_reload_keeps_open_nodes_and_selection(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
         assert screen.tree.reveal_summary(IDS["L4"])
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L4']}")
         store.write_summaries([SummaryWrite(summary("dag", "s_new_leaf", 0), episode_range=(40, 43))])
         screen.reload()
-        await pilot.pause()
         assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['L4']}"
         assert screen.tree.node_for(f"s:{IDS['C1']}").is_expanded  # type: ignore[union-attr]
         assert root_keys(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "s:s_new_leaf", "t:44"]
-        assert "11 summaries" in screen_text(app)
+        await wait_for_text(pilot, "11 summaries")
 
 
 async def test_map_click_and_keys_select_in_the_tree(tmp_path: Path, store: Store) -> None:
@@ -271,39 +259,31 @@ async def test_map_click_and_keys_select_in_the_tree(tmp_path: Path, store: Stor
         bar_w = cmap.size.width - LABEL_WIDTH
         x = LABEL_WIDTH + int(bar_w * 27 / 60)  # inside C1 (#18–35 of 60), row d1
         await pilot.click(cmap, offset=(x + 1, 1 + 1))  # +1: the map's border
-        await pilot.pause()
-        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['C1']}"
-        assert cmap.selected == f"s:{IDS['C1']}"
-        cmap.focus()
+
+        async def selected(key: str) -> None:
+            """The tree's cursor, the detail pane and the map all on ``key``."""
+            await wait_for(pilot, lambda: screen.detail.key == key and cmap.selected == key, show=lambda: cmap.selected)
+            assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == key
+
+        await selected(f"s:{IDS['C1']}")
+        await focus(pilot, cmap)
         await pilot.press("left")
-        await pilot.pause()
-        assert screen.tree.cursor_ref.key == f"s:{IDS['C0']}"
+        await selected(f"s:{IDS['C0']}")
         await pilot.press("up")
-        await pilot.pause()
-        assert screen.tree.cursor_ref.key == f"s:{IDS['D0']}"
+        await selected(f"s:{IDS['D0']}")
         await pilot.press("s")
-        await pilot.pause()
-        assert cmap.scale == "time" and "time axis" in str(cmap.border_subtitle)
+        await wait_for(pilot, lambda: cmap.scale == "time" and "time axis" in str(cmap.border_subtitle))
 
 
 async def test_keys_toggle_view_cycle_focus_and_go_back(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        assert app.focused is screen.tree
-        await pilot.press("tab")
-        assert app.focused is screen.map
-        await pilot.press("tab")
-        assert app.focused is screen.detail
-        await pilot.press("t")
-        await pilot.pause()
-        assert app.focused is screen.transcript
-        await pilot.press("tab")
-        assert app.focused is screen.tree
-        footer = screen_text(app).splitlines()[-1]
-        for hint in ("Pane", "Transcript", "Fallback", "Chain", "Scale", "Refresh", "Back"):
-            assert hint in footer
+        await wait_for(pilot, lambda: app.focused is screen.tree)
+        for key, pane in (("tab", screen.map), ("tab", screen.detail), ("t", screen.transcript), ("tab", screen.tree)):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: app.focused is pane, show=lambda: app.focused)
+        await wait_for_footer(pilot, "Pane", "Transcript", "Fallback", "Chain", "Scale", "Refresh", "Back")
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, SessionScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, SessionScreen))
 
 
 async def test_a_20k_episode_session_opens_and_the_transcript_pages(tmp_path: Path) -> None:
@@ -312,23 +292,22 @@ async def test_a_20k_episode_session_opens_and_the_transcript_pages(tmp_path: Pa
     app = app_for(settings, store)
     async with app.run_test(size=(140, 40)) as pilot:
         app.open_session("big")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
+        screen = await screen_shown(pilot, SessionScreen)
         assert root_keys(screen)[-2:] == ["g:100", "t:19984"]
         transcript = screen.transcript
         assert transcript.loaded <= PAGE + PAGE // 4
-        await pilot.press("t")
-        await pilot.pause()
-        transcript.focus()
+        await show_transcript(pilot, screen)
+        await focus(pilot, transcript)
         await pilot.press("end")
-        await pilot.pause()
-        assert transcript.window is not None and transcript.window[1] == 19_999
+        await wait_for(pilot, lambda: transcript.window is not None and transcript.window[1] == 19_999
+                       and transcript.cursor == 19_999, show=lambda: transcript.window)
+        assert transcript.window is not None
         first = transcript.window[0]
         for _ in range(16):
             await pilot.press("pageup")
-        await pilot.pause()
-        assert transcript.window[0] < first - PAGE  # earlier pages were fetched as we scrolled
+        # earlier pages were fetched as we scrolled
+        await wait_for(pilot, lambda: transcript.window is not None and transcript.window[0] < first - PAGE,
+                       show=lambda: transcript.window)
         assert transcript.loaded <= MAX_WINDOW
         assert transcript.cursor is not None and transcript.cursor < 19_999
         # the gap node pages its 19,884 episodes too
@@ -336,20 +315,18 @@ async def test_a_20k_episode_session_opens_and_the_transcript_pages(tmp_path: Pa
         assert gap is not None
         screen.tree.focus_node(gap)
         gap.expand()
-        await pilot.pause()
+        await wait_for(pilot, lambda: len(gap.children) == EPISODE_PAGE + 1, show=lambda: len(gap.children))
         keys = [c.data.key for c in gap.children if c.data is not None]
         assert len(keys) == EPISODE_PAGE + 1 and keys[-1] == f"m:g:100:{100 + EPISODE_PAGE}"
         screen.tree.select_node(gap.children[-1])
-        await pilot.pause()
-        assert len(gap.children) == 2 * EPISODE_PAGE + 1
+        await wait_for(pilot, lambda: len(gap.children) == 2 * EPISODE_PAGE + 1, show=lambda: len(gap.children))
     store.close()
 
 
 async def test_new_episodes_show_up_on_reload(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store, "raw") as (app, pilot, screen):
         add_episodes(store, "raw", "Plan the garden", 40)  # same keys 0..29 are skipped; 30..39 appended
-        screen.reload()
-        await pilot.pause()
+        screen.reload()  # synchronous: what it read is there when it returns
         assert screen.transcript.total == 40
         assert root_keys(screen) == ["g:0", "t:24"]
 
@@ -360,10 +337,7 @@ async def test_sessions_changed_message_reloads_once_the_burst_settles(tmp_path:
         for i in range(3):  # a run writing summaries one by one: three messages, one reload
             screen.post_message(SessionsChanged(("dag",)))
         store.write_summaries([SummaryWrite(summary("dag", "s_late_leaf", 0), episode_range=(40, 43))])
-        deadline = time.monotonic() + 5
-        while "s:s_late_leaf" not in root_keys(screen) and time.monotonic() < deadline:
-            await pilot.pause(0.05)  # waits for the coalescing timer (a condition, not a fixed sleep)
-        assert "s:s_late_leaf" in root_keys(screen)
+        await wait_for(pilot, lambda: "s:s_late_leaf" in root_keys(screen))  # after the coalescing timer
         assert screen.session is not None and screen.session.summaries == 11
 
 
@@ -377,19 +351,14 @@ async def test_long_episodes_fold_and_expand_in_the_transcript(tmp_path: Path, s
     long_text = "\n".join(f"line {i} [red]not markup[/red]" for i in range(40))
     store.append_episodes("raw", [NewEpisode("long", "assistant", long_text, T0 + timedelta(days=1))])
     async with opened(tmp_path, store, "raw") as (app, pilot, screen):
-        await pilot.press("t")
-        transcript = screen.transcript
-        transcript.focus()
+        transcript = await show_transcript(pilot, screen)
+        await focus(pilot, transcript)
         transcript.jump_to(30)
-        await pilot.pause()
-        text = screen_text(app)
-        assert "line 7 [red]not markup[/red]" in text and "line 8 " not in text
-        assert "more characters · enter: show all" in text
+        text = await wait_for_text(pilot, "line 7 [red]not markup[/red]", "more characters · enter: show all")
+        assert "line 8 " not in text
         await pilot.press("enter")
-        await pilot.pause()
+        await wait_for(pilot, lambda: 30 in transcript.expanded)
         transcript.jump_to(30)
-        await pilot.pause()
+        await wait_painted(pilot)
         transcript.scroll_to(y=transcript.max_scroll_y, animate=False)
-        await pilot.pause()
-        text = screen_text(app)
-        assert "line 39 [red]not markup[/red]" in text and "enter: collapse" in text
+        await wait_for_text(pilot, "line 39 [red]not markup[/red]", "enter: collapse")

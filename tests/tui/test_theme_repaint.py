@@ -11,6 +11,7 @@ from hiermem_tui.tui.widgets.dag_tree import DagTree
 from hiermem_tui.tui.widgets.detail_pane import DetailPane
 from hiermem_tui.tui.widgets.transcript import Transcript
 from tests.tui._session_fixtures import app_for, build_dag_session, open_store
+from tests.tui.conftest import screen_shown, wait_for
 
 
 async def test_theme_change_refreshes_palettes(tmp_path: Path) -> None:
@@ -21,13 +22,11 @@ async def test_theme_change_refreshes_palettes(tmp_path: Path) -> None:
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             app.open_session("dag")
-            await pilot.pause()
-            screen = app.screen
-            assert isinstance(screen, SessionScreen)
+            screen = await screen_shown(pilot, SessionScreen)
             widgets = [screen.query_one(cls) for cls in (CoverageMap, DagTree, DetailPane, Transcript)]
             before = [w.palette for w in widgets]
             app.theme = "textual-light"
-            await pilot.pause()
+            await wait_for(pilot, lambda: all(w.palette is not old for w, old in zip(widgets, before)))
             after = [w.palette for w in widgets]
             for w, old, new in zip(widgets, before, after):
                 assert new is not old, type(w).__name__
