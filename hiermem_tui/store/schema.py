@@ -239,6 +239,46 @@ MIGRATIONS: list[str] = [
         {_RECOMPUTE_V2.format(sid="NEW.session_id")}
     END;
     """,
+    # ---- version 3: full-text search over episodes and summaries ---------------------
+    # Contentless FTS5 (the text is already in episodes/summaries; a copy would double the
+    # file) keyed on search_docs.docid, an INTEGER PRIMARY KEY: VACUUM keeps those, where the
+    # implicit rowid of a TEXT-keyed table may be renumbered and silently point an external-
+    # content index at the wrong rows. Rows are insert-only on both sides (episodes and
+    # summaries are never updated in their text nor deleted), so the index never needs a
+    # delete. The `sess` column holds one token per row, 's' || hex(session id), so a search
+    # within one session is an FTS intersection instead of a filter over every match.
+    # Rows already in the file are indexed after the migration, in batches, by
+    # store/search_index.py (resumable: meta 'search_backfill' is its cursor while pending).
+    """
+    CREATE TABLE search_docs (
+        docid      INTEGER PRIMARY KEY,
+        kind       TEXT NOT NULL CHECK (kind IN ('episode', 'summary')),
+        ref_id     TEXT NOT NULL,
+        session_id TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX search_docs_ref ON search_docs (ref_id, kind);
+    CREATE VIRTUAL TABLE search_index USING fts5 (
+        text, sess, content = '', tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO search_index (search_index, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+
+    CREATE TRIGGER episodes_search_ai AFTER INSERT ON episodes BEGIN
+        INSERT INTO search_docs (kind, ref_id, session_id) VALUES ('episode', NEW.id, NEW.session_id);
+        INSERT INTO search_index (rowid, text, sess) VALUES (last_insert_rowid(), NEW.content, 's' || hex(NEW.session_id));
+    END;
+    CREATE TRIGGER summaries_search_ai AFTER INSERT ON summaries BEGIN
+        INSERT INTO search_docs (kind, ref_id, session_id) VALUES ('summary', NEW.id, NEW.session_id);
+        INSERT INTO search_index (rowid, text, sess) VALUES (last_insert_rowid(), NEW.content, 's' || hex(NEW.session_id));
+    END;
+    INSERT INTO meta (key, value)
+        SELECT 'search_backfill', 'episode:' WHERE EXISTS (SELECT 1 FROM episodes) OR EXISTS (SELECT 1 FROM summaries);
+
+    -- The run history lists runs newest first across the whole file; whole-file stats group
+    -- the active summaries by depth and tier from an index instead of reading their text.
+    CREATE INDEX runs_started ON runs (started_at, id);
+    CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept)
+        WHERE status = 'active';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

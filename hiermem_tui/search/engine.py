@@ -1,0 +1,138 @@
+"""Ranked full-text search over episodes and summaries (FTS5, bm25), with snippets.
+
+Why ranking is capped: bm25 must score every matching row before it can sort them, about
+2 µs a row; a word found in 800k of a million episodes ("the") would take two seconds. So
+when a query matches more than :data:`RANK_WINDOW` rows, only the newest ``RANK_WINDOW`` of
+them (by when they were written to the file) are ranked, and the result says so
+(``SearchResult.capped``). Finding where that window starts is one walk down the doclist in
+rowid order, which FTS5 does without scoring.
+
+Superseded summaries are left out unless asked for: the tree shows only active ones, and an
+old version is reached from its active successor (``v``, versions). Episodes always count.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..store.search_index import session_token
+from .query import ParsedQuery, QueryError, parse_query
+from .snippet import Snippet, make_snippet
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+RANK_WINDOW = 20_000
+"""At most this many matching rows, the newest, are ranked by bm25."""
+DEFAULT_LIMIT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One matching episode or summary, best first in :class:`SearchResult`."""
+
+    session_id: str
+    kind: Literal["episode", "summary"]
+    id: str
+    first_seq: int
+    last_seq: int
+    snippet: Snippet
+    rank: float
+    created_at: str
+    """The episode's time, or the end of the summary's time range."""
+    role: str | None = None
+    depth: int | None = None
+    tier: str | None = None
+    active: bool = True
+    """False for a superseded summary (only with ``include_superseded``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``search --json`` element (DESIGN §6): exactly these keys."""
+        return {
+            "session": self.session_id,
+            "kind": self.kind,
+            "id": self.id,
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "snippet": self.snippet.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: ParsedQuery
+    hits: tuple[SearchHit, ...]
+    capped: bool
+    """True when more than RANK_WINDOW rows matched and only the newest were ranked."""
+
+
+def _match_expr(query: ParsedQuery, session_id: str | None) -> str:
+    expr = f"text : {query.fts}"
+    if session_id is not None:
+        expr = f'sess : "{session_token(session_id)}" AND {expr}'
+    return expr
+
+
+_RANKED = """
+    SELECT d.kind, d.ref_id, f.rank FROM search_index f JOIN search_docs d ON d.docid = f.rowid
+    WHERE search_index MATCH ? AND f.rowid >= ? ORDER BY f.rank
+"""
+
+
+def search(
+    store: Store,
+    text: str | ParsedQuery,
+    *,
+    session_id: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    include_superseded: bool = False,
+) -> SearchResult:
+    """The ``limit`` best hits for ``text`` (optionally within one session).
+
+    Raises :class:`QueryError` for a query that cannot be searched (one line, for the user).
+    """
+    query = parse_query(text) if isinstance(text, str) else text
+    expr = _match_expr(query, session_id)
+    conn = store.conn
+    try:
+        with store.read_snapshot():
+            edge = conn.execute(
+                "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (expr, RANK_WINDOW),
+            ).fetchone()
+            lowest = edge[0] + 1 if edge else 0
+            hits: list[SearchHit] = []
+            if limit > 0:
+                for kind, ref_id, rank in conn.execute(_RANKED, (expr, lowest)):
+                    hit = _hit(store, kind, ref_id, rank, query, include_superseded)
+                    if hit is not None and (session_id is None or hit.session_id == session_id):
+                        hits.append(hit)
+                        if len(hits) >= limit:
+                            break
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc) or "syntax error" in str(exc):
+            raise QueryError(f"the search index cannot read this query ({exc})") from None
+        raise
+    return SearchResult(query, tuple(hits), edge is not None)
+
+
+def _hit(store: Store, kind: str, ref_id: str, rank: float, query: ParsedQuery, superseded: bool) -> SearchHit | None:
+    conn = store.conn
+    if kind == "episode":
+        row = conn.execute(
+            "SELECT session_id, seq, content, created_at, role FROM episodes WHERE id = ?", (ref_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        return SearchHit(row[0], "episode", ref_id, row[1], row[1], make_snippet(row[2], query.terms), rank,
+                         row[3], role=row[4])
+    row = conn.execute(
+        "SELECT session_id, first_seq, last_seq, content, end_at, depth, tier, status FROM summaries WHERE id = ?",
+        (ref_id,),
+    ).fetchone()
+    if row is None or (row[7] != "active" and not superseded):
+        return None
+    return SearchHit(row[0], "summary", ref_id, row[1], row[2], make_snippet(row[3], query.terms), rank, row[4],
+                     depth=row[5], tier=row[6], active=row[7] == "active")
