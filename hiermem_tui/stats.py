@@ -16,6 +16,7 @@ one made before fidelity was measured (NULL) is counted apart as *unmeasured*.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -116,57 +117,75 @@ class Stats:
 def compute_stats(store: Store, session_id: str | None = None, *, threshold: float = 0.8) -> Stats:
     """Stats for one session, or for the whole file when ``session_id`` is None."""
     conn = store.conn
-    where, params = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+    params: tuple[str, ...] = () if session_id is None else (session_id,)
+    of_session = "" if session_id is None else "session_id = ?"
     with store.read_snapshot():
         if session_id is not None and store.get_session(session_id) is None:
             raise StoreError(f"no session {session_id!r}")
         size = conn.execute(
             "SELECT count(*), coalesce(sum(episode_count), 0), coalesce(sum(token_count), 0), "
             "coalesce(sum(token_count - covered_tokens + top_tokens), 0), coalesce(sum(top_tokens), 0), "
-            f"coalesce(sum(covered_episodes), 0), min(min_retention) FROM sessions {where.replace('session_id', 'id')}",
+            "coalesce(sum(covered_episodes), 0), min(min_retention) FROM sessions"
+            + ("" if session_id is None else " WHERE id = ?"),
             params,
         ).fetchone()
-        active_where = f"{where} {'AND' if where else 'WHERE'} status = 'active'"
-        depths, tiers = [], dict.fromkeys(TIERS, 0)
-        low = measured = unmeasured = active = 0
-        for depth, tier, count, tokens, source, n_low, n_measured in conn.execute(
-            "SELECT depth, tier, count(*), sum(tokens), sum(source_tokens), "
-            "sum(fid_identifiers > 0 AND fid_kept < ? * fid_identifiers), sum(fid_identifiers IS NOT NULL) "
-            f"FROM summaries {active_where} GROUP BY depth, tier ORDER BY depth",
-            (threshold, *params),
-        ):
-            tiers[tier] = tiers.get(tier, 0) + count
-            if depths and depths[-1].depth == depth:
-                prev = depths.pop()
-                count, tokens, source = prev.count + count, prev.tokens + tokens, prev.source_tokens + source
-                depths.append(DepthStats(depth, count, tokens, source))
-            else:
-                depths.append(DepthStats(depth, count, tokens, source))
-            low += n_low or 0
-            measured += n_measured or 0
-        active = sum(d.count for d in depths)
-        unmeasured = active - measured
-        total = conn.execute(f"SELECT count(*) FROM summaries {where}", params).fetchone()[0]
-        runs_by_status = dict.fromkeys(RUN_STATUSES, 0)
-        engines = []
-        llm = wall = 0.0
-        for backend, model, status, runs, made, llm_s, wall_s in conn.execute(
-            "SELECT backend, model, status, count(*), sum(summaries_created), sum(llm_seconds), sum(wall_seconds) "
-            f"FROM runs {where} GROUP BY backend, model, status ORDER BY backend, model",
-            params,
-        ):
-            runs_by_status[status] = runs_by_status.get(status, 0) + runs
-            llm += llm_s or 0.0
-            wall += wall_s or 0.0
-            if engines and (engines[-1].backend, engines[-1].model) == (backend, model):
-                e = engines.pop()
-                runs, made, llm_s, wall_s = e.runs + runs, e.summaries + made, e.llm_seconds + llm_s, \
-                    e.wall_seconds + wall_s
-            engines.append(EngineStats(backend, model, runs, made or 0, llm_s or 0.0, wall_s or 0.0))
+        depths, tiers, low, measured = _summary_groups(conn, of_session, params, threshold)
+        total = conn.execute("SELECT count(*) FROM summaries" + _where(of_session), params).fetchone()[0]
+        runs_by_status, engines = _run_groups(conn, of_session, params)
+    active = sum(d.count for d in depths)
     return Stats(
         session_id=session_id, sessions=size[0], episodes=size[1], raw_tokens=size[2], model_tokens=size[3],
         top_tokens=size[4], covered_episodes=size[5], active=active, superseded=total - active,
-        by_depth=tuple(depths), by_tier=tiers, low_fidelity=low, measured=measured, unmeasured=unmeasured,
-        threshold=threshold, min_retention=size[6], llm_seconds=llm, wall_seconds=wall,
-        runs_by_status=runs_by_status, engines=tuple(sorted(engines, key=lambda e: -e.llm_seconds)),
+        by_depth=tuple(depths), by_tier=tiers, low_fidelity=low, measured=measured, unmeasured=active - measured,
+        threshold=threshold, min_retention=size[6], llm_seconds=sum(e.llm_seconds for e in engines),
+        wall_seconds=sum(e.wall_seconds for e in engines), runs_by_status=runs_by_status,
+        engines=tuple(sorted(engines, key=lambda e: -e.llm_seconds)),
     )
+
+
+def _where(*clauses: str) -> str:
+    kept = [c for c in clauses if c]
+    return (" WHERE " + " AND ".join(kept)) if kept else ""
+
+
+def _summary_groups(
+    conn: sqlite3.Connection, of_session: str, params: tuple[str, ...], threshold: float
+) -> tuple[list[DepthStats], dict[str, int], int, int]:
+    """Active summaries per depth and per tier, and how many are low-fidelity / measured."""
+    per_depth: dict[int, list[int]] = {}
+    tiers = dict.fromkeys(TIERS, 0)
+    low = measured = 0
+    for depth, tier, count, tokens, source, n_low, n_measured in conn.execute(
+        "SELECT depth, tier, count(*), sum(tokens), sum(source_tokens), "
+        "sum(fid_identifiers > 0 AND fid_kept < ? * fid_identifiers), sum(fid_identifiers IS NOT NULL) "
+        "FROM summaries" + _where(of_session, "status = 'active'") + " GROUP BY depth, tier",
+        (threshold, *params),
+    ):
+        tiers[tier] = tiers.get(tier, 0) + count
+        acc = per_depth.setdefault(depth, [0, 0, 0])
+        acc[0] += count
+        acc[1] += tokens or 0
+        acc[2] += source or 0
+        low += n_low or 0
+        measured += n_measured or 0
+    depths = [DepthStats(d, *per_depth[d]) for d in sorted(per_depth)]
+    return depths, tiers, low, measured
+
+
+def _run_groups(
+    conn: sqlite3.Connection, of_session: str, params: tuple[str, ...]
+) -> tuple[dict[str, int], list[EngineStats]]:
+    """Runs per status, and per backend/model what they made and the time they took."""
+    by_status = dict.fromkeys(RUN_STATUSES, 0)
+    per_engine: dict[tuple[str, str | None], list[float]] = {}
+    for backend, model, status, runs, made, llm_s, wall_s in conn.execute(
+        "SELECT backend, model, status, count(*), sum(summaries_created), sum(llm_seconds), sum(wall_seconds) "
+        "FROM runs" + _where(of_session) + " GROUP BY backend, model, status",
+        params,
+    ):
+        by_status[status] = by_status.get(status, 0) + runs
+        acc = per_engine.setdefault((backend, model), [0, 0, 0.0, 0.0])
+        for i, value in enumerate((runs, made, llm_s, wall_s)):
+            acc[i] += value or 0
+    engines = [EngineStats(b, m, int(a[0]), int(a[1]), float(a[2]), float(a[3])) for (b, m), a in per_engine.items()]
+    return by_status, engines

@@ -17,6 +17,10 @@ CORE = [
     "hiermem_tui.compaction",
     "hiermem_tui.backend_status",
     "hiermem_tui.demo",
+    "hiermem_tui.search",
+    "hiermem_tui.context",
+    "hiermem_tui.stats",
+    "hiermem_tui.run_history",
 ]
 
 
