@@ -31,6 +31,7 @@ def main() -> int:
             ["bench_engine.py"],
             ["bench_tui_sessions.py", "--repeat", "3", "--no-datatable"],
             ["bench_tui_session.py", "--episodes", "4000", "--repeat", "3"],
+            ["bench_find.py", "--db", str(big_db)],
         ]
     else:
         plan = [
@@ -41,6 +42,7 @@ def main() -> int:
             ["bench_tui_sessions.py"],
             ["bench_tui_session.py"],
             ["bench_memory.py", "--db", str(big_db)],
+            ["bench_find.py", "--db", str(big_db)],
         ]
     if (HERE / "bench_tui_latency.py").exists():
         plan.append(["bench_tui_latency.py"])

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from .store import Store
 
 PASS_LABELS = {
-    "leaf": "leaf pass", "condense": "condensation pass", "full": "full pass",
-    "resummarize": "re-summarise one", "resummarize-session": "re-summarise session",
+    "leaf": "leaf pass", "condense": "condense", "full": "full pass",
+    "resummarize": "redo one", "resummarize-session": "redo session",
 }
+"""Short names of run kinds, for columns (≤ 12 characters)."""
 OUTCOMES = {
     "interrupted": "the process running it stopped before it finished",
     "cancelled": "cancelled; the summaries it finished are kept",

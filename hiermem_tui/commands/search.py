@@ -6,21 +6,18 @@ import argparse
 import json
 
 from ..search import RANK_WINDOW, QueryError, SearchHit, search
+from ..search.query import SYNTAX_HELP
 from ..textsafe import one_line, visible
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, is_tty
 from .index_progress import ensure_search_index
 from .reading import check_limit, open_existing
 
 MAX_LIMIT = 10_000
-SYNTAX = """\
-query syntax:
-  words            every word must appear (any order): retry backoff
-  "a phrase"       the words next to each other, in order
-  word*            words starting with it: pars* finds parse, parser, parsing
-  OR, NOT, AND     in capitals: timeout OR deadline · flaky NOT windows
-  ( … )            grouping: (timeout OR deadline) retry
-Punctuation inside a word is fine (foo-bar, what?, C++): it matches the words in it.
-Case and accents are ignored. Only active summaries are searched unless --all-versions."""
+SYNTAX = "query syntax:\n" + "".join(f"  {typed:<30} {finds}\n" for typed, finds in SYNTAX_HELP) + (
+    "Punctuation inside a word is fine (foo-bar, what?, C++): it matches the words in it.\n"
+    "Case and accents are ignored. Superseded summaries are searched only with --all-versions.\n"
+    f"When more than {RANK_WINDOW:,} rows match, the newest {RANK_WINDOW:,} of them are ranked."
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

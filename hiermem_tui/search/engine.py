@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..store.search_index import session_token
 from .query import ParsedQuery, QueryError, parse_query
-from .snippet import Snippet, make_snippet
+from .snippet import WIDTH, Snippet, make_snippet
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -88,6 +88,7 @@ def search(
     session_id: str | None = None,
     limit: int = DEFAULT_LIMIT,
     include_superseded: bool = False,
+    snippet_width: int = WIDTH,
 ) -> SearchResult:
     """The ``limit`` best hits for ``text`` (optionally within one session).
 
@@ -106,7 +107,7 @@ def search(
             hits: list[SearchHit] = []
             if limit > 0:
                 for kind, ref_id, rank in conn.execute(_RANKED, (expr, lowest)):
-                    hit = _hit(store, kind, ref_id, rank, query, include_superseded)
+                    hit = _hit(store, kind, ref_id, rank, query, include_superseded, snippet_width)
                     if hit is not None and (session_id is None or hit.session_id == session_id):
                         hits.append(hit)
                         if len(hits) >= limit:
@@ -118,7 +119,9 @@ def search(
     return SearchResult(query, tuple(hits), edge is not None)
 
 
-def _hit(store: Store, kind: str, ref_id: str, rank: float, query: ParsedQuery, superseded: bool) -> SearchHit | None:
+def _hit(
+    store: Store, kind: str, ref_id: str, rank: float, query: ParsedQuery, superseded: bool, width: int
+) -> SearchHit | None:
     conn = store.conn
     if kind == "episode":
         row = conn.execute(
@@ -126,7 +129,7 @@ def _hit(store: Store, kind: str, ref_id: str, rank: float, query: ParsedQuery, 
         ).fetchone()
         if row is None:
             return None
-        return SearchHit(row[0], "episode", ref_id, row[1], row[1], make_snippet(row[2], query.terms), rank,
+        return SearchHit(row[0], "episode", ref_id, row[1], row[1], make_snippet(row[2], query.terms, width), rank,
                          row[3], role=row[4])
     row = conn.execute(
         "SELECT session_id, first_seq, last_seq, content, end_at, depth, tier, status FROM summaries WHERE id = ?",
@@ -134,5 +137,5 @@ def _hit(store: Store, kind: str, ref_id: str, rank: float, query: ParsedQuery, 
     ).fetchone()
     if row is None or (row[7] != "active" and not superseded):
         return None
-    return SearchHit(row[0], "summary", ref_id, row[1], row[2], make_snippet(row[3], query.terms), rank, row[4],
+    return SearchHit(row[0], "summary", ref_id, row[1], row[2], make_snippet(row[3], query.terms, width), rank, row[4],
                      depth=row[5], tier=row[6], active=row[7] == "active")

@@ -21,6 +21,15 @@ import unicodedata
 from dataclasses import dataclass
 
 OPERATORS = ("AND", "OR", "NOT")
+SYNTAX_HELP = (
+    ("retry backoff", "every word must appear, in any order"),
+    ('"a phrase"', "the words next to each other, in order"),
+    ("pars*", "words starting with it: parse, parser, parsing"),
+    ("timeout OR deadline", "either word (OR, NOT, AND in capitals)"),
+    ("flaky NOT windows", "the first without the second"),
+    ("(timeout OR deadline) retry", "brackets group"),
+)
+"""Examples for --help and the search screen: (what to type, what it finds)."""
 _WORD_CHARS = re.compile(r"[^\W_]+")
 """Runs of letters and digits: what FTS5's unicode61 tokenizer keeps as tokens (roughly)."""
 
