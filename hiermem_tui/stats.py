@@ -158,7 +158,9 @@ def _summary_groups(
     for depth, tier, count, tokens, source, n_low, n_measured in conn.execute(
         "SELECT depth, tier, count(*), sum(tokens), sum(source_tokens), "
         "sum(fid_identifiers > 0 AND fid_kept < ? * fid_identifiers), sum(fid_identifiers IS NOT NULL) "
-        "FROM summaries" + _where(of_session, "status = 'active'") + " GROUP BY depth, tier",
+        # the whole file reads the covering index (no summary text); one session, its own index
+        "FROM summaries" + ("" if of_session else " INDEXED BY summaries_stats")
+        + _where(of_session, "status = 'active'") + " GROUP BY depth, tier",
         (threshold, *params),
     ):
         tiers[tier] = tiers.get(tier, 0) + count

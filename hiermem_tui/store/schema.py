@@ -276,8 +276,8 @@ MIGRATIONS: list[str] = [
     -- The run history lists runs newest first across the whole file; whole-file stats group
     -- the active summaries by depth and tier from an index instead of reading their text.
     CREATE INDEX runs_started ON runs (started_at, id);
-    CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept)
-        WHERE status = 'active';
+    CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept, status)
+        WHERE status = 'active';  -- status too, or SQLite reads the row to re-check the WHERE
     """,
 ]
 

@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Label, Static
 
 from hiermem_tui.textsafe import one_line
@@ -25,6 +26,9 @@ from hiermem_tui.tui.messages import Loaded, SessionsChanged
 if TYPE_CHECKING:
     from hiermem_tui.config import Settings
     from hiermem_tui.store import Store
+
+RELOAD_DELAY_S = 0.5
+"""After a change in the store, wait this long (collecting more changes) before reading again."""
 
 
 class ReportScreen(Screen[None]):
@@ -41,6 +45,7 @@ class ReportScreen(Screen[None]):
         super().__init__()
         self.session_id = session_id
         self._ticket = 0
+        self._reload_timer: Timer | None = None
 
     @property
     def store(self) -> Store:
@@ -93,10 +98,16 @@ class ReportScreen(Screen[None]):
 
     # ------------------------------------------------------------------ common actions
     def on_sessions_changed(self, message: SessionsChanged) -> None:
-        """The store changed (a run, an import): re-read if it concerns what is shown."""
+        """The store changed (a run, an import): re-read if it concerns what is shown — once
+        per burst (a run writes summaries one by one), not once per summary."""
         message.stop()
-        if self.session_id is None or not message.session_ids or self.session_id in message.session_ids:
-            self.load()
+        relevant = self.session_id is None or not message.session_ids or self.session_id in message.session_ids
+        if relevant and self._reload_timer is None:
+            self._reload_timer = self.set_timer(RELOAD_DELAY_S, self._timed_load)
+
+    def _timed_load(self) -> None:
+        self._reload_timer = None
+        self.load()
 
     def action_reload(self) -> None:
         self.load()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -28,7 +29,7 @@ from hiermem_tui.store.search_index import build_search_index, search_index_stat
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.find import show_in_session
-from hiermem_tui.tui.messages import IndexProgress, SearchDone
+from hiermem_tui.tui.messages import IndexProgress, SearchDone, SessionsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
 
@@ -51,6 +52,10 @@ def marked(snippet: Snippet, base: object, mark: object) -> Text:
     for piece, hit in snippet.parts():
         out.append(strip_combining_excess(visible(piece)), style=mark if hit else None)  # type: ignore[arg-type]
     return out
+
+
+class _Stopped(Exception):
+    """The index build was told to stop (its screen closed)."""
 
 
 class SearchScreen(ReportScreen):
@@ -117,11 +122,20 @@ class SearchScreen(ReportScreen):
     # ------------------------------------------------------------------ index building
     @work(thread=True, exclusive=True, group="search-index", exit_on_error=False)
     def _build_index(self) -> None:
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:  # the screen closed: stop after this batch (the next start resumes)
+                raise _Stopped
+            self.post_message(IndexProgress(done, total))
+
         try:
-            build_search_index(self.store, lambda d, t: self.post_message(IndexProgress(d, t)))
+            build_search_index(self.store, progress)
+        except _Stopped:
+            return
         finally:
             self.store.release_thread()
-            self.post_message(IndexProgress(0, 0, finished=True))
+        self.post_message(IndexProgress(0, 0, finished=True))
 
     def on_index_progress(self, message: IndexProgress) -> None:
         if message.finished:
@@ -318,7 +332,11 @@ class SearchScreen(ReportScreen):
                              self.action_toggle_versions, "v")
         yield PaletteCommand("Back", "Close the search", self.action_back, "esc")
 
-    def fetch(self) -> object:  # the query runs in its own worker (_search)
+    def on_sessions_changed(self, message: SessionsChanged) -> None:
+        """Hits stay put while the store changes (they would move under the cursor); enter re-runs."""
+        message.stop()
+
+    def fetch(self) -> object:  # the query runs in its own worker (_search); ``r`` is a letter of the query
         return None
 
     def show(self, data: object) -> None:
