@@ -69,6 +69,8 @@ async def test_search_from_the_list_shows_hits_literally_and_opens_an_episode(en
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.transcript.cursor == 5)
         session: SessionScreen = app.screen  # type: ignore[assignment]
         assert session.selected is not None and session.selected.key == f"s:{DAG_IDS['L0']}"  # its leaf, in the tree
+        assert session.focus_episode(2)  # under the leaf already selected: no highlight message comes, it jumps now
+        await wait_for(pilot, lambda: session.transcript.cursor == 2)
         await pilot.press("escape")  # back to the hits
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
 

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from hiermem_tui.search import QueryError, SearchHit, SearchResult, Snippet, make_snippet, search
+from hiermem_tui.search import RANK_WINDOW, QueryError, SearchHit, SearchResult, Snippet, Term, make_snippet, search
 from hiermem_tui.search.query import SYNTAX_HELP
 from hiermem_tui.store.search_index import build_search_index, search_index_status
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
@@ -76,7 +76,7 @@ class SearchScreen(ReportScreen):
         self.include_superseded = False
         self.hits: list[SearchHit] = []
         self.titles: dict[str, str] = {}
-        self.terms = ()
+        self.terms: tuple[Term, ...] = ()
         self._debounce: Timer | None = None
         self.indexing: tuple[int, int] | None = None
 
@@ -233,7 +233,7 @@ class SearchScreen(ReportScreen):
         many = f"{len(self.hits)}{'+' if len(self.hits) >= LIMIT else ''}"
         note = f"{many} hit{'s' * (len(self.hits) != 1)}, best first"
         if result.capped:
-            note += " · very many matches: the newest 20,000 were ranked"
+            note += f" · very many matches: the newest {RANK_WINDOW:,} were ranked"
         if self.indexing:
             note += " · index still building, results are partial"
         self._status(note)
