@@ -1,7 +1,7 @@
 """Ranked full-text search over episodes and summaries (FTS5, bm25), with snippets.
 
 Why ranking is capped: bm25 must score every matching row before it can sort them, about
-2 µs a row; a word found in 800k of a million episodes ("the") would take two seconds. So
+1.5 µs a row; a word found in 800k of a million episodes ("the") would take over a second. So
 when a query matches more than :data:`RANK_WINDOW` rows, only the newest ``RANK_WINDOW`` of
 them (by when they were written to the file) are ranked, and the result says so
 (``SearchResult.capped``). Finding where that window starts is one walk down the doclist in
@@ -24,7 +24,7 @@ from .snippet import WIDTH, Snippet, make_snippet
 if TYPE_CHECKING:
     from ..store import Store
 
-RANK_WINDOW = 20_000
+RANK_WINDOW = 10_000
 """At most this many matching rows, the newest, are ranked by bm25."""
 DEFAULT_LIMIT = 20
 

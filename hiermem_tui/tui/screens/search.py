@@ -34,7 +34,7 @@ from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
 
 DEBOUNCE_S = 0.2
-LIMIT = 200
+LIMIT = 100
 PREVIEW_CHARS = 6000
 
 
