@@ -1,10 +1,10 @@
-"""Finishing the search index of a file upgraded to schema 3, with a progress bar.
+"""Bringing the search index up to date before it is used, with a progress bar.
 
-Why here: the migration only creates the index; rows already in the file are indexed by
-:func:`~hiermem_tui.store.search_index.build_search_index` (tens of seconds for a million
-episodes). Whoever needs the index first — ``search``, or the TUI before it starts — calls
-:func:`ensure_search_index`, so the wait is never silent: a bar on a terminal, one line
-otherwise.
+Why here: new episodes and summaries are indexed in bulk, not row by row (see
+store/search_index.py), and a file upgraded from before schema 3 has all its rows to index
+(tens of seconds for a million episodes). Whoever needs the index — ``search``, or the TUI
+before it starts — calls :func:`ensure_search_index`, so a long wait is never silent: a bar
+on a terminal, one line otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from ..store.search_index import IndexStatus, build_search_index, search_index_s
 from .common import CliContext
 
 BAR = 24
+QUIET_BELOW = 1000
+"""Fewer new rows than this (a compaction's summaries, a short import) are indexed without a word."""
 
 
 class IndexBar:
@@ -37,7 +39,7 @@ class IndexBar:
         filled = int(BAR * done / total) if total else BAR
         pct = 100 * done / total if total else 100
         self.ctx.stderr.write(
-            f"\rbuilding the search index (once) {'█' * filled}{'░' * (BAR - filled)} {pct:3.0f}% "
+            f"\rindexing for search {'█' * filled}{'░' * (BAR - filled)} {pct:3.0f}% "
             f"· {done:,} of {total:,} rows "
         )
         self.ctx.stderr.flush()
@@ -55,8 +57,8 @@ def ensure_search_index(ctx: CliContext, store: Store) -> IndexStatus:
         return status
     if store.readonly:
         ctx.warn(
-            f"hiermem-tui: the search index of {store.path} is incomplete ({status.done:,} of {status.total:,} rows): "
-            "open the file once with write access to finish it; searching what is indexed"
+            f"hiermem-tui: {status.missing:,} rows of {store.path} are not indexed for search yet and the file is "
+            "read-only: searching what is indexed"
         )
         return status
     bar = IndexBar(ctx)
@@ -64,6 +66,6 @@ def ensure_search_index(ctx: CliContext, store: Store) -> IndexStatus:
         indexed = build_search_index(store, bar)
     finally:
         bar.clear()
-    if indexed:
-        ctx.warn(f"hiermem-tui: indexed {indexed:,} rows for search in {time.monotonic() - bar.started:.1f} s (once)")
+    if indexed >= QUIET_BELOW:
+        ctx.warn(f"hiermem-tui: indexed {indexed:,} new rows for search in {time.monotonic() - bar.started:.1f} s")
     return search_index_status(store)

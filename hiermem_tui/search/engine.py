@@ -9,6 +9,10 @@ rowid order, which FTS5 does without scoring.
 
 Superseded summaries are left out unless asked for: the tree shows only active ones, and an
 old version is reached from its active successor (``v``, versions). Episodes always count.
+
+Before it searches, :func:`search` brings the index up to date (rows written since the last
+search are indexed in bulk: store/search_index.py) — three lookups when nothing is new. A
+caller that wants to show progress for a big catch-up runs ``build_search_index`` first.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..store.search_index import session_token
+from ..store.search_index import build_search_index, search_index_status, session_token
 from .query import ParsedQuery, QueryError, parse_query
 from .snippet import WIDTH, Snippet, make_snippet
 
@@ -66,6 +70,8 @@ class SearchResult:
     hits: tuple[SearchHit, ...]
     capped: bool
     """True when more than RANK_WINDOW rows matched and only the newest were ranked."""
+    unindexed: int = 0
+    """Rows not searchable yet (only on a read-only file, which cannot be indexed)."""
 
 
 def _match_expr(query: ParsedQuery, session_id: str | None) -> str:
@@ -96,6 +102,8 @@ def search(
     """
     query = parse_query(text) if isinstance(text, str) else text
     expr = _match_expr(query, session_id)
+    build_search_index(store)
+    status = search_index_status(store)
     conn = store.conn
     try:
         with store.read_snapshot():
@@ -116,7 +124,7 @@ def search(
         if "fts5" in str(exc) or "syntax error" in str(exc):
             raise QueryError(f"the search index cannot read this query ({exc})") from None
         raise
-    return SearchResult(query, tuple(hits), edge is not None)
+    return SearchResult(query, tuple(hits), edge is not None, status.missing if status.pending else 0)
 
 
 def _hit(

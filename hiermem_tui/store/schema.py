@@ -247,8 +247,14 @@ MIGRATIONS: list[str] = [
     # summaries are never updated in their text nor deleted), so the index never needs a
     # delete. The `sess` column holds one token per row, 's' || hex(session id), so a search
     # within one session is an FTS intersection instead of a filter over every match.
-    # Rows already in the file are indexed after the migration, in batches, by
-    # store/search_index.py (resumable: meta 'search_backfill' is its cursor while pending).
+    #
+    # The triggers record every new episode and summary in search_docs, whoever writes it;
+    # the FTS rows for docids above meta 'search_indexed' are then written in bulk by
+    # store/search_index.py before a search (and when the TUI starts). Not in the trigger
+    # itself: FTS5 flushes its pending terms at every statement savepoint, so an FTS insert
+    # inside a trigger writes one index segment per row and made imports ~7x slower.
+    # Rows already in the file get their search_docs rows the same way, in resumable
+    # batches (meta 'search_backfill' is that cursor while pending).
     """
     CREATE TABLE search_docs (
         docid      INTEGER PRIMARY KEY,
@@ -264,12 +270,14 @@ MIGRATIONS: list[str] = [
 
     CREATE TRIGGER episodes_search_ai AFTER INSERT ON episodes BEGIN
         INSERT INTO search_docs (kind, ref_id, session_id) VALUES ('episode', NEW.id, NEW.session_id);
-        INSERT INTO search_index (rowid, text, sess) VALUES (last_insert_rowid(), NEW.content, 's' || hex(NEW.session_id));
     END;
     CREATE TRIGGER summaries_search_ai AFTER INSERT ON summaries BEGIN
         INSERT INTO search_docs (kind, ref_id, session_id) VALUES ('summary', NEW.id, NEW.session_id);
-        INSERT INTO search_index (rowid, text, sess) VALUES (last_insert_rowid(), NEW.content, 's' || hex(NEW.session_id));
     END;
+    CREATE TRIGGER search_docs_no_delete BEFORE DELETE ON search_docs BEGIN
+        SELECT RAISE(ABORT, 'search_docs rows are never deleted (the index counts on dense docids)');
+    END;
+    INSERT INTO meta (key, value) VALUES ('search_indexed', '0');
     INSERT INTO meta (key, value)
         SELECT 'search_backfill', 'episode:' WHERE EXISTS (SELECT 1 FROM episodes) OR EXISTS (SELECT 1 FROM summaries);
 

@@ -1,14 +1,19 @@
-"""Building the full-text index for rows that were in the file before schema 3.
+"""Bringing the full-text index up to date: in bulk, in short resumable batches, with progress.
 
-Why a separate step and not the migration: indexing a million episodes takes tens of
-seconds, and a migration is one silent transaction. The migration only creates the index
-and its triggers (so everything written from then on, by us or by another tool, is indexed
-as it lands) and leaves a cursor in ``meta``; :func:`build_search_index` then indexes the
-older rows in batches of their primary key, one short transaction each, reporting progress.
-It is resumable (killed mid-way, the next call goes on from the cursor, read inside each
-batch's transaction) and safe to run from two processes at once: a row is indexed only when
-its ``search_docs`` row is new (``UNIQUE (ref_id, kind)``), and the trigger-indexed rows are
-skipped the same way.
+Why not in the triggers: the triggers (schema version 3) record every new episode and
+summary in ``search_docs`` whoever writes it — our importers, the compaction runner, or
+another tool — but an FTS5 insert inside a trigger runs under a statement savepoint, and
+FTS5 flushes its pending terms at every savepoint: one index segment per row, which made
+imports about seven times slower. So the FTS rows are written here, a batch of ``search_docs``
+rows at a time (``docid > meta 'search_indexed'``), one flush per batch — before a search
+(the CLI's ``search``, the TUI's search worker) and when the TUI starts.
+
+The same loop indexes a file upgraded from before schema 3: its rows get their
+``search_docs`` rows in batches of their primary key (meta ``search_backfill`` is the cursor),
+so tens of seconds of work on a million episodes shows progress and survives a kill (the
+next call goes on from the cursors, read inside each batch's transaction). Two processes may
+run it at once: each batch is one ``BEGIN IMMEDIATE`` transaction that re-reads the cursors,
+and ``UNIQUE (ref_id, kind)`` keeps a row from being recorded twice.
 """
 
 from __future__ import annotations
@@ -18,22 +23,33 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from .store import Store
 
-CURSOR_KEY = "search_backfill"
+BACKFILL_KEY = "search_backfill"
+INDEXED_KEY = "search_indexed"
 BATCH = 20_000
 """Rows per transaction: ~0.3 s each on a 2-core machine, so other writers wait little."""
 
 _PHASES = ("episode", "summary")
 _TABLES = {"episode": "episodes", "summary": "summaries"}
+_INDEX_RANGE = """
+    INSERT INTO search_index (rowid, text, sess)
+    SELECT d.docid, coalesce(e.content, s.content), 's' || hex(d.session_id)
+    FROM search_docs d
+    LEFT JOIN episodes e ON d.kind = 'episode' AND e.id = d.ref_id
+    LEFT JOIN summaries s ON d.kind = 'summary' AND s.id = d.ref_id
+    WHERE d.docid > ? AND d.docid <= ? ORDER BY d.docid
+"""
 
 Progress = Callable[[int, int], None]
-"""``on_progress(done, total)``: rows indexed so far and rows to index in all."""
+"""``on_progress(done, total)``: rows in the index so far, and rows the file holds."""
 
 
 @dataclass(frozen=True, slots=True)
 class IndexStatus:
-    """How far the search index is: ``pending`` while older rows are still being indexed."""
+    """How far the search index is: ``pending`` while some rows are not searchable yet."""
 
     pending: bool
     done: int
@@ -43,76 +59,96 @@ class IndexStatus:
     def fraction(self) -> float:
         return self.done / self.total if self.total else 1.0
 
+    @property
+    def missing(self) -> int:
+        return max(0, self.total - self.done)
+
 
 def session_token(session_id: str) -> str:
-    """The one token the ``sess`` column holds for a session (what the triggers write in SQL)."""
+    """The one token the ``sess`` column holds for a session (what the SQL writes as 's' || hex(id))."""
     return "s" + session_id.encode("utf-8").hex()
 
 
-def _cursor(store: Store) -> str | None:
-    row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (CURSOR_KEY,)).fetchone()
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
 
 
+def _indexed(conn: sqlite3.Connection) -> int:
+    return int(_meta(conn, INDEXED_KEY) or 0)
+
+
+def _last_doc(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0]
+
+
 def search_index_status(store: Store) -> IndexStatus:
-    """Cheap when the index is complete (one meta lookup); counts rows while it is not."""
-    if _cursor(store) is None:
-        return IndexStatus(False, 0, 0)
-    return IndexStatus(True, *_counts(store))
-
-
-def _counts(store: Store) -> tuple[int, int]:
+    """Three indexed lookups (no counting): cheap enough to ask before every search."""
     conn = store.conn
-    done = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
-    total = conn.execute(
-        "SELECT (SELECT coalesce(sum(episode_count), 0) FROM sessions) + (SELECT count(*) FROM summaries)"
-    ).fetchone()[0]
-    return done, max(total, done)
+    done, last = _indexed(conn), _last_doc(conn)
+    backfill = _meta(conn, BACKFILL_KEY) is not None
+    if not backfill and done >= last:
+        return IndexStatus(False, done, done)
+    total = last
+    if backfill:  # rows without a search_docs row yet: what the file holds minus what is recorded
+        total = max(last, conn.execute(
+            "SELECT (SELECT coalesce(sum(episode_count), 0) FROM sessions) + (SELECT count(*) FROM summaries)"
+        ).fetchone()[0])
+    return IndexStatus(True, done, total)
 
 
 def build_search_index(store: Store, on_progress: Progress | None = None, *, batch: int = BATCH) -> int:
-    """Index every row the migration found in the file; returns how many this call indexed.
+    """Make every episode and summary searchable; returns how many rows this call indexed.
 
-    A no-op on a read-only store or when nothing is pending. ``on_progress`` is called once
-    before the first batch and after each one.
+    A no-op (three lookups) when the index is up to date, and on a read-only store.
+    ``on_progress`` is called before the first batch and after each one.
     """
-    if store.readonly or _cursor(store) is None:
+    if store.readonly:
         return 0
-    done, total = _counts(store)
+    status = search_index_status(store)
+    if not status.pending:
+        return 0
     if on_progress is not None:
-        on_progress(done, total)
+        on_progress(status.done, status.total)
     indexed = 0
+    total = status.total
     while True:
         with store.transaction() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (CURSOR_KEY,)).fetchone()
-            if row is None:
-                break
-            phase, _, after = row[0].partition(":")
-            phase = phase if phase in _PHASES else _PHASES[0]
-            table = _TABLES[phase]
-            last = conn.execute(
-                f"SELECT max(id) FROM (SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT ?)", (after, batch)
-            ).fetchone()[0]
-            if last is None:
-                if phase == _PHASES[-1]:
-                    conn.execute("DELETE FROM meta WHERE key = ?", (CURSOR_KEY,))
-                else:
-                    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{_PHASES[-1]}:", CURSOR_KEY))
-                continue
-            before = conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0]
-            conn.execute(
-                f"INSERT INTO search_docs (kind, ref_id, session_id) SELECT ?, id, session_id FROM {table} "
-                "WHERE id > ? AND id <= ? ORDER BY id ON CONFLICT DO NOTHING",
-                (phase, after, last),
-            )
-            added = conn.execute(
-                f"INSERT INTO search_index (rowid, text, sess) SELECT d.docid, t.content, 's' || hex(t.session_id) "
-                f"FROM search_docs d JOIN {table} t ON t.id = d.ref_id WHERE d.docid > ? ORDER BY d.docid",
-                (before,),
-            ).rowcount
-            conn.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{phase}:{last}", CURSOR_KEY))
-        indexed += added
-        done += added
+            recorded = _record_older_rows(conn, batch)
+            done = _indexed(conn)
+            upto = min(_last_doc(conn), done + batch)
+            if upto > done:
+                conn.execute(_INDEX_RANGE, (done, upto))
+                conn.execute("UPDATE meta SET value = ? WHERE key = ?", (str(upto), INDEXED_KEY))
+        indexed += upto - done
+        total = max(total, upto)
         if on_progress is not None:
-            on_progress(done, max(total, done))
-    return indexed
+            on_progress(upto, total)
+        if upto <= done and not recorded:
+            return indexed
+
+
+def _record_older_rows(conn: sqlite3.Connection, batch: int) -> bool:
+    """Give the next ``batch`` rows that predate schema 3 their search_docs rows; False when none are left."""
+    cursor = _meta(conn, BACKFILL_KEY)
+    if cursor is None:
+        return False
+    phase, _, after = cursor.partition(":")
+    phase = phase if phase in _PHASES else _PHASES[0]
+    table = _TABLES[phase]
+    last = conn.execute(
+        f"SELECT max(id) FROM (SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT ?)", (after, batch)
+    ).fetchone()[0]
+    if last is None:
+        if phase == _PHASES[-1]:
+            conn.execute("DELETE FROM meta WHERE key = ?", (BACKFILL_KEY,))
+        else:
+            conn.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{_PHASES[-1]}:", BACKFILL_KEY))
+        return True
+    conn.execute(
+        f"INSERT INTO search_docs (kind, ref_id, session_id) SELECT ?, id, session_id FROM {table} "
+        "WHERE id > ? AND id <= ? ORDER BY id ON CONFLICT DO NOTHING",
+        (phase, after, last),
+    )
+    conn.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{phase}:{last}", BACKFILL_KEY))
+    return True

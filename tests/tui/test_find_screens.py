@@ -153,7 +153,7 @@ async def test_an_upgraded_file_gets_its_index_built_with_progress(tmp_path: Pat
         await wait_for(pilot, lambda: len(screen.hits) == 80, timeout=10)  # all of them: the index was finished
         assert screen.indexing is None and not search_index_status(store).pending
         screen.post_message(IndexProgress(5, 10))  # what the build worker posts, as it draws it
-        await wait_for(pilot, lambda: "Building the search index (once): 50% · 5 of 10 rows" in screen_text(app))
+        await wait_for(pilot, lambda: "Indexing for search: 50% · 5 of 10 rows" in screen_text(app))
     store.close()
 
 

@@ -127,7 +127,7 @@ def test_search_builds_an_upgraded_files_index_once_and_says_so(tmp_path: Path) 
     write_version_2(path)
     code, out, err = run("search", "--db", str(path), "pelican", "--json", "--limit", "100")
     assert code == 0 and len(json.loads(out)) == 50
-    assert "indexed 51 rows for search" in err and err.count("\n") == 1
+    assert err == ""  # 51 rows: indexed without a word (a big file gets a line, a terminal a bar)
     code, out, err = run("search", "--db", str(path), "heron", "--json")
     assert code == 0 and err == "" and json.loads(out)[0]["id"] == "s_old"
 
@@ -145,5 +145,5 @@ def test_index_progress_bar_on_a_terminal(tmp_path: Path) -> None:
         status = ensure_search_index(ctx, store)
     assert not status.pending
     text = err.getvalue()
-    assert "building the search index (once)" in text and "100%" in text and "51 of 51 rows" in text
+    assert "indexing for search" in text and "100%" in text and "51 of 51 rows" in text
     assert "\r\x1b[K" in text  # the bar is cleared before the summary line

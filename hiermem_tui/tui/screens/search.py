@@ -35,6 +35,8 @@ from hiermem_tui.tui.screens.report import ReportScreen
 
 DEBOUNCE_S = 0.2
 LIMIT = 100
+SHOW_PROGRESS_FROM = 5000
+"""Rows left to index from which the screen shows progress (fewer take well under a second)."""
 PREVIEW_CHARS = 6000
 
 
@@ -112,12 +114,12 @@ class SearchScreen(ReportScreen):
         self.query_one("#search-input", Input).focus()
         self._status("")
         status = search_index_status(self.store)
-        if status.pending and not self.store.readonly:
+        if status.pending and self.store.readonly:
+            self._status(f"{status.missing:,} rows of this read-only file are not indexed yet: they are not searched.")
+        elif status.missing >= SHOW_PROGRESS_FROM:  # an upgraded file, or a big import: index while the user types
             self.indexing = (status.done, status.total)
             self._status_indexing()
             self._build_index()
-        elif status.pending:
-            self._status("The search index of this read-only file is incomplete: only part of it is searched.")
 
     # ------------------------------------------------------------------ index building
     @work(thread=True, exclusive=True, group="search-index", exit_on_error=False)
@@ -127,7 +129,7 @@ class SearchScreen(ReportScreen):
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:  # the screen closed: stop after this batch (the next start resumes)
                 raise _Stopped
-            self.post_message(IndexProgress(done, total))
+            self._post_progress(done, total)
 
         try:
             build_search_index(self.store, progress)
@@ -137,10 +139,18 @@ class SearchScreen(ReportScreen):
             self.store.release_thread()
         self.post_message(IndexProgress(0, 0, finished=True))
 
+    def _post_progress(self, done: int, total: int) -> None:
+        """From a worker: show indexing progress when there is enough of it to wait for."""
+        if total - done >= SHOW_PROGRESS_FROM or self.indexing is not None:
+            self.post_message(IndexProgress(done, total))
+
     def on_index_progress(self, message: IndexProgress) -> None:
-        if message.finished:
+        if message.finished:  # the build started on opening is done: search again, now in everything
             self.indexing = None
             self._run_query()
+            return
+        if message.done >= message.total:  # a search's own catch-up is done: its answer follows
+            self.indexing = None
             return
         self.indexing = (message.done, message.total)
         self._status_indexing()
@@ -148,7 +158,7 @@ class SearchScreen(ReportScreen):
     def _status_indexing(self) -> None:
         if self.indexing is not None:
             done, total = self.indexing
-            self._status(f"Building the search index (once): {fmt.percent(done / total if total else 1)} "
+            self._status(f"Indexing for search: {fmt.percent(done / total if total else 1)} "
                          f"· {done:,} of {total:,} rows · results are partial until it is done")
 
     # ------------------------------------------------------------------ querying
@@ -179,6 +189,8 @@ class SearchScreen(ReportScreen):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, ticket: int, text: str, session_id: str | None, superseded: bool, width: int) -> None:
         try:
+            # rows written since the last search are indexed first (in bulk; progress if there are many)
+            build_search_index(self.store, self._post_progress)
             result = search(self.store, text, session_id=session_id, limit=LIMIT, include_superseded=superseded,
                             snippet_width=width)
             titles = {}
