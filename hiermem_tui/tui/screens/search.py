@@ -34,10 +34,10 @@ from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
 
 DEBOUNCE_S = 0.2
-LIMIT = 100
+LIMIT = 50
 SHOW_PROGRESS_FROM = 5000
 """Rows left to index from which the screen shows progress (fewer take well under a second)."""
-PREVIEW_CHARS = 6000
+PREVIEW_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
