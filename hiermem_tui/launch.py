@@ -23,7 +23,7 @@ def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
     store = ctx.open_store()
     try:
         store.fill_missing_tokens()
-        ensure_search_index(ctx, store)  # a file from before schema 3: indexed once, with a bar, before the app
+        ensure_search_index(ctx, store)  # rows not indexed yet (an upgraded file, a big import): a bar, then the app
         app = make_app(settings, store)
         app.run()
         return int(app.return_code or EXIT_OK)

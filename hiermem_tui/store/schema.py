@@ -254,7 +254,9 @@ MIGRATIONS: list[str] = [
     # itself: FTS5 flushes its pending terms at every statement savepoint, so an FTS insert
     # inside a trigger writes one index segment per row and made imports ~7x slower.
     # Rows already in the file get their search_docs rows the same way, in resumable
-    # batches (meta 'search_backfill' is that cursor while pending).
+    # batches (meta 'search_backfill' is that cursor while pending; a unique index on
+    # (ref_id, kind) exists only while it is, so no row is recorded twice — kept for good it
+    # would cost every import a second B-tree insert per episode).
     """
     CREATE TABLE search_docs (
         docid      INTEGER PRIMARY KEY,
@@ -262,7 +264,6 @@ MIGRATIONS: list[str] = [
         ref_id     TEXT NOT NULL,
         session_id TEXT NOT NULL
     );
-    CREATE UNIQUE INDEX search_docs_ref ON search_docs (ref_id, kind);
     CREATE VIRTUAL TABLE search_index USING fts5 (
         text, sess, content = '', tokenize = 'unicode61 remove_diacritics 2'
     );

@@ -13,7 +13,8 @@ The same loop indexes a file upgraded from before schema 3: its rows get their
 so tens of seconds of work on a million episodes shows progress and survives a kill (the
 next call goes on from the cursors, read inside each batch's transaction). Two processes may
 run it at once: each batch is one ``BEGIN IMMEDIATE`` transaction that re-reads the cursors,
-and ``UNIQUE (ref_id, kind)`` keeps a row from being recorded twice.
+and a unique index on ``(ref_id, kind)``, there only while older rows are being recorded,
+keeps a row (one the trigger recorded meanwhile) from being recorded twice.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ INDEXED_KEY = "search_indexed"
 BATCH = 20_000
 """Rows per transaction: ~0.3 s each on a 2-core machine, so other writers wait little."""
 
+_DEDUP_INDEX = "search_docs_backfill"
 _PHASES = ("episode", "summary")
 _TABLES = {"episode": "episodes", "summary": "summaries"}
 _INDEX_RANGE = """
@@ -133,6 +135,7 @@ def _record_older_rows(conn: sqlite3.Connection, batch: int) -> bool:
     cursor = _meta(conn, BACKFILL_KEY)
     if cursor is None:
         return False
+    conn.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {_DEDUP_INDEX} ON search_docs (ref_id, kind)")
     phase, _, after = cursor.partition(":")
     phase = phase if phase in _PHASES else _PHASES[0]
     table = _TABLES[phase]
@@ -142,6 +145,7 @@ def _record_older_rows(conn: sqlite3.Connection, batch: int) -> bool:
     if last is None:
         if phase == _PHASES[-1]:
             conn.execute("DELETE FROM meta WHERE key = ?", (BACKFILL_KEY,))
+            conn.execute(f"DROP INDEX {_DEDUP_INDEX}")  # from now on only the triggers record rows
         else:
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (f"{_PHASES[-1]}:", BACKFILL_KEY))
         return True

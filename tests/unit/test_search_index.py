@@ -50,6 +50,11 @@ def indexed_rows(store: Store) -> tuple[int, int]:
     return docs, fts
 
 
+def has_dedup_index(store: Store) -> bool:
+    return store.conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'search_docs'").fetchone()[0] > 0
+
+
 def test_upgrade_indexes_older_rows_in_batches_with_progress(tmp_path: Path, tokenizer) -> None:
     path = tmp_path / "v2.db"
     write_version_2(path)
@@ -86,12 +91,14 @@ def test_a_killed_build_resumes_and_rows_written_meanwhile_are_not_indexed_twice
             build_search_index(store, die_after_two_batches, batch=5)
         assert search_index_status(store).pending
         assert indexed_rows(store) == (10, 10)
+        assert has_dedup_index(store)  # while older rows are being recorded, none is recorded twice
         # Meanwhile a new session arrives (indexed by the trigger), and an old one grows.
         make_session(store, "new", 3)
         store.append_episodes("older", [NewEpisode("late", "user", "a late pelican", None)])
     with Store.open(path, tokenizer=tokenizer) as store:  # "next start"
         assert build_search_index(store, batch=5) == 45  # the 41 older rows left and the 4 new ones
         assert indexed_rows(store) == (55, 55)
+        assert not has_dedup_index(store)  # gone with the backfill: imports do not pay for it
         assert len(search(store, "pelican", limit=100).hits) == 51
         assert {h.session_id for h in search(store, "episode", limit=100).hits} == {"new"}
 
@@ -112,7 +119,7 @@ def test_a_read_only_file_searches_what_is_indexed_and_builds_nothing(tmp_path: 
 
 
 def test_new_rows_are_recorded_by_the_trigger_and_indexed_in_bulk_by_the_next_search(store: Store) -> None:
-    assert not search_index_status(store).pending
+    assert not search_index_status(store).pending and not has_dedup_index(store)
     make_session(store, "s", 3)
     status = search_index_status(store)
     assert status.pending and (status.done, status.total) == (0, 3)
