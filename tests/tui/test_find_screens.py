@@ -13,7 +13,7 @@ from hiermem_tui.context import build_context, render_context
 from hiermem_tui.store import Store
 from hiermem_tui.tui.screens.context import ContextScreen, SavePrompt
 from hiermem_tui.tui.screens.run_history import RunHistoryScreen
-from hiermem_tui.tui.screens.search import SearchScreen
+from hiermem_tui.tui.screens.search import LIMIT, SearchScreen
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.screens.stats import StatsScreen
@@ -150,8 +150,9 @@ async def test_an_upgraded_file_gets_its_index_built_with_progress(tmp_path: Pat
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
         screen = await type_query(pilot, app, "pelican")
-        await wait_for(pilot, lambda: len(screen.hits) == 80, timeout=10)  # all of them: the index was finished
+        await wait_for(pilot, lambda: len(screen.hits) == LIMIT, timeout=10)  # 80 match: the index was finished
         assert screen.indexing is None and not search_index_status(store).pending
+        await wait_for(pilot, lambda: f"{LIMIT}+ hits" in screen_text(app))
         screen.post_message(IndexProgress(5, 10))  # what the build worker posts, as it draws it
         await wait_for(pilot, lambda: "Indexing for search: 50% · 5 of 10 rows" in screen_text(app))
     store.close()
