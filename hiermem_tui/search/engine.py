@@ -114,12 +114,12 @@ def search(
             lowest = edge[0] + 1 if edge else 0
             hits: list[SearchHit] = []
             if limit > 0:
-                for kind, ref_id, rank in conn.execute(_RANKED, (expr, lowest)):
-                    hit = _hit(store, kind, ref_id, rank, query, include_superseded, snippet_width)
-                    if hit is not None and (session_id is None or hit.session_id == session_id):
-                        hits.append(hit)
-                        if len(hits) >= limit:
-                            break
+                ranked = conn.execute(_RANKED, (expr, lowest))
+                while len(hits) < limit and (page := ranked.fetchmany(limit + 8)):
+                    for hit in _hits(conn, page, query, include_superseded, snippet_width):
+                        if session_id is None or hit.session_id == session_id:
+                            hits.append(hit)
+                    del hits[limit:]
     except sqlite3.OperationalError as exc:
         if "fts5" in str(exc) or "syntax error" in str(exc):
             raise QueryError(f"the search index cannot read this query ({exc})") from None
@@ -127,23 +127,28 @@ def search(
     return SearchResult(query, tuple(hits), edge is not None, status.missing if status.pending else 0)
 
 
-def _hit(
-    store: Store, kind: str, ref_id: str, rank: float, query: ParsedQuery, superseded: bool, width: int
-) -> SearchHit | None:
-    conn = store.conn
-    if kind == "episode":
-        row = conn.execute(
-            "SELECT session_id, seq, content, created_at, role FROM episodes WHERE id = ?", (ref_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        return SearchHit(row[0], "episode", ref_id, row[1], row[1], make_snippet(row[2], query.terms, width), rank,
-                         row[3], role=row[4])
-    row = conn.execute(
-        "SELECT session_id, first_seq, last_seq, content, end_at, depth, tier, status FROM summaries WHERE id = ?",
-        (ref_id,),
-    ).fetchone()
-    if row is None or (row[7] != "active" and not superseded):
-        return None
-    return SearchHit(row[0], "summary", ref_id, row[1], row[2], make_snippet(row[3], query.terms, width), rank, row[4],
-                     depth=row[5], tier=row[6], active=row[7] == "active")
+_EPISODE_SQL = "SELECT id, session_id, seq, seq, content, created_at, role, NULL, NULL, 'active' FROM episodes"
+_SUMMARY_SQL = "SELECT id, session_id, first_seq, last_seq, content, end_at, NULL, depth, tier, status FROM summaries"
+
+
+def _hits(
+    conn: sqlite3.Connection, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int
+) -> list[SearchHit]:
+    """Hits for a page of ranked rows, in rank order: two queries for the page, not two per row
+    (each query hands the GIL back and forth, which a busy UI thread makes slow)."""
+    found: dict[str, tuple] = {}
+    for kind, sql in (("episode", _EPISODE_SQL), ("summary", _SUMMARY_SQL)):
+        ids = [ref for k, ref, _ in page if k == kind]
+        if ids:
+            marks = ",".join("?" * len(ids))
+            found.update((row[0], row) for row in conn.execute(f"{sql} WHERE id IN ({marks})", ids))
+    out = []
+    for kind, ref_id, rank in page:
+        row = found.get(ref_id)
+        if row is None or (row[9] != "active" and not superseded):
+            continue
+        out.append(SearchHit(
+            row[1], kind, ref_id, row[2], row[3], make_snippet(row[4], query.terms, width), rank,  # type: ignore[arg-type]
+            row[5], role=row[6], depth=row[7], tier=row[8], active=row[9] == "active",
+        ))
+    return out

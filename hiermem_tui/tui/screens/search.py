@@ -206,11 +206,12 @@ class SearchScreen(ReportScreen):
         build_search_index(self.store, self._post_progress)
         result = search(self.store, text, session_id=session_id, limit=LIMIT, include_superseded=superseded,
                         snippet_width=width)
-        titles = {}
-        for sid in {h.session_id for h in result.hits}:
-            s = self.store.get_session(sid)
-            titles[sid] = s.title if s is not None and s.title else sid
-        return Found(result, titles)
+        ids = sorted({h.session_id for h in result.hits})
+        titles = dict.fromkeys(ids, "")
+        if ids:
+            marks = ",".join("?" * len(ids))
+            titles.update(self.store.conn.execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", ids))
+        return Found(result, {sid: title or sid for sid, title in titles.items()})
 
     def on_unmount(self) -> None:
         self._db.submit(self.store.release_thread)  # close that thread's connection, then the thread
