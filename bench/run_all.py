@@ -34,6 +34,7 @@ def main() -> int:
             ["bench_tui_session.py", "--episodes", "4000", "--repeat", "3"],
             ["bench_watch.py", "--files", "300", "--repeat", "5"],
             ["bench_tui_live.py", "--episodes", "4000", "--repeat", "3"],
+            ["bench_find.py", "--db", str(big_db)],
         ]
     else:
         plan = [
@@ -47,6 +48,7 @@ def main() -> int:
             ["bench_memory.py", "--db", str(big_db)],
             ["bench_watch.py"],
             ["bench_tui_live.py"],
+            ["bench_find.py", "--db", str(big_db)],
         ]
     if (HERE / "bench_tui_latency.py").exists():
         plan.append(["bench_tui_latency.py"])

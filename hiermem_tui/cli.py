@@ -16,7 +16,8 @@ from . import __version__
 from .commands.common import EXIT_USAGE, CliContext, CliError, add_db_option
 from .config import ConfigError, load_settings
 
-SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts", "watch")
+SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts",
+               "watch", "search", "context", "stats", "runs")
 
 
 class _Parser(argparse.ArgumentParser):

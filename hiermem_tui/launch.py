@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .commands.common import EXIT_OK, CliContext
+from .commands.index_progress import ensure_search_index
 
 
 def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
@@ -22,6 +23,7 @@ def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
     store = ctx.open_store()
     try:
         store.fill_missing_tokens()
+        ensure_search_index(ctx, store)  # rows not indexed yet (an upgraded file, a big import): a bar, then the app
         app = make_app(settings, store)
         app.run()
         return int(app.return_code or EXIT_OK)

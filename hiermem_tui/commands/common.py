@@ -42,10 +42,7 @@ class CliContext:
     @property
     def is_tty(self) -> bool:
         """Progress bars only on an interactive terminal (never in pipes, tests or CI logs)."""
-        try:
-            return self.stderr.isatty()
-        except (AttributeError, ValueError):
-            return False
+        return is_tty(self.stderr)
 
     def open_store(self, *, readonly: bool = False, create: bool = True) -> Store:
         """Open the configured DB; any refusal becomes a one-line error with exit 2."""
@@ -72,6 +69,14 @@ class CliContext:
 
     def warn(self, text: str) -> None:
         print(text, file=self.stderr)
+
+
+def is_tty(stream: TextIO) -> bool:
+    """``stream`` is an interactive terminal (False for pipes, files, test buffers)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def path_state(path: Path) -> str:

@@ -269,6 +269,55 @@ MIGRATIONS: list[str] = [
         {_RECOMPUTE_V2.format(sid="NEW.session_id")}
     END;
     """,
+    # ---- version 3: full-text search over episodes and summaries ---------------------
+    # Contentless FTS5 (the text is already in episodes/summaries; a copy would double the
+    # file) keyed on search_docs.docid, an INTEGER PRIMARY KEY: VACUUM keeps those, where the
+    # implicit rowid of a TEXT-keyed table may be renumbered and silently point an external-
+    # content index at the wrong rows. Rows are insert-only on both sides (episodes and
+    # summaries are never updated in their text nor deleted), so the index never needs a
+    # delete. The `sess` column holds one token per row, 's' || hex(session id), so a search
+    # within one session is an FTS intersection instead of a filter over every match.
+    #
+    # The triggers record every new episode and summary in search_docs, whoever writes it;
+    # the FTS rows for docids above meta 'search_indexed' are then written in bulk by
+    # store/search_index.py before a search (and when the TUI starts). Not in the trigger
+    # itself: FTS5 flushes its pending terms at every statement savepoint, so an FTS insert
+    # inside a trigger writes one index segment per row and made imports ~7x slower.
+    # Rows already in the file get their search_docs rows the same way, in resumable
+    # batches (meta 'search_backfill' is that cursor while pending; a unique index on
+    # (ref_id, kind) exists only while it is, so no row is recorded twice — kept for good it
+    # would cost every import a second B-tree insert per episode).
+    """
+    CREATE TABLE search_docs (
+        docid      INTEGER PRIMARY KEY,
+        kind       TEXT NOT NULL CHECK (kind IN ('episode', 'summary')),
+        ref_id     TEXT NOT NULL,
+        session_id TEXT NOT NULL
+    );
+    CREATE VIRTUAL TABLE search_index USING fts5 (
+        text, sess, content = '', tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO search_index (search_index, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+
+    CREATE TRIGGER episodes_search_ai AFTER INSERT ON episodes BEGIN
+        INSERT INTO search_docs (kind, ref_id, session_id) VALUES ('episode', NEW.id, NEW.session_id);
+    END;
+    CREATE TRIGGER summaries_search_ai AFTER INSERT ON summaries BEGIN
+        INSERT INTO search_docs (kind, ref_id, session_id) VALUES ('summary', NEW.id, NEW.session_id);
+    END;
+    CREATE TRIGGER search_docs_no_delete BEFORE DELETE ON search_docs BEGIN
+        SELECT RAISE(ABORT, 'search_docs rows are never deleted (the index counts on dense docids)');
+    END;
+    INSERT INTO meta (key, value) VALUES ('search_indexed', '0');
+    INSERT INTO meta (key, value)
+        SELECT 'search_backfill', 'episode:' WHERE EXISTS (SELECT 1 FROM episodes) OR EXISTS (SELECT 1 FROM summaries);
+
+    -- The run history lists runs newest first across the whole file; whole-file stats group
+    -- the active summaries by depth and tier from an index instead of reading their text.
+    CREATE INDEX runs_started ON runs (started_at, id);
+    CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept, status)
+        WHERE status = 'active';  -- status too, or SQLite reads the row to re-check the WHERE
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

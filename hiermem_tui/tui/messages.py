@@ -17,6 +17,7 @@ from hiermem_tui.compaction.events import RunFinished, RunStarted, SummaryAttemp
 from hiermem_tui.config import Settings
 
 if TYPE_CHECKING:
+    from hiermem_tui.search import SearchResult
     from hiermem_tui.tui.runs import RunJob
 
 
@@ -111,3 +112,34 @@ class RunNotStarted(Message):
     reason: str
     severity: str = "error"
     title: str = "Nothing ran"
+
+
+# ---------------------------------------------------------------- search, context, stats, run history
+# Posted from the screens' thread workers; each carries the ``ticket`` of its request so a late
+# answer to an older request (a query typed over) is recognised and dropped.
+
+
+@dataclass
+class SearchDone(Message):
+    """A search finished: ``result``, or ``error`` (one line) for a query that cannot be searched."""
+
+    ticket: int
+    result: SearchResult | None
+    error: str | None = None
+
+
+@dataclass
+class IndexProgress(Message):
+    """The search index of an upgraded file is being built: ``done`` of ``total`` rows."""
+
+    done: int
+    total: int
+    finished: bool = False
+
+
+@dataclass
+class Loaded(Message):
+    """A screen's data, read from the store in a worker (context view, stats, a page of runs…)."""
+
+    ticket: int
+    data: object

@@ -125,7 +125,7 @@ def test_help_screen(snap_compare, in_tmp: Path) -> None:
         await pilot.press("question_mark")
         await screen_shown(pilot, HelpScreen)
         # the help is Markdown: its blocks are mounted a while after the screen
-        await wait_until_shown(pilot, "hierarchical summary DAG", "compact the highlighted session", "esc Close")
+        await wait_until_shown(pilot, "hierarchical summary DAG", "first / last row", "esc Close")
 
     assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=run_before)
     store.close()

@@ -113,6 +113,16 @@ STANDARD = [
 
 
 @pytest.fixture
+def utc_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times show in the local zone: pin it to UTC so assertions on times hold anywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(db_path=tmp_path / "hiermem.db", config_path=tmp_path / "config.toml")
 

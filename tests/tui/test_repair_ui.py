@@ -106,14 +106,14 @@ async def test_the_sessions_list_flags_low_fidelity_sessions(tmp_path: Path, sto
 
 async def test_the_map_colours_by_fidelity_and_back(tmp_path: Path, store: Store) -> None:
     async with opened(settings_for(tmp_path, store), store) as (app, pilot, screen):
-        await pilot.press("i")
+        await pilot.press("C")
         await wait_for(pilot, lambda: screen.map.colour_by == "fidelity")
         assert "low fidelity" in str(screen.map.border_subtitle) and "not measured" in str(screen.map.border_subtitle)
         item = screen.map.item(f"s:{IDS['L0']}")
         assert item is not None and "low fidelity" in screen.map.describe(item).plain
         item = screen.map.item(f"s:{IDS['L5']}")
         assert item is not None and "fidelity ok" in screen.map.describe(item).plain
-        await pilot.press("i")
+        await pilot.press("C")
         await wait_for(pilot, lambda: screen.map.colour_by == "tier")
         assert "aggressive" in str(screen.map.border_subtitle)
 

@@ -18,6 +18,10 @@ CORE = [
     "hiermem_tui.backend_status",
     "hiermem_tui.demo",
     "hiermem_tui.watch",
+    "hiermem_tui.search",
+    "hiermem_tui.context",
+    "hiermem_tui.stats",
+    "hiermem_tui.run_history",
 ]
 
 

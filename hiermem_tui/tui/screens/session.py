@@ -25,6 +25,7 @@ from textual.widgets.tree import TreeNode
 from hiermem_tui.store import Session, SummarySpan
 from hiermem_tui.store.changes import SummaryDelta
 from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import find
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
@@ -85,9 +86,14 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         Binding("x", "repair", "Repair"),
         Binding("X", "repair_session", "Repair all", show=False, key_display="X"),
         Binding("M", "measure", "Measure fidelity", show=False, key_display="M"),
-        Binding("i", "toggle_colour", "Colour by fidelity", show=False),
+        Binding("C", "toggle_colour", "Colour by fidelity", show=False, key_display="C"),
         Binding("P", "mark('pin')", "Pin episode", show=False, key_display="P"),
         Binding("E", "mark('exclude')", "Exclude episode", show=False, key_display="E"),
+        # search, context, stats, run history (tui/find.py): the footer is full here; palette and help list them
+        Binding("slash", "find", "Search", key_display="/", show=False),
+        Binding("m", "model_view", "Model view", show=False),
+        Binding("i", "stats", "Stats", show=False),
+        Binding("h", "history", "Runs", show=False),
         Binding("escape", "cancel_run", "Cancel run", key_display="esc"),  # before Back: wins while a run goes
         Binding("escape", "back", "Back", key_display="esc"),
         Binding("backspace", "back", "Back", show=False),  # not shown: "esc" says it, and means cancel mid-run
@@ -103,6 +109,7 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         self._reload_timer: Timer | None = None
         self._reload_asked = 0.0
         self._figures_fresh = True
+        self._pending_jump: tuple[str, int] | None = None
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -289,6 +296,9 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
                                    owner=ref.owner)
         if move_transcript:
             self.transcript.show_range(ref.first, ref.last)
+        if self._pending_jump is not None and self._pending_jump[0] == ref.key:
+            self.transcript.jump_to(self._pending_jump[1])  # after the range move, not before it
+            self._pending_jump = None
 
     def _map_key(self, ref: NodeRef, node: TreeNode[NodeRef] | None) -> str | None:
         """The map bar standing for a node: itself, or its nearest summary / gap / tail ancestor."""
@@ -382,6 +392,31 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         picker = ChainPicker(seq, chain, fmt.Palette.from_app(self.app), self.tree.ref_year, self._where(seq))
         self.app.push_screen(picker, callback=self._chain_picked)
 
+    def focus_summary(self, summary_id: str) -> bool:
+        """Select an active summary in the tree and show its detail (a search hit, a run's summary)."""
+        if not self.tree.reveal_summary(summary_id):
+            return False
+        self.query_one(TabbedContent).active = "tab-detail"
+        self.tree.focus()
+        return True
+
+    def focus_episode(self, seq: int) -> bool:
+        """Select what covers episode ``seq`` in the tree, then put the transcript cursor on it.
+
+        The tree's highlight comes as a message and moves the transcript to the start of the
+        range; the jump to ``seq`` waits for that message (``_pending_jump``) so it lands last.
+        """
+        if not self.tree.reveal_seq(seq):
+            return False
+        ref = self.tree.cursor_ref
+        self.query_one(TabbedContent).active = "tab-transcript"
+        if ref is not None and self.selected is not None and self.selected.key == ref.key:
+            self.transcript.jump_to(seq)
+        elif ref is not None:
+            self._pending_jump = (ref.key, seq)
+        self.transcript.focus()
+        return True
+
     def _chain_picked(self, summary_id: str | None) -> None:
         if summary_id and self.tree.reveal_summary(summary_id):
             self.tree.focus()
@@ -448,6 +483,7 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
         yield from run_commands(self)
         yield from session_tools.commands(self)
+        yield from find.session_commands(self)
         yield PaletteCommand("Back to sessions", "Close this session", self.action_back, "esc")
 
     # ------------------------------------------------------------------ runs (run_dialog.py, runs.py)
@@ -486,6 +522,17 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
 
     def action_mark(self, mark: str) -> None:
         session_tools.toggle_mark(self, mark)
+    def action_find(self) -> None:
+        find.open_search(self.app, self.session_id)
+
+    def action_model_view(self) -> None:
+        find.open_context(self.app, self.session_id)
+
+    def action_stats(self) -> None:
+        find.open_stats(self.app, self.session_id)
+
+    def action_history(self) -> None:
+        find.open_history(self.app, self.session_id)
 
     def action_refresh(self) -> None:
         self.reload()

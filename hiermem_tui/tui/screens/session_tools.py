@@ -8,7 +8,7 @@ an action with its own rules and wording:
 * ``x`` re-makes the selected summary when it needs it (fallback, under the threshold, or
   missing a pin) — the usual compare → keep / revert flow; ``X`` repairs every such summary
   of the session in one run, with the live indicator;
-* ``i`` colours the coverage map by identifier retention instead of tier;
+* ``C`` colours the coverage map by identifier retention instead of tier;
 * ``P`` / ``E`` pin or exclude the current episode (pressing again undoes it): pinned text is
   carried verbatim by every summary covering it, excluded text is never given to a model.
   Summaries made before the change do not change by themselves; the notice says so.
@@ -109,7 +109,7 @@ def repair_session(screen: SessionScreen) -> None:
 
 
 def toggle_colour(screen: SessionScreen) -> None:
-    """``i``: colour the coverage map by tier or by fidelity."""
+    """``C``: colour the coverage map by tier or by fidelity."""
     screen.map.fidelity_threshold = _threshold(screen)
     mode = screen.map.toggle_colour()
     screen.refresh_legend()
@@ -152,7 +152,7 @@ def commands(screen: SessionScreen) -> Iterator[PaletteCommand]:
     yield PaletteCommand("Measure fidelity", "What each summary kept of its sources' identifiers",
                          lambda: measure(screen), "M")
     yield PaletteCommand("Map colour: tier / fidelity", "Colour the coverage map by tier or by identifier retention",
-                         lambda: toggle_colour(screen), "i")
+                         lambda: toggle_colour(screen), "C")
     yield PaletteCommand("Pin the current episode", "Every summary covering it must carry it verbatim (again: undo)",
                          lambda: toggle_mark(screen, "pin"), "P")
     yield PaletteCommand("Exclude the current episode", "No summary is given its text (again: undo)",

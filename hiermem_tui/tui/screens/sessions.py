@@ -24,6 +24,7 @@ from textual.widgets import Footer, Input, Label, Static
 
 from hiermem_tui.store import Session
 from hiermem_tui.textsafe import one_line, visible
+from hiermem_tui.tui import find
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
@@ -96,6 +97,9 @@ class SessionsScreen(Screen[None]):
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse", key_display="S"),
         Binding("p", "compact", "Compact"),
+        Binding("f", "find", "Search"),
+        Binding("i", "stats", "Stats", show=False),  # footer space is short at 80 columns: help and palette
+        Binding("h", "history", "Runs", show=False),
         Binding("escape", "clear_filter", "Clear filter", key_display="esc"),
     ]
 
@@ -157,7 +161,7 @@ class SessionsScreen(Screen[None]):
         """Hide the list's keys while there is no list to act on."""
         if action == "cancel_run":
             return self.hm_app.run_active
-        if action in {"filter", "cycle_sort", "reverse_sort", "sort", "open", "compact"}:
+        if action in {"filter", "cycle_sort", "reverse_sort", "sort", "open", "compact", "find", "history"}:
             return not self.is_empty
         if action == "clear_filter":
             return bool(self.table.filter_text) or self.query_one("#filter-bar").display
@@ -275,3 +279,13 @@ class SessionsScreen(Screen[None]):
         yield PaletteCommand("Next sort column", "Cycle the sort column", self.action_cycle_sort, "s")
         yield PaletteCommand("Reverse sort order", "Ascending ↔ descending", self.action_reverse_sort, "S")
         yield PaletteCommand("Reload sessions", "Re-read the database", self.table.reload)
+        yield from find.home_commands(self.app)
+
+    def action_find(self) -> None:
+        find.open_search(self.app)
+
+    def action_stats(self) -> None:
+        find.open_stats(self.app)
+
+    def action_history(self) -> None:
+        find.open_history(self.app)

@@ -1,0 +1,71 @@
+"""Bringing the search index up to date before it is used, with a progress bar.
+
+Why here: new episodes and summaries are indexed in bulk, not row by row (see
+store/search_index.py), and a file upgraded from before schema 3 has all its rows to index
+(tens of seconds for a million episodes). Whoever needs the index — ``search``, or the TUI
+before it starts — calls :func:`ensure_search_index`, so a long wait is never silent: a bar
+on a terminal, one line otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..store import Store
+from ..store.search_index import IndexStatus, build_search_index, search_index_status
+from .common import CliContext
+
+BAR = 24
+QUIET_BELOW = 1000
+"""Fewer new rows than this (a compaction's summaries, a short import) are indexed without a word."""
+
+
+class IndexBar:
+    """``on_progress`` for the index build: a bar redrawn at most ten times a second."""
+
+    def __init__(self, ctx: CliContext) -> None:
+        self.ctx = ctx
+        self.enabled = ctx.is_tty
+        self._last = 0.0
+        self.started = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self._last and now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        filled = int(BAR * done / total) if total else BAR
+        pct = 100 * done / total if total else 100
+        self.ctx.stderr.write(
+            f"\rindexing for search {'█' * filled}{'░' * (BAR - filled)} {pct:3.0f}% "
+            f"· {done:,} of {total:,} rows "
+        )
+        self.ctx.stderr.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            self.ctx.stderr.write("\r\x1b[K")
+            self.ctx.stderr.flush()
+
+
+def ensure_search_index(ctx: CliContext, store: Store) -> IndexStatus:
+    """Index what the migration left pending; returns the status after (pending only if read-only)."""
+    status = search_index_status(store)
+    if not status.pending:
+        return status
+    if store.readonly:
+        ctx.warn(
+            f"hiermem-tui: {status.missing:,} rows of {store.path} are not indexed for search yet and the file is "
+            "read-only: searching what is indexed"
+        )
+        return status
+    bar = IndexBar(ctx)
+    try:
+        indexed = build_search_index(store, bar)
+    finally:
+        bar.clear()
+    if indexed >= QUIET_BELOW:
+        ctx.warn(f"hiermem-tui: indexed {indexed:,} new rows for search in {time.monotonic() - bar.started:.1f} s")
+    return search_index_status(store)

@@ -1,0 +1,171 @@
+"""What a model would be given from a session now: the DAG's top summaries and the raw tail.
+
+The full context is every *root* of the session's forest (an active summary with no active
+parent), plus every episode under no active leaf (the fresh tail, and any gap a leaf pass
+left), in episode order. Together they cover each episode of the session exactly once.
+
+When a token budget is too small for all of it, the context is the **newest part that
+fits**: items are taken from the end (the raw tail first, newest episode first, then the
+most recent summaries) until the next older one would not fit; that one and everything
+older are left out, and :class:`ContextView` says what (how many items, which episodes,
+how many tokens). The context never has a hole in the middle: a model reading it sees a
+contiguous stretch of the conversation, the most recent one.
+
+Tokens are the stored counts of each summary and episode (cl100k_base); the short headers
+a rendering adds are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from .store import StoreError
+
+if TYPE_CHECKING:
+    from .store import Store
+
+_EPISODE_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One block of the context: a root summary, or one raw episode."""
+
+    kind: Literal["summary", "episode"]
+    id: str
+    depth: int | None
+    first_seq: int
+    last_seq: int
+    tokens: int
+    start_at: str
+    end_at: str
+    role: str | None = None
+    tier: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``context --json`` item (DESIGN §6): exactly these keys."""
+        return {"kind": self.kind, "id": self.id, "depth": self.depth, "first_seq": self.first_seq,
+                "last_seq": self.last_seq, "tokens": self.tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextView:
+    session_id: str
+    budget: int | None
+    """Token budget asked for (None: no limit)."""
+    items: tuple[ContextItem, ...]
+    """What the model is given, oldest first."""
+    left_out: tuple[ContextItem, ...] = ()
+    """Older items that did not fit the budget, oldest first (empty when everything fits)."""
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(i.tokens for i in self.items)
+
+    @property
+    def left_out_tokens(self) -> int:
+        return sum(i.tokens for i in self.left_out)
+
+    @property
+    def complete(self) -> bool:
+        """Every episode of the session is covered (nothing was left out)."""
+        return not self.left_out
+
+    def as_json(self) -> dict[str, Any]:
+        """``context --json`` (DESIGN §6): exactly session, budget, total_tokens, items."""
+        return {"session": self.session_id, "budget": self.budget, "total_tokens": self.total_tokens,
+                "items": [i.as_json() for i in self.items]}
+
+
+def context_items(store: Store, session_id: str) -> list[ContextItem]:
+    """Every root summary and every episode under no active leaf, in episode order."""
+    items: list[ContextItem] = []
+    for s in store.top_summaries(session_id):
+        items.append(ContextItem("summary", s.id, s.depth, s.first_seq, s.last_seq, s.tokens, s.start_at, s.end_at,
+                                 tier=s.tier))
+    conn = store.conn
+    for first, last in store.unsummarised_ranges(session_id):
+        after = first - 1
+        while after < last:
+            rows = conn.execute(
+                "SELECT id, seq, coalesce(tokens, 0), created_at, role FROM episodes "
+                "WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                (session_id, after, last, _EPISODE_PAGE),
+            ).fetchall()
+            if not rows:
+                break
+            items.extend(ContextItem("episode", r[0], None, r[1], r[1], r[2], r[3], r[3], role=r[4]) for r in rows)
+            after = rows[-1][1]
+    items.sort(key=lambda i: (i.first_seq, -(i.depth if i.depth is not None else -1)))
+    return items
+
+
+def fit_budget(items: Sequence[ContextItem], budget: int | None) -> tuple[list[ContextItem], list[ContextItem]]:
+    """(kept, left out): the longest run of newest items whose tokens fit ``budget``."""
+    if budget is None:
+        return list(items), []
+    used = 0
+    cut = len(items)
+    while cut > 0 and used + items[cut - 1].tokens <= budget:
+        cut -= 1
+        used += items[cut].tokens
+    return list(items[cut:]), list(items[:cut])
+
+
+def build_context(store: Store, session_id: str, budget: int | None = None) -> ContextView:
+    """The context a model would be given from ``session_id`` now, within ``budget`` tokens."""
+    if budget is not None and budget < 0:
+        raise ValueError("the budget must be zero or more tokens")
+    if store.get_session(session_id) is None:
+        raise StoreError(f"no session {session_id!r}")
+    with store.read_snapshot():
+        items = context_items(store, session_id)
+    kept, dropped = fit_budget(items, budget)
+    return ContextView(session_id, budget, tuple(kept), tuple(dropped))
+
+
+def item_header(item: ContextItem) -> str:
+    """The one-line header a rendering puts above each item (times in UTC, as stored)."""
+    if item.kind == "summary":
+        span = f"#{item.first_seq}" if item.first_seq == item.last_seq else f"#{item.first_seq}–{item.last_seq}"
+        return (f"## Summary (depth {item.depth}) of episodes {span}, {_when(item.start_at)} → {_when(item.end_at)}"
+                f" · {item.tokens} tokens")
+    return f"## {item.role} · episode #{item.first_seq} · {_when(item.start_at)} · {item.tokens} tokens"
+
+
+def _when(stamp: str) -> str:
+    return stamp[:16].replace("T", " ") + " UTC" if len(stamp) >= 16 else stamp
+
+
+def view_header(view: ContextView) -> str:
+    """The first line of a rendering: what this is, its size, and what was left out."""
+    budget = "no budget" if view.budget is None else f"budget {view.budget:,}"
+    line = (f"# Context of session {view.session_id}: {len(view.items):,} items, {view.total_tokens:,} tokens "
+            f"({budget})")
+    if view.left_out:
+        first, last = view.left_out[0].first_seq, view.left_out[-1].last_seq
+        line += (f"; left out to fit: {len(view.left_out):,} older items, episodes #{first}–{last}, "
+                 f"{view.left_out_tokens:,} tokens")
+    return line
+
+
+def item_texts(store: Store, items: Sequence[ContextItem]) -> Iterator[tuple[ContextItem, str]]:
+    """Each item with its text, fetched a page at a time (never the whole session at once)."""
+    conn = store.conn
+    for start in range(0, len(items), 200):
+        page = items[start:start + 200]
+        ids = [i.id for i in page]
+        marks = ",".join("?" * len(ids))
+        texts = dict(conn.execute(f"SELECT id, content FROM summaries WHERE id IN ({marks})", ids).fetchall())
+        texts.update(conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", ids).fetchall())
+        for item in page:
+            yield item, texts.get(item.id, "")
+
+
+def render_context(store: Store, view: ContextView) -> Iterator[str]:
+    """The context as text, piece by piece: a header line, then a header and the text of each item."""
+    yield view_header(view) + "\n"
+    for item, text in item_texts(store, view.items):
+        yield "\n" + item_header(item) + "\n" + text.rstrip("\n") + "\n"

@@ -1,0 +1,106 @@
+"""Every compaction run, newest first, with what it made and why it ended the way it did.
+
+Why a module of its own: the store's ``runs()`` serves the export (one session, oldest
+first); a history needs the whole file too, newest first, paged with a keyset on
+``(started_at, id)`` (index ``runs_started``, schema 3) so a file with years of runs lists
+its first page as fast as an empty one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .store import Run, SummarySpan, parse_iso
+from .store.runs import _RUN_COLS, _run
+
+if TYPE_CHECKING:
+    from .store import Store
+
+PASS_LABELS = {
+    "leaf": "leaf pass", "condense": "condense", "full": "full pass",
+    "resummarize": "redo one", "resummarize-session": "redo session", "repair": "repair",
+}
+"""Short names of run kinds, for columns (≤ 12 characters)."""
+OUTCOMES = {
+    "interrupted": "the process running it stopped before it finished",
+    "cancelled": "cancelled; the summaries it finished are kept",
+}
+
+
+def duration(run: Run) -> float | None:
+    """Seconds from start to end (``wall_seconds`` when recorded; None while running)."""
+    if run.wall_seconds:
+        return run.wall_seconds
+    if run.finished_at:
+        return max(0.0, (parse_iso(run.finished_at) - parse_iso(run.started_at)).total_seconds())
+    return None
+
+
+def why(run: Run) -> str | None:
+    """One line on why a run did not simply finish (None for a done or running one)."""
+    if run.status in ("done", "running"):
+        return None
+    if run.error:
+        return run.error
+    return OUTCOMES.get(run.status, run.status)
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    """``runs --json`` element: the export's run object plus session, pass, planned and rejections."""
+    out = run.as_json()
+    out.update({"session": run.session_id, "target": run.target, "planned": run.planned,
+                "rejections": dict(run.rejections), "duration_seconds": duration(run)})
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunPage:
+    runs: tuple[Run, ...]
+    more: bool
+    """There are older runs after this page."""
+
+    @property
+    def cursor(self) -> tuple[str, str] | None:
+        """Pass it as ``before`` to get the next (older) page."""
+        return (self.runs[-1].started_at, self.runs[-1].id) if self.runs else None
+
+
+def list_runs(
+    store: Store, session_id: str | None = None, *, limit: int = 200, before: tuple[str, str] | None = None
+) -> RunPage:
+    """Runs newest first (one session, or the whole file), ``limit`` at a time."""
+    clauses, params = [], []
+    if session_id is not None:
+        clauses.append("session_id = ?")
+        params.append(session_id)
+    if before is not None:
+        clauses.append("(started_at, id) < (?, ?)")
+        params.extend(before)
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    rows = store.conn.execute(
+        f"SELECT {_RUN_COLS} FROM runs {where} ORDER BY started_at DESC, id DESC LIMIT ?", (*params, limit + 1)
+    ).fetchall()
+    return RunPage(tuple(_run(r) for r in rows[:limit]), len(rows) > limit)
+
+
+@dataclass(frozen=True, slots=True)
+class MadeSummary:
+    """A summary a run wrote, as it stands now (``status`` may have become superseded since)."""
+
+    span: SummarySpan
+    status: str
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+
+def run_summaries(store: Store, run_id: str) -> list[MadeSummary]:
+    """What one run wrote, in coverage order, deepest first where ranges start together."""
+    rows = store.conn.execute(
+        "SELECT id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, status "
+        "FROM summaries WHERE run_id = ? ORDER BY first_seq, depth DESC",
+        (run_id,),
+    ).fetchall()
+    return [MadeSummary(SummarySpan(*r[:10]), r[10]) for r in rows]

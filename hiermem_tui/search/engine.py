@@ -1,0 +1,154 @@
+"""Ranked full-text search over episodes and summaries (FTS5, bm25), with snippets.
+
+Why ranking is capped: bm25 must score every matching row before it can sort them, about
+1.5 µs a row; a word found in 800k of a million episodes ("the") would take over a second. So
+when a query matches more than :data:`RANK_WINDOW` rows, only the newest ``RANK_WINDOW`` of
+them (by when they were written to the file) are ranked, and the result says so
+(``SearchResult.capped``). Finding where that window starts is one walk down the doclist in
+rowid order, which FTS5 does without scoring.
+
+Superseded summaries are left out unless asked for: the tree shows only active ones, and an
+old version is reached from its active successor (``v``, versions). Episodes always count.
+
+Before it searches, :func:`search` brings the index up to date (rows written since the last
+search are indexed in bulk: store/search_index.py) — three lookups when nothing is new. A
+caller that wants to show progress for a big catch-up runs ``build_search_index`` first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..store.search_index import build_search_index, search_index_status, session_token
+from .query import ParsedQuery, QueryError, parse_query
+from .snippet import WIDTH, Snippet, make_snippet
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+RANK_WINDOW = 10_000
+"""At most this many matching rows, the newest, are ranked by bm25."""
+DEFAULT_LIMIT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One matching episode or summary, best first in :class:`SearchResult`."""
+
+    session_id: str
+    kind: Literal["episode", "summary"]
+    id: str
+    first_seq: int
+    last_seq: int
+    snippet: Snippet
+    rank: float
+    created_at: str
+    """The episode's time, or the end of the summary's time range."""
+    role: str | None = None
+    depth: int | None = None
+    tier: str | None = None
+    active: bool = True
+    """False for a superseded summary (only with ``include_superseded``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``search --json`` element (DESIGN §6): exactly these keys."""
+        return {
+            "session": self.session_id,
+            "kind": self.kind,
+            "id": self.id,
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "snippet": self.snippet.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: ParsedQuery
+    hits: tuple[SearchHit, ...]
+    capped: bool
+    """True when more than RANK_WINDOW rows matched and only the newest were ranked."""
+    unindexed: int = 0
+    """Rows not searchable yet (only on a read-only file, which cannot be indexed)."""
+
+
+def _match_expr(query: ParsedQuery, session_id: str | None) -> str:
+    expr = f"text : {query.fts}"
+    if session_id is not None:
+        expr = f'sess : "{session_token(session_id)}" AND {expr}'
+    return expr
+
+
+_RANKED = """
+    SELECT d.kind, d.ref_id, f.rank FROM search_index f JOIN search_docs d ON d.docid = f.rowid
+    WHERE search_index MATCH ? AND f.rowid >= ? ORDER BY f.rank
+"""
+
+
+def search(
+    store: Store,
+    text: str | ParsedQuery,
+    *,
+    session_id: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    include_superseded: bool = False,
+    snippet_width: int = WIDTH,
+) -> SearchResult:
+    """The ``limit`` best hits for ``text`` (optionally within one session).
+
+    Raises :class:`QueryError` for a query that cannot be searched (one line, for the user).
+    """
+    query = parse_query(text) if isinstance(text, str) else text
+    expr = _match_expr(query, session_id)
+    build_search_index(store)
+    status = search_index_status(store)
+    conn = store.conn
+    try:
+        with store.read_snapshot():
+            edge = conn.execute(
+                "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (expr, RANK_WINDOW),
+            ).fetchone()
+            lowest = edge[0] + 1 if edge else 0
+            hits: list[SearchHit] = []
+            if limit > 0:
+                ranked = conn.execute(_RANKED, (expr, lowest))
+                while len(hits) < limit and (page := ranked.fetchmany(limit + 8)):
+                    for hit in _hits(conn, page, query, include_superseded, snippet_width):
+                        if session_id is None or hit.session_id == session_id:
+                            hits.append(hit)
+                    del hits[limit:]
+    except sqlite3.OperationalError as exc:
+        if "fts5" in str(exc) or "syntax error" in str(exc):
+            raise QueryError(f"the search index cannot read this query ({exc})") from None
+        raise
+    return SearchResult(query, tuple(hits), edge is not None, status.missing if status.pending else 0)
+
+
+_EPISODE_SQL = "SELECT id, session_id, seq, seq, content, created_at, role, NULL, NULL, 'active' FROM episodes"
+_SUMMARY_SQL = "SELECT id, session_id, first_seq, last_seq, content, end_at, NULL, depth, tier, status FROM summaries"
+
+
+def _hits(
+    conn: sqlite3.Connection, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int
+) -> list[SearchHit]:
+    """Hits for a page of ranked rows, in rank order: two queries for the page, not two per row
+    (each query hands the GIL back and forth, which a busy UI thread makes slow)."""
+    found: dict[str, tuple] = {}
+    for kind, sql in (("episode", _EPISODE_SQL), ("summary", _SUMMARY_SQL)):
+        ids = [ref for k, ref, _ in page if k == kind]
+        if ids:
+            marks = ",".join("?" * len(ids))
+            found.update((row[0], row) for row in conn.execute(f"{sql} WHERE id IN ({marks})", ids))
+    out = []
+    for kind, ref_id, rank in page:
+        row = found.get(ref_id)
+        if row is None or (row[9] != "active" and not superseded):
+            continue
+        out.append(SearchHit(
+            row[1], kind, ref_id, row[2], row[3], make_snippet(row[4], query.terms, width), rank,  # type: ignore[arg-type]
+            row[5], role=row[6], depth=row[7], tier=row[8], active=row[9] == "active",
+        ))
+    return out

@@ -1,0 +1,174 @@
+"""Stats: what compaction bought, for one session or the whole file, with bars where they say more.
+
+Why bars per depth and stacked bars for tiers and compression: the questions are "how much
+smaller is it now", "how deep does the tree go, and how much text sits at each level", "how
+much did the model fail" — proportions, which a bar answers at a glance and a column of
+numbers does not. The numbers stay next to the bars. Figures come from
+:func:`hiermem_tui.stats.compute_stats` (aggregates and indexes, fast on a million episodes),
+in a worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from hiermem_tui.stats import Stats, compute_stats
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.palette import PaletteCommand
+from hiermem_tui.tui.screens.report import ReportScreen
+
+BAR = 40
+STATUS_STYLE = {"done": "success", "running": "primary", "cancelled": "muted", "failed": "error",
+                "interrupted": "warning"}
+
+
+def bar(fraction: float, width: int = BAR) -> str:
+    """``fraction`` of ``width`` cells in eighths (▏▎▍▌▋▊▉█), never empty for a non-zero share."""
+    cells = max(0.0, min(1.0, fraction)) * width
+    full = int(cells)
+    eighths = int((cells - full) * 8)
+    out = "█" * full + ("▏▎▍▌▋▊▉"[eighths - 1] if eighths else "")
+    return out or ("▏" if fraction > 0 else "")
+
+
+def stacked(counts: list[int], width: int = BAR) -> list[int]:
+    """Whole cells per part of a stacked bar: proportional, every non-zero part at least one cell."""
+    total = sum(counts)
+    if total == 0:
+        return [0] * len(counts)
+    exact = [c * width / total for c in counts]
+    cells = [max(1, int(x)) if c else 0 for c, x in zip(counts, exact)]
+    order = sorted(range(len(counts)), key=lambda i: exact[i] - int(exact[i]), reverse=True)
+    for i in order:
+        if sum(cells) >= width:
+            break
+        if counts[i]:
+            cells[i] += 1
+    while sum(cells) > width:
+        cells[cells.index(max(cells))] -= 1
+    return cells
+
+
+class StatsScreen(ReportScreen):
+    """Sizes and compression, summaries per depth and tier, fidelity, model time, runs."""
+
+    HEADING = "Stats"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_top()
+        with VerticalScroll(id="stats-scroll"):
+            yield Static(Text("Counting…"), id="stats-figures", classes="pane")
+            yield Static(id="stats-depths", classes="pane")
+            yield Static(id="stats-runs", classes="pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#stats-figures").border_title = "Size and compression"
+        self.query_one("#stats-depths").border_title = "Summaries per depth"
+        self.query_one("#stats-runs").border_title = "Model time and runs"
+        self.query_one("#stats-depths").display = False
+        self.query_one("#stats-runs").display = False
+        self.query_one("#stats-scroll").focus()
+        self.load()
+
+    def fetch(self) -> object:
+        return compute_stats(self.store, self.session_id, threshold=self.settings.policy.fidelity_threshold)
+
+    def show(self, data: object) -> None:
+        assert isinstance(data, Stats)
+        p = fmt.Palette.from_app(self.app)
+        figures = self.query_one("#stats-figures", Static)
+        if data.sessions == 0:
+            figures.update(Text("No sessions yet. Import chat history with  hiermem-tui import PATH  "
+                                "(or try  hiermem-tui --demo).", style=fmt.style(p.muted)))
+            return
+        figures.update(self._figures(data, p))
+        depths = self.query_one("#stats-depths", Static)
+        depths.display = True
+        depths.update(self._depths(data, p))
+        runs = self.query_one("#stats-runs", Static)
+        runs.display = True
+        runs.update(self._runs(data, p))
+
+    # ------------------------------------------------------------------ sections
+    def _figures(self, s: Stats, p: fmt.Palette) -> Text:
+        fg, muted = fmt.style(p.foreground, bold=True), fmt.style(p.muted)
+        out = Text()
+        if s.session_id is None:
+            out.append(f"{s.sessions:,} sessions · ", style=fg)
+        out.append(f"{s.episodes:,} episodes · {fmt.percent(s.coverage)} under a summary\n\n", style=fg)
+        scale = max(s.raw_tokens, 1)
+        comp = "–" if s.compression is None else f"{s.compression:.1f}×"
+        out.append(f"{'raw':<11}", style=muted)
+        out.append(f"{bar(s.raw_tokens / scale):<{BAR}} ", style=fmt.style(p.muted))
+        out.append(f"{fmt.tokens(s.raw_tokens)} tok\n", style=fg)
+        out.append(f"{'model sees':<11}", style=muted)
+        out.append(f"{bar(s.model_tokens / scale):<{BAR}} ", style=fmt.style(p.primary))
+        out.append(f"{fmt.tokens(s.model_tokens)} tok", style=fg)
+        out.append(f"   compression {comp}\n", style=fmt.style(p.success if (s.compression or 0) > 1 else p.muted,
+                                                                   bold=True))
+        out.append("\n")
+        out.append(f"{'tiers':<11}", style=muted)
+        tiers = ("normal", "aggressive", "fallback")
+        for tier, cells in zip(tiers, stacked([s.by_tier.get(t, 0) for t in tiers])):
+            out.append("█" * cells, style=fmt.style(p.tier_color(tier)))
+        out.append("\n" + " " * 11, style=muted)
+        for tier in ("normal", "aggressive", "fallback"):
+            out.append(f"{tier} {s.by_tier.get(tier, 0):,}   ", style=fmt.style(p.tier_color(tier), bold=True))
+        out.append(f"\n{'fidelity':<11}", style=muted)
+        low = fmt.style(p.warning if s.low_fidelity else p.foreground, bold=True)
+        out.append(f"{s.low_fidelity:,} under {s.threshold:g} retention", style=low)
+        out.append(f" · {s.measured:,} measured · {s.unmeasured:,} not measured", style=muted)
+        if s.min_retention is not None:
+            out.append(f" · lowest {fmt.percent(s.min_retention)}", style=muted)
+        out.append(f"\n{'versions':<11}", style=muted)
+        out.append(f"{s.active:,} active · {s.superseded:,} superseded", style=fmt.style(p.foreground))
+        return out
+
+    def _depths(self, s: Stats, p: fmt.Palette) -> Text:
+        muted = fmt.style(p.muted)
+        if not s.by_depth:
+            where = "press p in the session" if s.session_id else "open a session and press p"
+            return Text(f"No summaries yet: {where} to compact.", style=muted)
+        out = Text()
+        out.append(f"{'':<6}{'summaries':<{BAR + 9}}{'tokens (share of all summary text)'}\n", style=muted)
+        most = max(d.count for d in s.by_depth)
+        tokens = max(sum(d.tokens for d in s.by_depth), 1)
+        for d in reversed(s.by_depth):  # the top of the tree first, as it is drawn
+            out.append_text(fmt.depth_chip(d.depth, p))
+            out.append("  ")
+            out.append(f"{bar(d.count / most, BAR // 2):<{BAR // 2}}", style=fmt.style(p.primary))
+            out.append(f" {d.count:>7,}   ", style=fmt.style(p.foreground, bold=True))
+            out.append(f"{bar(d.tokens / tokens, BAR // 2):<{BAR // 2}}", style=fmt.style(p.accent))
+            ratio = f" · {d.tokens / d.source_tokens:.0%} of their input" if d.source_tokens else ""
+            out.append(f" {fmt.tokens(d.tokens)} tok{ratio}\n", style=muted)
+        return out
+
+    def _runs(self, s: Stats, p: fmt.Palette) -> Text:
+        muted = fmt.style(p.muted)
+        out = Text()
+        out.append(f"{fmt.duration(s.llm_seconds)} waiting on models · {fmt.duration(s.wall_seconds)} of runs\n",
+                   style=fmt.style(p.foreground, bold=True))
+        for e in s.engines:
+            name = e.backend + (f" · {one_line(e.model, 40)}" if e.model else "")
+            out.append(f"  {name:<40}", style=fmt.style(p.foreground))
+            out.append(f"{e.runs:>5,} runs {e.summaries:>8,} summaries {fmt.duration(e.llm_seconds):>10}\n", style=muted)
+        out.append("\n")
+        if not s.runs:
+            out.append("No runs yet.", style=muted)
+            return out
+        for status, n in s.runs_by_status.items():
+            if n:
+                colour = getattr(p, STATUS_STYLE.get(status, "muted"))
+                out.append(f"  {status} {n:,}  ", style=fmt.style(colour, bold=True))
+        return out
+
+    def palette_commands(self) -> Iterable[PaletteCommand]:
+        yield PaletteCommand("Refresh stats", "Count again", self.action_reload, "r")
+        yield PaletteCommand("Back", "Close the stats", self.action_back, "esc")
