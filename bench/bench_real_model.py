@@ -34,7 +34,6 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,7 @@ from hiermem_tui.compaction import (  # noqa: E402
 )
 from hiermem_tui.config import Settings  # noqa: E402
 from hiermem_tui.importers import FormatError, detect, import_paths  # noqa: E402
-from hiermem_tui.store import Store, StoreError, Summary  # noqa: E402
+from hiermem_tui.store import Run, Store, StoreError, Summary  # noqa: E402
 from hiermem_tui.summarize import (  # noqa: E402
     BackendUnavailable, ExtractiveBackend, ModelMissing, Summariser, SummariserError, SummaryRequest,
 )
@@ -269,7 +268,7 @@ def report(store: Store, args: argparse.Namespace, sids: list[str], records: lis
     print(f"model speed (model_speed table): {speed['prompt_tokens_per_s']} prompt tok/s, "
           f"{speed['output_tokens_per_s']} output tok/s over {speed['calls']} calls\n")
     print(render_table(rows, TABLE_HEAD))
-    print(f"\ntier shares (leaves): " + ", ".join(f"{t} {v:.0%}" for t, v in total["tier_shares"].items() if v is not None))
+    print("\ntier shares (leaves): " + ", ".join(f"{t} {v:.0%}" for t, v in total["tier_shares"].items() if v is not None))
     print(f"compression of model-tier leaves: {total['compression_model_tiers'] or '—'}×; "
           f"retention of normal leaves before/after the guard: {total['retention_before_normal']}/"
           f"{total['retention_after_normal']}; 'Also mentioned' added to {total['also_mentioned_added']} leaves")

@@ -14,7 +14,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tests.fakeollama import FakeOllama, Reply, continues_chat
+from tests.fakeollama import FakeOllama, continues_chat
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "bench_real_model.py"

@@ -18,7 +18,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import Footer, Label, Static, TabbedContent, TabPane, Tabs
 from textual.widgets.tree import TreeNode
 
@@ -29,13 +28,13 @@ from hiermem_tui.tui import find
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.screens.run_launch import resummarize_selected, resummarize_whole, run_commands, start_pass
 from hiermem_tui.tui.screens import session_tools
+from hiermem_tui.tui.screens.run_launch import run_commands
+from hiermem_tui.tui.screens.session_keys import SessionKeysMixin
 from hiermem_tui.tui.screens.session_live import LiveSessionMixin
-from hiermem_tui.tui.screens.versions import open_versions
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap, MapItem
 from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef
-from hiermem_tui.tui.widgets.detail_pane import ChainPicker, DetailPane
+from hiermem_tui.tui.widgets.detail_pane import DetailPane
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
 
@@ -57,7 +56,7 @@ FIDELITY_LEGEND = (
 )
 
 
-class SessionScreen(LiveSessionMixin, Screen[None]):
+class SessionScreen(SessionKeysMixin, LiveSessionMixin, Screen[None]):
     """The DAG inspector for one session.
 
     ``reload()`` re-reads everything from the store and keeps the open nodes and the
@@ -325,111 +324,11 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         if ep is not None:
             self.detail.show_episode(ep, self.store.covering_chain(self.session_id, event.seq), self._where(event.seq))
 
-    # ------------------------------------------------------------------ actions
-    def _panes(self) -> list[Widget]:
-        right: Widget = self.transcript if self._transcript_shown else self.detail
-        return [self.tree, self.map, right]
-
-    @property
-    def _transcript_shown(self) -> bool:
-        return self.query_one(TabbedContent).active == "tab-transcript"
-
-    def action_focus_pane(self, delta: int) -> None:
-        """Cycle focus tree → map → detail/transcript (skipping the tab strip)."""
-        panes = self._panes()
-        focused = self.focused
-        index = next((i for i, w in enumerate(panes) if focused is not None and
-                      (focused is w or w in focused.ancestors)), -1)
-        panes[(index + delta) % len(panes)].focus()
-
-    def action_toggle_view(self) -> None:
-        tabs = self.query_one(TabbedContent)
-        right_focused = self.focused in (self.detail, self.transcript)
-        tabs.active = "tab-detail" if self._transcript_shown else "tab-transcript"
-        if right_focused:
-            self._panes()[2].focus()
-
-    def action_fallback(self, direction: int) -> None:
-        """Jump to the next (``f``) or previous (``F``) fallback summary in coverage order."""
-        fallbacks = sorted((s for s in self.spans if s.tier == "fallback"), key=lambda s: (s.first_seq, -s.depth))
-        if not fallbacks:
-            self.notify("No fallback summaries in this session.", title="Fallbacks")
-            return
-        here = (-1, 1) if self.selected is None else (
-            self.selected.first, -(self.selected.summary.depth if self.selected.summary else -1))
-        order = [(s.first_seq, -s.depth) for s in fallbacks]
-        if direction > 0:
-            target = next((s for s, o in zip(fallbacks, order) if o > here), fallbacks[0])
-        else:
-            target = next((s for s, o in zip(reversed(fallbacks), reversed(order)) if o < here), fallbacks[-1])
-        index = fallbacks.index(target) + 1
-        if self.tree.reveal_summary(target.id):
-            self.notify(f"Fallback {index} of {len(fallbacks)}: d{target.depth} "
-                        f"{fmt.seq_span(target.first_seq, target.last_seq)}", title="Fallbacks", timeout=2)
-
-    def current_episode(self) -> int | None:
-        """The episode the user is on: the transcript cursor, an episode node, or the detail's."""
-        return self._current_episode()
-
-    def _current_episode(self) -> int | None:
-        if self._transcript_shown and self.transcript.cursor is not None:
-            return self.transcript.cursor
-        ref = self.tree.cursor_ref
-        if ref is not None and ref.kind == "episode":
-            return ref.first
-        if self.detail.key and self.detail.key.startswith("e:"):
-            return int(self.detail.key[2:])
-        return None
-
-    def action_chain(self) -> None:
-        """Show the summaries covering the current episode, leaf to top; pick one to jump to it."""
-        seq = self._current_episode()
-        if seq is None:
-            self.notify("Select an episode first (in the transcript, or expand a leaf in the tree).",
-                        title="Covering chain")
-            return
-        chain = self.store.covering_chain(self.session_id, seq)
-        picker = ChainPicker(seq, chain, fmt.Palette.from_app(self.app), self.tree.ref_year, self._where(seq))
-        self.app.push_screen(picker, callback=self._chain_picked)
-
-    def focus_summary(self, summary_id: str) -> bool:
-        """Select an active summary in the tree and show its detail (a search hit, a run's summary)."""
-        if not self.tree.reveal_summary(summary_id):
-            return False
-        self.query_one(TabbedContent).active = "tab-detail"
-        self.tree.focus()
-        return True
-
-    def focus_episode(self, seq: int) -> bool:
-        """Select what covers episode ``seq`` in the tree, then put the transcript cursor on it.
-
-        The tree's highlight comes as a message and moves the transcript to the start of the
-        range; the jump to ``seq`` waits for that message (``_pending_jump``) so it lands last.
-        """
-        if not self.tree.reveal_seq(seq):
-            return False
-        ref = self.tree.cursor_ref
-        self.query_one(TabbedContent).active = "tab-transcript"
-        if ref is not None and self.selected is not None and self.selected.key == ref.key:
-            self.transcript.jump_to(seq)
-        elif ref is not None:
-            self._pending_jump = (ref.key, seq)
-        self.transcript.focus()
-        return True
-
-    def _chain_picked(self, summary_id: str | None) -> None:
-        if summary_id and self.tree.reveal_summary(summary_id):
-            self.tree.focus()
-
-    def action_toggle_scale(self) -> None:
-        self.map.toggle_scale()
-        self._legend()
-
     def _legend(self) -> None:
         axis = "episode" if self.map.scale == "episodes" else "time"
         aggressive = fmt.Palette.from_app(self.app).aggressive.hex
         legend = LEGEND.format(aggressive=aggressive) if self.map.colour_by == "tier" else FIDELITY_LEGEND
-        self.map.border_subtitle = f"{axis} axis [$foreground-muted](s)[/]  colour [$foreground-muted](i)[/]  " + legend
+        self.map.border_subtitle = f"{axis} axis [$foreground-muted](s)[/]  colour [$foreground-muted](C)[/]  " + legend
 
     def refresh_legend(self) -> None:
         self._legend()
@@ -491,48 +390,6 @@ class SessionScreen(LiveSessionMixin, Screen[None]):
         if action == "cancel_run":
             return bool(getattr(self.app, "run_active", False))  # else esc falls through to Back
         return True
-
-    def action_cancel_run(self) -> None:
-        if self.app.cancel_run():  # type: ignore[attr-defined]
-            self.notify("Cancelling: the model call is being aborted; finished summaries are kept.", timeout=3)
-
-    def action_run(self, pass_: str) -> None:
-        start_pass(self, pass_)
-
-    def action_resummarize(self) -> None:
-        resummarize_selected(self)
-
-    def action_resummarize_session(self) -> None:
-        resummarize_whole(self)
-
-    def action_versions(self) -> None:
-        open_versions(self)
-
-    def action_repair(self) -> None:
-        session_tools.repair_selected(self)
-
-    def action_repair_session(self) -> None:
-        session_tools.repair_session(self)
-
-    def action_measure(self) -> None:
-        session_tools.measure(self)
-
-    def action_toggle_colour(self) -> None:
-        session_tools.toggle_colour(self)
-
-    def action_mark(self, mark: str) -> None:
-        session_tools.toggle_mark(self, mark)
-    def action_find(self) -> None:
-        find.open_search(self.app, self.session_id)
-
-    def action_model_view(self) -> None:
-        find.open_context(self.app, self.session_id)
-
-    def action_stats(self) -> None:
-        find.open_stats(self.app, self.session_id)
-
-    def action_history(self) -> None:
-        find.open_history(self.app, self.session_id)
 
     def action_refresh(self) -> None:
         self.reload()
