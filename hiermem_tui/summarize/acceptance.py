@@ -86,9 +86,23 @@ _INDENTED = re.compile(r"^(?: {4,}|\t+)(?![-*•]|\d+[.)])\S")
 _CODE_DEF = re.compile(r"^\s*(?:def|class|function|fn|func|public|private|static|int|void|#include)\b.*[({:;]\s*$", re.M)
 
 
+_PROMPT_TAGS = r"(?:previous_summary|conversation|summaries|material|transcript)\b"
+_TAG_LINE = re.compile(
+    rf"^[ \t]*(?:\[/?(?!{_PROMPT_TAGS})[A-Za-z][\w-]{{2,40}}\]|</?(?!{_PROMPT_TAGS})[A-Za-z][\w-]{{2,40}}>)[ \t]*(?:\n|\Z)",
+    re.M | re.I,
+)
+"""A line that is nothing but a tag name, such as ``[system-reminder]`` or ``<analysis>``: a
+real SmolLM2 leaf opened with the first, copied from a Claude Code transcript's markup. The
+prompt's own block tags are not stripped: copying those back is an echo, judged as one."""
+
+
 def strip_preamble(text: str) -> str:
-    """Drop one leading "Here's a summary…:" style line (and surrounding blank lines)."""
-    return _PREAMBLE.sub("", text, count=1).strip()
+    """Drop one leading "Here's a summary…:" style line and every tag-only line.
+
+    Neither carries content, and both are what a small model adds around a usable summary,
+    so they are removed rather than failing the attempt.
+    """
+    return _TAG_LINE.sub("", _PREAMBLE.sub("", text, count=1)).strip()
 
 
 def _norm_sentences(text: str) -> list[str]:

@@ -133,6 +133,15 @@ async def test_a_preamble_is_stripped_not_fatal(fake: FakeOllama, backend: Ollam
     assert strip_preamble(GOOD) == GOOD
 
 
+async def test_a_tag_only_line_is_stripped(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    """A real SmolLM2 leaf (benchmark, 2026-12-01) opened with ``[system-reminder]`` on a line of its own."""
+    fake.script(Reply(f"[system-reminder]\n{GOOD}\n</analysis>"))
+    res = await Summariser(backend, tok).summarise(request(tok))
+    assert (res.tier, res.text) == ("normal", GOOD)
+    kept = "The hook printed [system-reminder] blocks into every tool result."
+    assert strip_preamble(kept) == kept  # a tag inside a sentence is content
+
+
 async def test_invented_identifiers(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
     answer = ("The user derived alpha_k = beta_j * gamma_i and Theta_ij over VSLA_MAX_RANK with the kernel "
               "conv_stride_ij and the tensor omega_ijk = TensorProd(x).")
