@@ -65,7 +65,8 @@ _WORD = re.compile(r"\w+", re.U)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SCAFFOLD = re.compile(
     r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+"
-    r"|^\s*(?:<pre>\s*)?\[tool_(?:use|result|call)\b|</tool_use\b",
+    r"|^\s*(?:<pre>\s*)?\[tool_(?:use|result|call)\b|</tool_use\b"
+    r"|Earlier in the same chat \(context only|^\s*Chat log to report on:|^\s*Reports to merge, oldest first:",
     re.I | re.M,
 )
 # a transcript line as the prompt renders it: "[2025-01-02 10:00] user:" or "#12 user:"

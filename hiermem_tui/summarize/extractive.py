@@ -32,9 +32,25 @@ def sentences(text: str) -> list[str]:
     return [p for p in parts if p and _HAS_WORD.search(p)]
 
 
+_PARTIAL_WORD = re.compile(r"[\w.@/+-]*\w$")
+
+
+def _word_boundary(original: str, clipped: str) -> str:
+    """``clipped`` without a word it cut in half (kept when nothing else would be left).
+
+    A number or name cut mid-way is a different identifier ("…id":299883" from 2998836):
+    it would be counted as invented by the fidelity check and mislead a reader.
+    """
+    if len(clipped) < len(original) and clipped and clipped[-1:].isalnum() and original[len(clipped)].isalnum():
+        shorter = _PARTIAL_WORD.sub("", clipped).rstrip()
+        if shorter:
+            return shorter
+    return clipped
+
+
 def _clip_sentence(sentence: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     clipped = tokenizer.clip(sentence, max_tokens)
-    return sentence if clipped == sentence else clipped.rstrip() + "…"
+    return sentence if clipped == sentence else _word_boundary(sentence, clipped).rstrip() + "…"
 
 
 def clip_to(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
@@ -43,10 +59,11 @@ def clip_to(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     limit = target
     # compare with the target, shrink only the clip point: re-encoding a clipped text can
     # give a token or two more than it was clipped to
+    original = text
     while tokenizer.count(text) > target and limit > 0:
         text = tokenizer.clip(text, limit).rstrip()
         limit -= 1
-    return text
+    return _word_boundary(original, text) if text != original else text
 
 
 def _bullet(source: SourceItem, first: str | None, last: str | None) -> str:

@@ -218,3 +218,11 @@ def test_one_sentence_restating_the_key_line_is_not_an_echo() -> None:
     answer = "The user and the assistant changed `parse_config` in src/app/config.py and set retries to 42."
     assert find_echo(answer, None, [source]) is None
     assert find_echo(source, None, [source]) is not None  # the log itself still is
+
+
+def test_the_prompts_own_headings_echoed_back_are_an_echo() -> None:
+    """An over-long answer that repeats the prompt, clipped to the aggressive target, can be
+    nothing but the context block's heading: scaffolding, not a summary."""
+    for answer in ("Earlier in the same chat (context only, already reported, do not repeat it)…",
+                   "Chat log to report on:\nuser: hello", "Reports to merge, oldest first:\n- one"):
+        assert find_echo(answer, None, ["hello there, a source"]) is not None, answer

@@ -101,3 +101,19 @@ def test_clip_to_keeps_as_much_as_fits(tok: Tokenizer) -> None:
     for limit in (5, 12, 18, 22):
         clipped = clip_to(text, limit, tok)
         assert limit - 2 <= tok.count(clipped) <= limit
+
+
+def test_a_clipped_sentence_never_ends_in_half_a_number_or_name(tok: Tokenizer) -> None:
+    """A real digest clipped ``"id":2998836`` to ``"id":299883…``: a number in no source.
+
+    Whatever the share each sentence gets, every identifier the digest names is in the sources.
+    """
+    from hiermem_tui.summarize.fidelity import measure
+
+    text = ('{"login":"Durban-Designer","id":2998836,"node_id":"MDQ6VXNlcjI5OTg4MzY=",'
+            '"url":"https://api.github.com/users/Durban-Designer","type":"User"} and more text here.')
+    sources = [text, "Short second message."]
+    for target in range(8, 60, 3):
+        digest = extractive_digest(req(tok, sources, target=target), tok)
+        assert tok.count(digest) <= target
+        assert not measure(digest, [(t, False) for t in sources]).novel, (target, digest)
