@@ -16,7 +16,8 @@ from .models import (
     utcnow,
 )
 from .schema import SCHEMA_VERSION
-from .store import AppendResult, NewEpisode, Store
+from .episodes import AppendResult, NewEpisode
+from .store import Store
 
 __all__ = [
     "TIERS", "SCHEMA_VERSION", "AppendResult", "DamagedDatabase", "Episode", "ForeignDatabase",

@@ -11,10 +11,9 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import sqlite_utils
 
 from ..tokens import Tokenizer
 from .dag import DagMixin
+from .episodes import EpisodesMixin
 from .db import (
     ConnectionPool,
     DamagedDatabase,
@@ -34,7 +34,7 @@ from .db import (
 )
 from .marks import MarksMixin
 from .runs import RunsMixin
-from .models import Episode, Session, iso, parse_iso, utcnow
+from .models import Session, iso, utcnow
 from .schema import SCHEMA_VERSION
 
 SYNTHETIC_BASE = datetime(2000, 1, 1, tzinfo=timezone.utc)
@@ -56,35 +56,6 @@ _SESSION_COLS = (
     "max_depth, covered_episodes, covered_tokens, fallback_count, top_tokens, last_summarized_seq, "
     "last_summary_at, metadata, min_retention"
 )
-_EPISODE_COLS = "id, session_id, seq, role, content, created_at, tokens, synthetic_time, metadata"
-
-
-@dataclass(slots=True)
-class NewEpisode:
-    """An episode to append. ``key`` identifies it within its session across re-imports
-    (the source's message id, or its position when the source has none)."""
-
-    key: str
-    role: str
-    content: str
-    created_at: datetime | None
-    metadata: dict[str, Any] | None = None
-
-
-@dataclass(slots=True)
-class AppendResult:
-    session_id: str
-    created: bool
-    appended: int
-    already_present: int
-
-
-def _shift(when: datetime, seconds: int) -> datetime:
-    """``when`` moved by whole seconds, pinned at the ends of datetime's range instead of overflowing."""
-    try:
-        return when + timedelta(seconds=seconds)
-    except OverflowError:
-        return when
 
 
 def _session(row: sqlite3.Row | tuple) -> Session:
@@ -97,14 +68,7 @@ def _session(row: sqlite3.Row | tuple) -> Session:
     )
 
 
-def _episode(row: tuple) -> Episode:
-    return Episode(
-        id=row[0], session_id=row[1], seq=row[2], role=row[3], content=row[4], created_at=row[5],
-        tokens=row[6] or 0, synthetic_time=bool(row[7]), metadata=json.loads(row[8]) if row[8] else None,
-    )
-
-
-class Store(DagMixin, RunsMixin, MarksMixin):
+class Store(EpisodesMixin, DagMixin, RunsMixin, MarksMixin):
     """A hiermem-tui database. Build with :meth:`open`; pass it to whatever needs it."""
 
     def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None) -> None:
@@ -339,144 +303,6 @@ class Store(DagMixin, RunsMixin, MarksMixin):
                 (session_id, title, source, source_ref, stamp, stamp, meta),
             )
             return True
-
-    # ------------------------------------------------------------------ episodes
-    def append_episodes(
-        self, session_id: str, episodes: Sequence[NewEpisode], tokens: Sequence[int] | None = None
-    ) -> tuple[int, int]:
-        """Append the episodes not already stored (by key), in order, with seq, tokens and times.
-
-        Returns (appended, already_present). Idempotent: a second call with the same input
-        appends nothing; a grown source appends only its new tail. Missing timestamps are
-        filled deterministically (previous + 1 s) and flagged ``synthetic_time``.
-        ``tokens``, if given, are the precomputed counts of ``episodes`` (same order).
-        """
-        if tokens is not None and len(tokens) != len(episodes):
-            raise ValueError("tokens must align with episodes")
-        with self.transaction() as conn:
-            row = conn.execute(
-                "SELECT episode_count, created_at FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                raise StoreError(f"no session {session_id!r}")
-            count = row[0]
-            known: set[str] = set()
-            prev: datetime | None = None
-            if count:
-                known = {r[0] for r in conn.execute("SELECT id FROM episodes WHERE session_id = ?", (session_id,))}
-                last = conn.execute(
-                    "SELECT created_at FROM episodes WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
-                ).fetchone()
-                prev = parse_iso(last[0]) if last else None
-            fresh: list[NewEpisode] = []
-            fresh_tokens: list[int] = []
-            for i, ep in enumerate(episodes):
-                eid = f"{session_id}/{ep.key}"
-                if eid in known:
-                    continue
-                known.add(eid)
-                fresh.append(ep)
-                if tokens is not None:
-                    fresh_tokens.append(tokens[i])
-            if not fresh:
-                return 0, len(episodes)
-            if prev is None:
-                prev = _shift(parse_iso(row[1]), -1)
-            if tokens is None:
-                fresh_tokens = self.tokenizer.count_many([e.content for e in fresh])
-            rows = []
-            seq = count
-            for ep, n in zip(fresh, fresh_tokens):
-                synthetic = ep.created_at is None
-                when = _shift(prev, 1) if synthetic else ep.created_at
-                prev = when
-                rows.append((
-                    f"{session_id}/{ep.key}", session_id, seq, ep.role, ep.content, iso(when), n, int(synthetic),
-                    json.dumps(ep.metadata, ensure_ascii=False, sort_keys=True) if ep.metadata else None,
-                ))
-                seq += 1
-            conn.executemany(
-                "INSERT INTO episodes (id, session_id, seq, role, content, created_at, tokens, synthetic_time, metadata)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            return len(rows), len(episodes) - len(rows)
-
-    def fill_missing_tokens(self, *, batch: int = 2000) -> int:
-        """Count tokens for episodes another tool wrote without them (tokens IS NULL)."""
-        if self.readonly:
-            return 0
-        total = 0
-        while True:
-            rows = self.conn.execute(
-                "SELECT id, content FROM episodes WHERE tokens IS NULL LIMIT ?", (batch,)
-            ).fetchall()
-            if not rows:
-                return total
-            counts = self.tokenizer.count_many([r[1] for r in rows])
-            with self.transaction() as conn:
-                conn.executemany("UPDATE episodes SET tokens = ? WHERE id = ?", [(n, r[0]) for r, n in zip(rows, counts)])
-            total += len(rows)
-
-    def episodes_page(self, session_id: str, *, after_seq: int = -1, limit: int = 200) -> list[Episode]:
-        """Episodes with seq > after_seq, ascending (keyset paging)."""
-        rows = self.conn.execute(
-            f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (session_id, after_seq, limit),
-        )
-        return [_episode(r) for r in rows]
-
-    def episodes_before(self, session_id: str, *, before_seq: int, limit: int = 200) -> list[Episode]:
-        """Episodes with seq < before_seq, returned ascending (paging backwards)."""
-        rows = self.conn.execute(
-            f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-            (session_id, before_seq, limit),
-        ).fetchall()
-        return [_episode(r) for r in reversed(rows)]
-
-    def episode_range(self, session_id: str, first_seq: int, last_seq: int) -> list[Episode]:
-        rows = self.conn.execute(
-            f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-            (session_id, first_seq, last_seq),
-        )
-        return [_episode(r) for r in rows]
-
-    def iter_episodes(self, session_id: str, *, batch: int = 1000) -> Iterator[Episode]:
-        after = -1
-        while True:
-            page = self.episodes_page(session_id, after_seq=after, limit=batch)
-            if not page:
-                return
-            yield from page
-            after = page[-1].seq
-
-    def episode_at(self, session_id: str, seq: int) -> Episode | None:
-        row = self.conn.execute(
-            f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq = ?", (session_id, seq)
-        ).fetchone()
-        return _episode(row) if row else None
-
-    def episode_texts(self, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, str]:
-        """Content of the given episodes that exist, by id: lets an import tell a message the
-        source changed from one it already holds, reading only the episodes it names."""
-        wanted = list(dict.fromkeys(episode_ids))
-        out: dict[str, str] = {}
-        for start in range(0, len(wanted), batch):
-            chunk = wanted[start : start + batch]
-            marks = ", ".join("?" * len(chunk))
-            out.update(self.conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", chunk).fetchall())
-        return out
-
-    def episode_stats(self, session_id: str, first_seq: int, last_seq: int) -> tuple[int, str, str]:
-        """(tokens, min created_at, max created_at) of a seq range, from the unique index."""
-        row = self.conn.execute(
-            "SELECT coalesce(sum(tokens), 0), min(created_at), max(created_at), count(*) FROM episodes "
-            "WHERE session_id = ? AND seq BETWEEN ? AND ?",
-            (session_id, first_seq, last_seq),
-        ).fetchone()
-        if row[3] != last_seq - first_seq + 1:
-            raise StoreError(f"episodes #{first_seq}–{last_seq} of {session_id} are not all present")
-        return row[0], row[1], row[2]
 
     def runner_identity(self) -> tuple[int, str]:
         return os.getpid(), socket.gethostname()
