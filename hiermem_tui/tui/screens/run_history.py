@@ -147,12 +147,12 @@ class RunHistoryScreen(ReportScreen):
             ("\nsession  ", muted), (one_line(self.titles.get(r.session_id, r.session_id), 80), fg),
             ("\nengine   ", muted), (engine_label(r.backend, r.model), fg),
             ("\nstarted  ", muted), (fmt.timestamp(r.started_at, seconds=True), fg),
-            ("  took ", muted), (fmt.duration(took) if took is not None else "still running", fg),
-            ("  model ", muted), (fmt.duration(r.llm_seconds), fg),
+            (" · took ", muted), (fmt.duration(took) if took is not None else "still running", fg),
+            (" · model ", muted), (fmt.duration(r.llm_seconds), fg),
             ("\nmade     ", muted), (f"{r.summaries_created}{planned}", fmt.style(p.foreground, bold=True)),
-            ("  normal ", muted), (str(r.normal), fmt.style(p.primary, bold=True)),
-            ("  aggressive ", muted), (str(r.aggressive), fmt.style(p.aggressive, bold=True)),
-            ("  fallback ", muted), (str(r.fallback), fmt.style(p.warning if r.fallback else p.foreground, bold=True)),
+            (" · normal ", muted), (str(r.normal), fmt.style(p.primary, bold=True)),
+            (" · aggressive ", muted), (str(r.aggressive), fmt.style(p.aggressive, bold=True)),
+            (" · fallback ", muted), (str(r.fallback), fmt.style(p.warning if r.fallback else p.foreground, bold=True)),
         )
         if r.rejections:
             detail.append("\nrejected ", style=muted)
