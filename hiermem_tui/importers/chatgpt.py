@@ -16,7 +16,7 @@ Everything else (``thoughts``, ``reasoning_recap``, async reasoning progress mes
 ``initial_text: "Reasoning"``, ``model_editable_context``, browsing spinners, hidden system/tool
 plumbing) is dropped and only counted in the session metadata.
 
-Reading the export (file, zip or folder) is shared with ``claude_ai`` and lives in ``_util``.
+Reading the export (file, zip or folder) is shared with ``claude_ai`` and lives in ``_export``.
 
 Regenerations and edits are new nodes with new ids, so a re-import after the user switched to
 another branch appends the newly visible messages and keeps the ones already imported. A message
@@ -30,7 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, export_conversations, first_user_title, sniff_export
+from hiermem_tui.importers._export import export_conversations, sniff_export
+from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, first_user_title
 from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch
 
 NAME = "chatgpt"

@@ -25,14 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._util import (
-    OUTPUT_TEXT_MAX,
-    clip,
-    compact_json,
-    export_conversations,
-    first_user_title,
-    sniff_export,
-)
+from hiermem_tui.importers._export import export_conversations, sniff_export
+from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, compact_json, first_user_title
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "claude"

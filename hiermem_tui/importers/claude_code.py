@@ -20,7 +20,8 @@ What becomes an episode, in file order:
 
 Sidechain records (subagents) are excluded and counted; ``summary`` records give the title;
 other record types are not episodes. Records repeated in a resumed session (same ``uuid``) are
-kept once. The JSONL reading and tool rendering shared with ``codex`` live in ``_util``.
+kept once. The JSONL reading shared with ``codex`` lives in ``_jsonl_logs``, the tool rendering
+in ``_util``.
 
 A session imported while a reply was still being written (its lines share one ``message.id``)
 saw only part of it: the next import adds the whole reply as a new version of that episode
@@ -37,17 +38,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._util import (
-    OUTPUT_TEXT_MAX,
-    clip,
-    compact_json,
-    head_records,
-    iter_jsonl,
-    numbered_id,
-    read_jsonl_input,
-    sniff_dir,
-    title_from,
-)
+from hiermem_tui.importers._jsonl_logs import head_records, iter_jsonl, read_jsonl_input, sniff_dir
+from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, compact_json, numbered_id, title_from
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "claude-code"

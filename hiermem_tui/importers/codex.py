@@ -35,17 +35,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._util import (
-    OUTPUT_TEXT_MAX,
-    clip,
-    compact_json,
-    first_user_title,
-    head_records,
-    iter_jsonl,
-    numbered_id,
-    read_jsonl_input,
-    sniff_dir,
-)
+from hiermem_tui.importers._jsonl_logs import head_records, iter_jsonl, read_jsonl_input, sniff_dir
+from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, compact_json, first_user_title, numbered_id
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 NAME = "codex"

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from hiermem_tui.importers import _webui_chat
+from hiermem_tui.importers._export import EXPORT_KINDS, LOOKAHEAD, iter_json_array
 from hiermem_tui.importers._sqlite import SQLITE_MAGIC, Schema, open_source, select_list, sniff_sqlite, text_or_none
-from hiermem_tui.importers._util import EXPORT_KINDS, LOOKAHEAD, iter_json_array
 from hiermem_tui.importers.base import FormatError, ParsedSession, Problems, utc_from_epoch
 
 NAME = _webui_chat.NAME

@@ -12,7 +12,7 @@ import pytest
 
 from hiermem_tui.cli import main
 from hiermem_tui.importers import FormatError, Problems, get_importer
-from hiermem_tui.importers._util import iter_json_array
+from hiermem_tui.importers._export import iter_json_array
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "chatgpt" / "conversations.json"
 
