@@ -8,6 +8,10 @@ thing that crosses in is :class:`CancelToken.cancel`, which aborts the in-flight
 
 One run at a time (group ``compaction``): the app's ``run_state`` is the single source
 the indicators draw from, and a second job would only compete for the same model.
+
+This module is the app's side (:class:`RunsMixin`); the job and progress values are in
+:mod:`.run_job`, what the worker thread runs in :mod:`.run_drive`, the notices' wording in
+:mod:`.run_notices`.
 """
 
 from __future__ import annotations
@@ -15,32 +19,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
 from textual import work
-from textual.message import Message
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from hiermem_tui.compaction import (
-    CancelToken,
-    RunEvent,
-    RunFinished,
-    RunRefused,
-    RunStarted,
-    SummaryAttempt,
-    SummaryStarted,
-    SummaryWritten,
-    TierCounts,
-    make_runner,
-)
-from hiermem_tui.config import Settings
-from hiermem_tui.store import Run, Store
-from hiermem_tui.summarize import BackendUnavailable, ModelMissing
+from hiermem_tui.compaction import CancelToken
 from hiermem_tui.textsafe import one_line
-from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import (
     RunAttempted,
     RunBegan,
@@ -50,181 +37,21 @@ from hiermem_tui.tui.messages import (
     RunSummaryWritten,
     SessionsChanged,
 )
+from hiermem_tui.tui.run_drive import drive_job
+from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, RunAction, RunJob, RunProgress, engine_label
+from hiermem_tui.tui.run_notices import outcome
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
 
-RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session", "repair"]
-PASSES: tuple[RunAction, ...] = ("leaf", "condense", "full")
-ACTION_LABELS: dict[str, str] = {
-    "leaf": "Leaf pass",
-    "condense": "Condensation pass",
-    "full": "Full pass",
-    "resummarize-summary": "Re-summarise",
-    "resummarize-session": "Session re-summarise",
-    "repair": "Repair",
-}
+# The job types are still imported from here by screens, widgets and tests.
+__all__ = ["ACTION_LABELS", "CHANGED_EVERY_S", "PASSES", "SHUTDOWN_WAIT_S", "RunAction", "RunJob", "RunProgress",
+           "RunsMixin", "engine_label"]
+
 CHANGED_EVERY_S = 0.5
 """While a run writes, the screens are told about it at most this often (the end is always told)."""
 SHUTDOWN_WAIT_S = 5.0
 """On quit, how long to wait for a cancelled run to record itself as cancelled."""
-
-
-def engine_label(backend: str, model: str | None) -> str:
-    """``ollama/llama3.2:latest``, ``ollama/(loaded model)`` or ``extractive``: what will write."""
-    if backend == "extractive":
-        return "extractive"
-    return f"{backend}/{one_line(model, 60) if model else '(the loaded model)'}"
-
-
-@dataclass(frozen=True, slots=True)
-class RunJob:
-    """One thing the user asked for. ``settings`` carry the backend and model chosen for it."""
-
-    id: int
-    action: RunAction
-    session_id: str
-    settings: Settings
-    summary_id: str | None = None
-
-    @property
-    def label(self) -> str:
-        return ACTION_LABELS[self.action]
-
-    @property
-    def engine(self) -> str:
-        return engine_label(self.settings.backend, self.settings.model)
-
-
-@dataclass(frozen=True, slots=True)
-class RunProgress:
-    """What the indicators show; replaced (never mutated) as messages arrive."""
-
-    job: RunJob
-    phase: Literal["checking", "running", "cancelling"] = "checking"
-    run_id: str | None = None
-    what: str = ""
-    attempt: str = ""
-    done: int = 0
-    planned: int = 0
-    tiers: TierCounts = field(default_factory=TierCounts)
-    tokens_per_s: float | None = None
-    model: str | None = None
-    est_seconds: float | None = None  # the planned work at the model's measured speed (None: unknown)
-    began: float = 0.0  # time.monotonic() when the run was recorded
-    done_at: float = 0.0  # time.monotonic() when the last summary landed
-
-    def seconds_left(self, now: float) -> float | None:
-        """What is left: the pace of this run once a summary has landed, else the measured-speed estimate."""
-        if not self.planned or self.done >= self.planned:
-            return None
-        if self.done and self.done_at > self.began:
-            return (self.done_at - self.began) / self.done * (self.planned - self.done)
-        if self.est_seconds is not None:
-            return max(0.0, self.est_seconds - (now - self.began))
-        return None
-
-
-def wrap_event(job: RunJob, event: RunEvent) -> Message:
-    """The UI message for one engine event."""
-    if isinstance(event, RunStarted):
-        return RunBegan(job, event)
-    if isinstance(event, SummaryStarted):
-        return RunSummaryStarted(job, event)
-    if isinstance(event, SummaryAttempt):
-        return RunAttempted(job, event)
-    if isinstance(event, SummaryWritten):
-        return RunSummaryWritten(job, event)
-    return RunEnded(job, cast(RunFinished, event))
-
-
-async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callable[[Message], object]) -> Run | None:
-    """Run ``job`` to its end on the current loop; every outcome is posted as a message.
-
-    The backend check runs as a task attached to ``cancel`` so a cancel aborts it too, and a
-    cancel that lands before the run is recorded records nothing.
-    """
-    runner = make_runner(store, job.settings, on_event=lambda ev: post(wrap_event(job, ev)), cancel=cancel)
-    try:
-        check: asyncio.Future[None] = asyncio.ensure_future(runner.check())
-        cancel.attach(check)  # type: ignore[arg-type]
-        try:
-            await check
-        except asyncio.CancelledError:
-            if not cancel.cancelled:
-                raise
-        finally:
-            cancel.detach(check)  # type: ignore[arg-type]
-        if cancel.cancelled:
-            post(RunNotStarted(job, "Cancelled before the run started: nothing was written.", "information",
-                               "Run cancelled"))
-            return None
-        if job.action == "resummarize-summary":
-            return await runner.resummarize_summary(job.summary_id or "")
-        if job.action == "resummarize-session":
-            return await runner.resummarize_session(job.session_id)
-        if job.action == "repair":
-            repaired = await runner.repair(job.session_id, skip_idle=True)
-            if repaired is None:
-                post(RunNotStarted(job, "Nothing to repair: no fallback, no summary under the fidelity threshold, "
-                                        "no missing pin.", "information", "Nothing to do"))
-            return repaired
-        run = await runner.compact(job.session_id, job.action, skip_idle=True)  # type: ignore[arg-type]
-        if run is None:
-            post(RunNotStarted(job, nothing_due(job.action), "information", "Nothing to do"))
-        return run
-    except (BackendUnavailable, ModelMissing) as exc:
-        post(RunNotStarted(job, one_line(str(exc), 400), "error", "Backend not ready — nothing ran"))
-    except RunRefused as exc:
-        post(RunNotStarted(job, one_line(str(exc), 400), "error", "Run refused"))
-    except Exception as exc:  # noqa: BLE001 - a store error or a bug: one line, never a traceback
-        post(RunNotStarted(job, one_line(f"unexpected error: {type(exc).__name__}: {exc}", 400), "error",
-                           f"{job.label} failed"))
-    finally:
-        await runner.summariser.backend.aclose()
-    return None
-
-
-def nothing_due(action: str) -> str:
-    if action == "leaf":
-        return "Nothing to summarise: every episode outside the fresh tail is under a leaf (or waits for more)."
-    if action == "condense":
-        return "Nothing to condense: no depth has enough contiguous summaries without a parent."
-    return "Nothing to compact: the session is as compact as the policy allows."
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def outcome(job: RunJob, run: Run, error: str | None) -> tuple[str, str, str]:
-    """(title, message, severity) for a finished run, saying why it ended and what was kept."""
-    n = run.summaries_created
-    tiers = f"{run.normal} normal · {run.aggressive} aggressive · {run.fallback} fallback"
-    if job.action == "resummarize-summary":
-        kept_note = "nothing was changed (a re-summarised chain is written all at once)"
-    elif n:
-        kept_note = f"{_count(n, 'summary', 'summaries')} written before the {{why}} {'is' if n == 1 else 'are'} kept"
-    else:
-        kept_note = "nothing had been written yet"
-    if run.status == "done":
-        text = f"{_count(n, 'summary', 'summaries')} ({tiers}) in {fmt.duration(run.wall_seconds)}"
-        if run.fallback:
-            text += f"; {_count(run.fallback, 'fallback', 'fallbacks')}: press f in the session to find them"
-        if job.action in ("resummarize-session", "repair"):
-            text += "; the previous summaries are kept as superseded"
-        if run.rejections:
-            worst = sorted(run.rejections.items(), key=lambda p: -p[1])[:3]
-            text += "; answers rejected: " + ", ".join(f"{reason.replace('_', ' ')} {n}" for reason, n in worst)
-        return f"{job.label} done", text, "warning" if run.fallback else "information"
-    if run.status == "cancelled":
-        return f"{job.label} cancelled", _sentence(kept_note.replace("{why}", "cancel")) + ".", "warning"
-    reason = one_line(error or run.error or "unknown error", 300)
-    return f"{job.label} failed", f"{reason}. {_sentence(kept_note.replace('{why}', 'failure'))}.", "error"
 
 
 class RunsMixin:

@@ -1,7 +1,9 @@
 """The sessions table's columns and cell helpers: what each column shows, how wide, how sorted.
 
 Kept apart from the widget so the table's drawing and paging read without them, and so the
-sessions screen can share ``fmt_when`` and the sort labels.
+sessions screen can share ``fmt_when`` and the sort labels. What a cell holds (:func:`cell`)
+and which columns fit a width (:func:`fit_columns`) depend only on their arguments, not on
+the widget, so they live here too.
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ from datetime import datetime
 
 from rich.cells import cell_len, set_cell_size
 
-from hiermem_tui.store import parse_iso
+from hiermem_tui.store import Session, parse_iso
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui import format as fmt
+
+GAP = 2
+"""Blank cells between two columns."""
+
 
 def fmt_when(stamp: str | None, now: datetime) -> str:
     """A compact time relative to ``now`` (injected, so tests and snapshots are stable)."""
@@ -75,3 +83,73 @@ def fit(text: str, width: int, right: bool) -> str:
         return set_cell_size(text, width - 1) + "…"
     pad = " " * (width - length)
     return pad + text if right else text + pad
+
+
+def fit_columns(width: int, sort: str) -> list[tuple[Column, int]]:
+    """Columns that fit in ``width`` and their widths.
+
+    When narrow, the least useful go first, but never the sorted one (the order must be visible).
+    """
+    shown = list(COLUMNS)
+    while True:
+        # one cell of margin each side, GAP between columns
+        fixed = sum(c.width for c in shown if c.width) + GAP * (len(shown) - 1) + 2
+        title = width - fixed
+        droppable = [c for c in shown if c.width and c.key != sort]
+        if title >= MIN_TITLE or not droppable:
+            break
+        shown.remove(min(droppable, key=lambda c: c.keep))
+    return [(c, c.width or max(8, title)) for c in shown]
+
+
+def cell(s: Session, column: Column, w: int, *, now: datetime,
+         fidelity_threshold: float) -> list[tuple[str, str | None]]:
+    """The text pieces of one cell, each with an optional foreground component name.
+
+    ``now`` dates the "Active" column; a lowest retention under ``fidelity_threshold`` is flagged.
+    """
+    key = column.key
+    if key == "title":
+        if s.title.strip():
+            return [(fit(one_line(s.title, w), w, False), None)]
+        return [(fit(one_line(f"(untitled) {s.id}", w), w, False), "muted")]
+    if key == "source":
+        return [(fit(one_line(s.source, w), w, False), "muted")]
+    if key == "episodes":
+        return [(fit(f"{s.episodes:,}", w, True), None)]
+    if key == "tokens":
+        return [(fit(fmt.tokens(s.tokens), w, True), None)]
+    if key == "summaries":
+        return [(fit(str(s.summaries) if s.summaries else "·", w, True), None if s.summaries else "muted")]
+    if key == "depth":
+        if s.max_depth is None:
+            return [(fit("·", w, True), "muted")]
+        return [(fit(str(s.max_depth), w, True), None)]
+    if key == "coverage":
+        return _coverage_cell(s, w)
+    if key == "fallbacks":
+        if s.fallbacks:
+            return [(fit(f"▲{s.fallbacks}", w, True), "warning")]
+        return [(fit("·", w, True), "muted")]
+    if key == "fidelity":
+        low = s.min_retention
+        if low is not None and low < fidelity_threshold:
+            return [(fit(f"◇{fmt.percent(low)}", w, True), "warning")]
+        return [(fit("·" if low is None else "ok", w, True), "muted")]
+    return [(fit(fmt_when(s.updated_at, now), w, True), "muted")]
+
+
+def _coverage_cell(s: Session, w: int) -> list[tuple[str, str | None]]:
+    """A bar of ``━`` (half cells drawn ``╸``) and the percentage after it."""
+    frac = s.coverage
+    pct = fmt.percent(frac) if s.episodes else "–"
+    bar_w = max(1, w - 5)  # "100%" and a space after the bar
+    halves = round(frac * bar_w * 2)
+    done = "━" * (halves // 2) + ("╸" if halves % 2 else "")
+    rest = "━" * (bar_w - cell_len(done))
+    bar_style = "bar-done" if frac >= 0.999 else "bar"
+    return [
+        (done, bar_style),
+        (rest, "bar-empty"),
+        (" " + fit(pct, 4, True), "muted" if not s.summaries else None),
+    ]

@@ -30,12 +30,10 @@ from textual.strip import Strip
 
 from hiermem_tui.store import Session, Store
 from hiermem_tui.textsafe import one_line
-from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.widgets.session_columns import COLUMNS, MIN_TITLE, Column, fit, fmt_when
+from hiermem_tui.tui.widgets.session_columns import COLUMNS, GAP, Column, cell, fit, fit_columns
 
 PAGE_SIZE = 100
 MAX_PAGES = 24
-GAP = 2
 
 
 class SessionsTable(ScrollView, can_focus=True):
@@ -271,23 +269,11 @@ class SessionsTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ layout
     def _layout(self, width: int) -> list[tuple[Column, int]]:
-        """Columns that fit in ``width`` and their widths.
-
-        When narrow, the least useful go first, but never the sorted one (the order must be visible).
-        """
+        """Columns that fit in ``width`` and their widths (:func:`fit_columns`), cached per width and sort."""
         key = (width, self.sort)
         if self._columns_cache and self._columns_cache[0] == key:
             return self._columns_cache[1]
-        shown = list(COLUMNS)
-        while True:
-            # one cell of margin each side, GAP between columns
-            fixed = sum(c.width for c in shown if c.width) + GAP * (len(shown) - 1) + 2
-            title = width - fixed
-            droppable = [c for c in shown if c.width and c.key != self.sort]
-            if title >= MIN_TITLE or not droppable:
-                break
-            shown.remove(min(droppable, key=lambda c: c.keep))
-        layout = [(c, c.width or max(8, title)) for c in shown]
+        layout = fit_columns(width, self.sort)
         self._columns_cache = (key, layout)
         return layout
 
@@ -345,7 +331,8 @@ class SessionsTable(ScrollView, can_focus=True):
         for i, (column, w) in enumerate(self._layout(width)):
             if i:
                 segments.append(Segment(" " * GAP, row_style))
-            for text, fg in self._cell(session, column, w):
+            for text, fg in cell(session, column, w, now=self._now,
+                                 fidelity_threshold=self.fidelity_threshold):
                 # On the cursor row the cursor colours win, except where colour is the message.
                 if fg is None or (cursor and fg == "muted"):
                     segments.append(Segment(text, row_style))
@@ -377,49 +364,3 @@ class SessionsTable(ScrollView, can_focus=True):
         return Strip([Segment(text.center(width), self._style("message"))]).adjust_cell_length(
             width, self.rich_style
         )
-
-    def _cell(self, s: Session, column: Column, w: int) -> list[tuple[str, str | None]]:
-        """The text pieces of one cell, each with an optional foreground component name."""
-        key = column.key
-        if key == "title":
-            if s.title.strip():
-                return [(fit(one_line(s.title, w), w, False), None)]
-            return [(fit(one_line(f"(untitled) {s.id}", w), w, False), "muted")]
-        if key == "source":
-            return [(fit(one_line(s.source, w), w, False), "muted")]
-        if key == "episodes":
-            return [(fit(f"{s.episodes:,}", w, True), None)]
-        if key == "tokens":
-            return [(fit(fmt.tokens(s.tokens), w, True), None)]
-        if key == "summaries":
-            return [(fit(str(s.summaries) if s.summaries else "·", w, True), None if s.summaries else "muted")]
-        if key == "depth":
-            if s.max_depth is None:
-                return [(fit("·", w, True), "muted")]
-            return [(fit(str(s.max_depth), w, True), None)]
-        if key == "coverage":
-            return self._coverage_cell(s, w)
-        if key == "fallbacks":
-            if s.fallbacks:
-                return [(fit(f"▲{s.fallbacks}", w, True), "warning")]
-            return [(fit("·", w, True), "muted")]
-        if key == "fidelity":
-            low = s.min_retention
-            if low is not None and low < self.fidelity_threshold:
-                return [(fit(f"◇{fmt.percent(low)}", w, True), "warning")]
-            return [(fit("·" if low is None else "ok", w, True), "muted")]
-        return [(fit(fmt_when(s.updated_at, self._now), w, True), "muted")]
-
-    def _coverage_cell(self, s: Session, w: int) -> list[tuple[str, str | None]]:
-        frac = s.coverage
-        pct = fmt.percent(frac) if s.episodes else "–"
-        bar_w = max(1, w - 5)  # "100%" and a space after the bar
-        halves = round(frac * bar_w * 2)
-        done = "━" * (halves // 2) + ("╸" if halves % 2 else "")
-        rest = "━" * (bar_w - cell_len(done))
-        bar_style = "bar-done" if frac >= 0.999 else "bar"
-        return [
-            (done, bar_style),
-            (rest, "bar-empty"),
-            (" " + fit(pct, 4, True), "muted" if not s.summaries else None),
-        ]

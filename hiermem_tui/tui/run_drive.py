@@ -1,0 +1,99 @@
+"""Running one UI job to its end inside the compaction worker's thread, reporting back as messages.
+
+Why a module of its own: this is the code that runs on the worker's own event loop (see
+:mod:`.runs` for why a thread); everything it tells the app crosses as a message built here
+from the engine's frozen events, so it needs nothing of the app but ``post_message``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import cast
+
+from textual.message import Message
+
+from hiermem_tui.compaction import (
+    CancelToken,
+    RunEvent,
+    RunFinished,
+    RunRefused,
+    RunStarted,
+    SummaryAttempt,
+    SummaryStarted,
+    SummaryWritten,
+    make_runner,
+)
+from hiermem_tui.store import Run, Store
+from hiermem_tui.summarize import BackendUnavailable, ModelMissing
+from hiermem_tui.textsafe import one_line
+from hiermem_tui.tui.messages import (
+    RunAttempted,
+    RunBegan,
+    RunEnded,
+    RunNotStarted,
+    RunSummaryStarted,
+    RunSummaryWritten,
+)
+from hiermem_tui.tui.run_job import RunJob
+from hiermem_tui.tui.run_notices import nothing_due
+
+
+def wrap_event(job: RunJob, event: RunEvent) -> Message:
+    """The UI message for one engine event."""
+    if isinstance(event, RunStarted):
+        return RunBegan(job, event)
+    if isinstance(event, SummaryStarted):
+        return RunSummaryStarted(job, event)
+    if isinstance(event, SummaryAttempt):
+        return RunAttempted(job, event)
+    if isinstance(event, SummaryWritten):
+        return RunSummaryWritten(job, event)
+    return RunEnded(job, cast(RunFinished, event))
+
+
+async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callable[[Message], object]) -> Run | None:
+    """Run ``job`` to its end on the current loop; every outcome is posted as a message.
+
+    The backend check runs as a task attached to ``cancel`` so a cancel aborts it too, and a
+    cancel that lands before the run is recorded records nothing.
+    """
+    runner = make_runner(store, job.settings, on_event=lambda ev: post(wrap_event(job, ev)), cancel=cancel)
+    try:
+        check: asyncio.Future[None] = asyncio.ensure_future(runner.check())
+        cancel.attach(check)  # type: ignore[arg-type]
+        try:
+            await check
+        except asyncio.CancelledError:
+            if not cancel.cancelled:
+                raise
+        finally:
+            cancel.detach(check)  # type: ignore[arg-type]
+        if cancel.cancelled:
+            post(RunNotStarted(job, "Cancelled before the run started: nothing was written.", "information",
+                               "Run cancelled"))
+            return None
+        if job.action == "resummarize-summary":
+            return await runner.resummarize_summary(job.summary_id or "")
+        if job.action == "resummarize-session":
+            return await runner.resummarize_session(job.session_id)
+        if job.action == "repair":
+            repaired = await runner.repair(job.session_id, skip_idle=True)
+            if repaired is None:
+                post(RunNotStarted(job, "Nothing to repair: no fallback, no summary under the fidelity threshold, "
+                                        "no missing pin.", "information", "Nothing to do"))
+            return repaired
+        run = await runner.compact(job.session_id, job.action, skip_idle=True)  # type: ignore[arg-type]
+        if run is None:
+            post(RunNotStarted(job, nothing_due(job.action), "information", "Nothing to do"))
+        return run
+    except (BackendUnavailable, ModelMissing) as exc:
+        post(RunNotStarted(job, one_line(str(exc), 400), "error", "Backend not ready — nothing ran"))
+    except RunRefused as exc:
+        post(RunNotStarted(job, one_line(str(exc), 400), "error", "Run refused"))
+    except Exception as exc:  # noqa: BLE001 - a store error or a bug: one line, never a traceback
+        post(RunNotStarted(job, one_line(f"unexpected error: {type(exc).__name__}: {exc}", 400), "error",
+                           f"{job.label} failed"))
+    finally:
+        await runner.summariser.backend.aclose()
+    return None

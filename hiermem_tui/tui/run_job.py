@@ -1,0 +1,82 @@
+"""What a run started from the UI is (:class:`RunJob`) and what the indicators show of it (:class:`RunProgress`).
+
+Why a module of its own: these are plain values (nothing of Textual) shared by the run dialog,
+the indicators, the worker's messages and the code that drives a run; the app mixin that acts
+on them is :mod:`hiermem_tui.tui.runs`, which re-exports them for the modules importing them
+from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hiermem_tui.compaction import TierCounts
+from hiermem_tui.config import Settings
+from hiermem_tui.textsafe import one_line
+
+RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session", "repair"]
+PASSES: tuple[RunAction, ...] = ("leaf", "condense", "full")
+ACTION_LABELS: dict[str, str] = {
+    "leaf": "Leaf pass",
+    "condense": "Condensation pass",
+    "full": "Full pass",
+    "resummarize-summary": "Re-summarise",
+    "resummarize-session": "Session re-summarise",
+    "repair": "Repair",
+}
+
+
+def engine_label(backend: str, model: str | None) -> str:
+    """``ollama/llama3.2:latest``, ``ollama/(loaded model)`` or ``extractive``: what will write."""
+    if backend == "extractive":
+        return "extractive"
+    return f"{backend}/{one_line(model, 60) if model else '(the loaded model)'}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunJob:
+    """One thing the user asked for. ``settings`` carry the backend and model chosen for it."""
+
+    id: int
+    action: RunAction
+    session_id: str
+    settings: Settings
+    summary_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return ACTION_LABELS[self.action]
+
+    @property
+    def engine(self) -> str:
+        return engine_label(self.settings.backend, self.settings.model)
+
+
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """What the indicators show; replaced (never mutated) as messages arrive."""
+
+    job: RunJob
+    phase: Literal["checking", "running", "cancelling"] = "checking"
+    run_id: str | None = None
+    what: str = ""
+    attempt: str = ""
+    done: int = 0
+    planned: int = 0
+    tiers: TierCounts = field(default_factory=TierCounts)
+    tokens_per_s: float | None = None
+    model: str | None = None
+    est_seconds: float | None = None  # the planned work at the model's measured speed (None: unknown)
+    began: float = 0.0  # time.monotonic() when the run was recorded
+    done_at: float = 0.0  # time.monotonic() when the last summary landed
+
+    def seconds_left(self, now: float) -> float | None:
+        """What is left: the pace of this run once a summary has landed, else the measured-speed estimate."""
+        if not self.planned or self.done >= self.planned:
+            return None
+        if self.done and self.done_at > self.began:
+            return (self.done_at - self.began) / self.done * (self.planned - self.done)
+        if self.est_seconds is not None:
+            return max(0.0, self.est_seconds - (now - self.began))
+        return None
