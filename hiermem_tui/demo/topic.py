@@ -7,7 +7,11 @@ data files import it without importing the generator.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from dataclasses import dataclass
+
+_BLOCK_SEPARATOR = re.compile(r"^[ \t]*~~[ \t]*$", re.M)
 
 
 def lines(text: str) -> tuple[str, ...]:
@@ -21,8 +25,13 @@ def bar(text: str) -> tuple[str, ...]:
 
 
 def blocks(text: str) -> tuple[str, ...]:
-    """Multi-line entries separated by a line holding only ``~~`` (for code blocks and tool output)."""
-    return tuple(block.strip("\n") for block in text.strip("\n").split("\n~~\n") if block.strip())
+    """Multi-line entries separated by a line holding only ``~~`` (for code blocks and tool output).
+
+    The pools are written indented inside the topic definitions, so the separator may be
+    indented too and each entry loses its common indentation (an indented ``~~`` used to go
+    unnoticed: a topic's tool outputs became one block, every line 12 spaces in).
+    """
+    return tuple(textwrap.dedent(b).strip("\n") for b in _BLOCK_SEPARATOR.split(text) if b.strip())
 
 
 GENERIC_SYSTEM = "You are a helpful assistant. Answer concisely and say when you are unsure."

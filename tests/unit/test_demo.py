@@ -214,3 +214,17 @@ def test_bundled_demo_matches_its_generator_script() -> None:
     result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 
+
+
+def test_topic_pools_split_into_unindented_blocks() -> None:
+    """The tool outputs and snippets are written indented in the topic data; each ``~~`` line
+    (indented too) starts a new entry, and no entry keeps the source's indentation."""
+    from hiermem_tui.demo.topic import blocks
+    from hiermem_tui.demo.topics import TOPICS
+
+    assert blocks("    a\n      b\n    ~~\n    c\n") == ("a\n  b", "c")
+    by_name = {t.name: t for t in TOPICS}
+    assert (len(by_name["coding"].tools), len(by_name["ops"].tools)) == (4, 3)
+    for topic in TOPICS:
+        for entry in (*topic.tools, *topic.snippets):
+            assert "~~" not in entry.splitlines() and not entry.startswith(" "), (topic.name, entry[:40])
