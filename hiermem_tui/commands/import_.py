@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from ..importers import FORMATS, FormatError, ImportReport, import_paths
+from ..importers.folders import plan_auto
 from ..store import StoreError
 from ..textsafe import one_line
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
@@ -65,6 +66,18 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     for p in paths:
         if path_state(p) == "missing":
             raise CliError(f"{p} does not exist", EXIT_USAGE)
+    skipped: list[tuple[Path, list[Path]]] = []
+    if args.format == "auto":  # a folder holding several kinds of export is imported entry by entry
+        planned: list[Path] = []
+        for p in paths:
+            try:
+                plan = plan_auto(p)
+            except FormatError as exc:
+                raise CliError(str(exc), EXIT_USAGE) from None
+            planned.extend(plan.parts)
+            if plan.skipped:
+                skipped.append((p, plan.skipped))
+        paths = planned
     store = ctx.open_writable()
     progress = _Progress(ctx, len(paths))
     total = ImportReport()
@@ -98,6 +111,11 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             )
     finally:
         store.close()
+    for folder, passed in skipped:  # a mixed folder's README, licence, notes: named, not silently dropped
+        names = ", ".join(one_line(p.name, 60) for p in passed[:5]) + (" …" if len(passed) > 5 else "")
+        n = len(passed)
+        ctx.warn(f"hiermem-tui: {one_line(str(folder), 200)}: skipped {n} entr{'y' if n == 1 else 'ies'} "
+                 f"no importer recognises: {names}")
     if total.problems.count:
         ctx.warn(total.problems.summary())
         for example in total.problems.examples:

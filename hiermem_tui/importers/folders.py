@@ -1,0 +1,70 @@
+"""A folder given to ``import --format auto`` that holds more than one kind of export.
+
+Why: format detection decides once per path, and a folder is claimed whole by the first
+importer that recognises something in it — a Claude Code project folder next to a ChatGPT
+``conversations.json`` imported the Claude Code sessions and passed over the ChatGPT file
+without a word. Here such a *mixed* folder is split into its top-level entries, each
+detected (and imported) on its own, and what no importer recognises is named, so nothing is
+left behind silently. A folder of one kind (a Claude Code projects folder, a Codex sessions
+tree) is still imported as one path, exactly as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import detect
+from .base import FormatError
+
+MAX_ENTRIES = 500
+"""A folder with more top-level entries than this is taken as one kind, unchecked: detecting
+each entry of a huge tree (years of agent logs) would cost more than the import's first
+look, and such trees come from one tool."""
+
+
+@dataclass
+class ImportPlan:
+    """What to import for one command-line path, and what was passed over."""
+
+    parts: list[Path] = field(default_factory=list)
+    """Paths to import, each detected on its own (the given path itself when not mixed)."""
+    skipped: list[Path] = field(default_factory=list)
+    """Top-level entries of a mixed folder that no importer recognises (a README, a licence)."""
+
+
+def _entries(folder: Path) -> list[Path] | None:
+    try:
+        found = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    except OSError:
+        return None
+    return found if len(found) <= MAX_ENTRIES else None
+
+
+def plan_auto(path: Path) -> ImportPlan:
+    """The paths ``import --format auto PATH`` imports: PATH, or a mixed folder's entries.
+
+    Raises FormatError only when nothing in ``path`` is recognised (as :func:`detect` does).
+    """
+    if not path.is_dir():
+        return ImportPlan(parts=[path])
+    try:
+        whole: str | None = detect(path)
+    except FormatError:
+        whole = None
+    entries = _entries(path)
+    if entries is None:
+        return ImportPlan(parts=[path])
+    claimed: list[tuple[Path, str]] = []
+    skipped: list[Path] = []
+    for entry in entries:
+        try:
+            claimed.append((entry, detect(entry)))
+        except FormatError:
+            skipped.append(entry)
+    kinds = {name for _, name in claimed}
+    if whole is not None and kinds <= {whole}:
+        return ImportPlan(parts=[path])  # one kind: the importer reads the folder as it always has
+    if not claimed:
+        detect(path)  # nothing recognised anywhere: the usual one-line error
+    return ImportPlan(parts=[entry for entry, _ in claimed], skipped=skipped)

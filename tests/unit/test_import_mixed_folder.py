@@ -1,0 +1,70 @@
+"""``import --format auto`` on a folder holding several kinds of export imports every kind.
+
+Found on ../shared/samples: a ChatGPT ``conversations.json`` beside a Claude Code folder; the
+folder was claimed whole by the Claude Code importer and the ChatGPT file passed over in silence.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+from hiermem_tui.cli import main
+from hiermem_tui.importers.folders import plan_auto
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def sessions(db: Path) -> dict[str, str]:
+    code, out, err = run("sessions", "--db", str(db), "--json")
+    assert code == 0, err
+    return {row["id"]: row["source"] for row in json.loads(out)}
+
+
+def mixed_folder(tmp: Path) -> Path:
+    folder = tmp / "exports"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "chatgpt" / "conversations.json", folder / "conversations.json")
+    shutil.copytree(FIXTURES / "claude_code" / "projects", folder / "claude-code")
+    (folder / "README.md").write_text("where these exports came from\n")
+    (folder / ".DS_Store").write_bytes(b"\x00\x01")  # hidden: neither imported nor reported
+    return folder
+
+
+def test_every_kind_in_a_mixed_folder_is_imported_and_the_rest_named(tmp_path: Path) -> None:
+    folder = mixed_folder(tmp_path)
+    apart = tmp_path / "apart.db"  # the same files imported one path at a time
+    for part in (folder / "conversations.json", folder / "claude-code"):
+        assert run("import", "--db", str(apart), str(part))[0] == 0
+    db = tmp_path / "h.db"
+    code, out, err = run("import", "--db", str(db), str(folder))
+    assert code == 0, err
+    assert [line.split(": ")[0] for line in out.splitlines()] == [
+        f"{folder / 'claude-code'} (claude-code)", f"{folder / 'conversations.json'} (chatgpt)"]
+    assert err.strip().splitlines() == [f"hiermem-tui: {folder}: skipped 1 entry no importer recognises: README.md"]
+    got = sessions(db)
+    assert got == sessions(apart) and {"chatgpt", "claude-code"} <= set(got.values())
+    code, out, _ = run("import", "--db", str(db), str(folder))  # again: nothing new, nothing lost
+    assert code == 0 and all(" 0 new; 0 episode(s) added" in line for line in out.splitlines())
+
+
+def test_a_folder_of_one_kind_is_still_one_import() -> None:
+    projects = FIXTURES / "claude_code" / "projects"
+    plan = plan_auto(projects)
+    assert (plan.parts, plan.skipped) == ([projects], [])
+
+
+def test_a_folder_with_nothing_recognised_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("buy flour\n")
+    code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(tmp_path / "notes"))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "cannot tell what format" in err
