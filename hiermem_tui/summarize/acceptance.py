@@ -85,6 +85,10 @@ _CLOSERS = re.compile(
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _INDENTED = re.compile(r"^(?: {4,}|\t+)(?![-*•]|\d+[.)])\S")
 _CODE_DEF = re.compile(r"^\s*(?:def|class|function|fn|func|public|private|static|int|void|#include)\b.*[({:;]\s*$", re.M)
+# a statement line: ends like code (``;``, an opening ``{``) or starts with a declaration;
+# prose sentences end with a full stop (a real SmolLM2 leaf was two lines of a JS test file)
+_CODE_LINE = re.compile(
+    r"^\s*(?:(?:const|let|var|import|export|using namespace|#include|#define)\b.*|.*(?:;|\{|=>\s*\{|\}\);?))\s*$", re.M)
 
 
 _PROMPT_TAGS = r"(?:previous_summary|conversation|summaries|material|transcript)\b"
@@ -191,6 +195,14 @@ def _copied_share(text: str, material: str) -> float | None:
     return len(grams & source) / len(grams)
 
 
+_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s")
+
+
+def _looks_like_code(line: str) -> bool:
+    """A statement-shaped line that is not a list item of prose ("- fixed the loader;")."""
+    return not _BULLET.match(line) and any(c in line for c in "=(){}[]<>")
+
+
 def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     """The assistant's voice answering the chat, or code that no source contains."""
     m = _OPENERS.search(text)
@@ -204,6 +216,8 @@ def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     code_lines = [ln.strip() for b in blocks for ln in b.splitlines() if len(ln.strip()) >= 8]
     unfenced = _FENCED.sub("", text)
     code_lines += [m.group(0).strip() for m in _CODE_DEF.finditer(unfenced) if len(m.group(0).strip()) >= 8]
+    code_lines += [ln for ln in (m.group(0).strip() for m in _CODE_LINE.finditer(unfenced))
+                   if len(ln) >= 8 and ln not in code_lines and _looks_like_code(ln)]
     # an indented block right in the text: summaries do not indent, pasted code does
     code_lines += [ln.strip() for ln in unfenced.splitlines() if _INDENTED.match(ln) and len(ln.strip()) >= 8]
     if code_lines:

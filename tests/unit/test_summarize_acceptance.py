@@ -112,6 +112,18 @@ async def test_continuing_the_chat_with_new_code(fake: FakeOllama, backend: Olla
     assert reason == "continues_chat" and "code that is in no source" in detail
 
 
+async def test_unfenced_statements_in_no_source(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
+    """A real SmolLM2 answer accepted at the aggressive tier (benchmark, 2026-12-01): two lines of
+    a JavaScript test file for a C library's chat, no fence, no indentation."""
+    answer = "const {expect} = require('chai');\n\ndescribe(\"VLAS-10\", () => {"
+    reason, detail = await first_rejection(fake, backend, tok, answer)
+    assert reason == "continues_chat" and "require('chai')" in detail
+    quoted = "The user ran `make test`; it failed twice.\nThey fixed the include path and the build passed."
+    assert find_continuation(quoted, [text for _, text in CHAT]) is None  # a semicolon in prose is not code
+    listed = "- moved the cache (it was slow);\n- renamed the flag;\n- kept the old API."
+    assert find_continuation(listed, [text for _, text in CHAT]) is None  # nor a list that ends items with ;
+
+
 async def test_a_chat_reply_opener(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
     reason, detail = await first_rejection(
         fake, backend, tok, "Sure! To make it faster, replace quick_sort with sorted() and let me know how it goes.")
