@@ -83,7 +83,7 @@ DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
             "a very short factual report of it as terse bullet points. " + _RULES,
             "{context}Chat log to report on:\n<conversation>\n{material}\n</conversation>\n\n"
             "Write at most {words} words as a few terse bullet points.",
-            "leaf-v2+aggressive",
+            "leaf-v3+aggressive",
         ),
         PromptTemplate(
             "condensed.normal", "Condensed summary (normal tier)",
@@ -265,7 +265,9 @@ def build_prompt(
     target = target or request.target_tokens
     sources = list(request.sources)
     context = ""
-    if request.depth == 0 and request.prior_summary and request.prior_summary.strip():
+    # The aggressive tier is a retry after a failed answer, and a small model's most common
+    # failure with the context block is copying it back: the retry goes without it.
+    if request.depth == 0 and not aggressive and request.prior_summary and request.prior_summary.strip():
         prior = request.prior_summary.strip()
         if tokenizer is not None:
             prior = _clip_middle(prior, min(PRIOR_MAX_TOKENS, target), tokenizer)

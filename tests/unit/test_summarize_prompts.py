@@ -69,6 +69,17 @@ def test_times_are_shown_only_where_they_tell_something() -> None:
     assert "UTC" not in build_prompt(SummaryRequest(0, synthetic, 100)).prompt
 
 
+def test_the_aggressive_retry_goes_without_the_prior_summary() -> None:
+    """Real SmolLM2 runs: half the aggressive-tier rejections copied the context block back
+    (its marker, or its sentences); the retry after a failed answer does not show it."""
+    req = SummaryRequest(0, [episode("Why does `make test` fail?", "user", 0)], 300,
+                         prior_summary="The user set up the repo.")
+    assert "The user set up the repo." in build_prompt(req).prompt
+    retry = build_prompt(req, aggressive=True)
+    assert "The user set up the repo." not in retry.prompt and "previous_summary" not in retry.prompt
+    assert retry.version == "leaf-v3+aggressive"
+
+
 def test_prior_summary_is_clipped_short(tok: Tokenizer) -> None:
     prior = " ".join(f"Sentence {i} about the earlier part of the work." for i in range(400))
     p = build_prompt(SummaryRequest(0, [episode("hello there", "user", 0)], 1200, prior_summary=prior),
@@ -97,7 +108,7 @@ def test_aggressive_prompt_is_stricter() -> None:
     assert aggressive.temperature == AGGRESSIVE_TEMPERATURE == 0.1
     assert aggressive.num_predict == 120 < normal.num_predict
     assert "terse bullet points" in aggressive.prompt and "84 words" in aggressive.prompt
-    assert aggressive.version == "leaf-v2+aggressive" == prompt_version(0, aggressive=True)
+    assert aggressive.version == "leaf-v3+aggressive" == prompt_version(0, aggressive=True)
     assert "a long message" in aggressive.prompt
 
 
@@ -124,7 +135,7 @@ def test_edited_templates_get_their_own_version_and_defaults_come_back() -> None
     assert p.version.startswith("leaf-v2~") and len(p.version) == len("leaf-v2~") + 8
     assert prompts.edited() == {"leaf.normal": {"system": DEFAULT_TEMPLATES["leaf.normal"].system,
                                                 "instruction": edit["leaf.normal"]["instruction"]}}
-    assert prompts.version("leaf.aggressive") == "leaf-v2+aggressive"  # the others are untouched
+    assert prompts.version("leaf.aggressive") == "leaf-v3+aggressive"  # the others are untouched
     same = PromptSet({"leaf.normal": {"instruction": DEFAULT_TEMPLATES["leaf.normal"].instruction}})
     assert same.version("leaf.normal") == "leaf-v2" and same.edited() == {}
 

@@ -132,7 +132,7 @@ async def test_normal_rejected_goes_aggressive(
     fake.script(first, Reply(TERSE))  # type: ignore[arg-type]
     res = await Summariser(backend, tok, fidelity_threshold=0).summarise(leaf(tok))
     assert res.tier == "aggressive" and res.text == TERSE and res.backend == "ollama"
-    assert res.prompt_version == "leaf-v2+aggressive" and res.attempts == 2
+    assert res.prompt_version == "leaf-v3+aggressive" and res.attempts == 2
     assert why in res.notes[0] and res.rejections[0].tier == "normal"
     temps = [b["options"]["temperature"] for b in fake.chat_bodies]
     assert temps == [0.2, 0.1]
