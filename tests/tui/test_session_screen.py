@@ -362,3 +362,16 @@ async def test_long_episodes_fold_and_expand_in_the_transcript(tmp_path: Path, s
         await wait_painted(pilot)
         transcript.scroll_to(y=transcript.max_scroll_y, animate=False)
         await wait_for_text(pilot, "line 39 [red]not markup[/red]", "enter: collapse")
+
+
+async def test_a_leaf_names_its_episode_range_and_the_source_message_ids(tmp_path: Path, store: Store) -> None:
+    """Episode ids are "<session>/<key>": the detail shows the keys that tell them apart, not the session
+    id again (a Claude Code id clipped to "claude-code:6dc88126-2048-…" said nothing)."""
+    store.upsert_session("cc", title="Claude Code chat", source="claude-code", created_at=T0)
+    store.append_episodes("cc", [NewEpisode(f"msg-{c}", "user", f"message {c}", T0 + timedelta(minutes=i))
+                                 for i, c in enumerate("abcd")])
+    store.write_summaries([SummaryWrite(summary("cc", "s_cc_leaf", 0), episode_range=(0, 3))])
+    async with opened(tmp_path, store, "cc") as (app, pilot, screen):
+        assert screen.tree.reveal_summary("s_cc_leaf")
+        text = await wait_for_text(pilot, "4 episodes, #0–3 · ids msg-a … msg-d")
+        assert "cc/msg-a" not in text

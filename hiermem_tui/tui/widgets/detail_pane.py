@@ -145,9 +145,13 @@ class DetailPane(fmt.Themed, VerticalScroll):
         )
         ratio = f"ratio {s.ratio:.2f}" + (f" ({1 / s.ratio:.1f}× smaller)" if 0 < s.ratio < 1 else "")
         if s.kind == "leaf" and sources:
-            # A leaf's sources are its episodes: the first and last id say it all.
-            src = f"{len(sources)} episodes: {one_line(sources[0], 40)}" + (
-                f" … {one_line(sources[-1], 40)}" if len(sources) > 1 else "")
+            # A leaf's sources are its episodes: the first and last id say it all. Ids are
+            # "<session id>/<key>"; the session is on screen already, the key is what tells them apart.
+            # A key that is only the episode's position (a source without message ids) adds nothing.
+            keys = [x.removeprefix(f"{s.session_id}/") for x in (sources[0], sources[-1])]
+            src = f"{len(sources)} episodes, {fmt.seq_range(s.first_seq, s.last_seq)}"
+            if keys != [str(s.first_seq), str(s.last_seq)]:
+                src += f" · ids {one_line(keys[0], 36)}" + (f" … {one_line(keys[1], 36)}" if len(sources) > 1 else "")
         else:
             shown = [one_line(x, 60) for x in sources[:MAX_LISTED_SOURCES]]
             more = len(sources) - len(shown)
