@@ -4,7 +4,6 @@ its confirmation, and the versions screen (browse, restore, the store's refusals
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,13 +28,7 @@ IDS = DAG_IDS
 SIZE = (150, 40)
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_tz")  # times show in UTC (tests/tui/conftest.py)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ x / X / M, P / E — each waiting for what it checks (they must hold on a loaded
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,13 +25,7 @@ SIZE = (150, 40)
 IDS = DAG_IDS
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_tz")  # times show in UTC (tests/tui/conftest.py)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ HTTP to tests/fakeollama.py. Synchronisation is by events (the fake server's req
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -35,13 +34,7 @@ retries: these tests count model calls (test_repair_ui.py covers the guard in th
 SIZE = (150, 40)
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_tz")  # times show in UTC (tests/tui/conftest.py)
 
 
 @pytest.fixture
