@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hiermem_tui.summarize.prompts import SCAFFOLD_HEADINGS
+
 REASONS = {
     "error": "the model call failed",
     "empty": "empty answer",
@@ -66,7 +68,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SCAFFOLD = re.compile(
     r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+"
     r"|^\s*(?:<pre>\s*)?\[tool_(?:use|result|call)\b|</tool_use\b"
-    r"|Earlier in the same chat \(context only|^\s*Chat log to report on:|^\s*Reports to merge, oldest first:",
+    # a heading's first 35 characters: enough to be the prompt's own words, short enough to
+    # survive an answer clipped at the aggressive target
+    r"|^\s*(?:" + "|".join(re.escape(h.rstrip(":")[:35]) for h in SCAFFOLD_HEADINGS) + ")",
     re.I | re.M,
 )
 # a transcript line as the prompt renders it: "[2025-01-02 10:00] user:" or "#12 user:"

@@ -66,6 +66,14 @@ class PromptTemplate:
         return f"{default.version}~{digest}"
 
 
+LEAF_HEADING = "Chat log to report on:"
+CONDENSED_HEADING = "Reports to merge, oldest first:"
+CONTEXT_HEADING = "Earlier in the same chat (context only, already reported, do not repeat it):"
+SCAFFOLD_HEADINGS = (LEAF_HEADING, CONDENSED_HEADING, CONTEXT_HEADING)
+"""The default prompts' own headings: an answer that starts a line with one copied the prompt
+(acceptance's echo rule reads them from here, so the two cannot drift apart)."""
+
+
 DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
     t.key: t
     for t in (
@@ -73,7 +81,7 @@ DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
             "leaf.normal", "Leaf summary (normal tier)",
             "You are a careful note-taker. You read part of a chat log between a user and an AI assistant and write "
             "a short factual report of it for someone who will continue the work later. " + _RULES,
-            "{context}Chat log to report on:\n<conversation>\n{material}\n</conversation>\n\n"
+            "{context}" + LEAF_HEADING + "\n<conversation>\n{material}\n</conversation>\n\n"
             "Write the report now, in at most {words} words.",
             "leaf-v2",
         ),
@@ -81,7 +89,7 @@ DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
             "leaf.aggressive", "Leaf summary (aggressive tier)",
             "You are a careful note-taker. You read part of a chat log between a user and an AI assistant and write "
             "a very short factual report of it as terse bullet points. " + _RULES,
-            "{context}Chat log to report on:\n<conversation>\n{material}\n</conversation>\n\n"
+            "{context}" + LEAF_HEADING + "\n<conversation>\n{material}\n</conversation>\n\n"
             "Write at most {words} words as a few terse bullet points.",
             "leaf-v3+aggressive",
         ),
@@ -90,7 +98,7 @@ DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
             "You are a careful note-taker. You merge consecutive reports about one long chat into one shorter report "
             "that keeps the order of events, the threads of work, what was decided and achieved and what is still "
             "open, and removes overlap between them. " + _RULES,
-            "Reports to merge, oldest first:\n<summaries>\n{material}\n</summaries>\n\n"
+            CONDENSED_HEADING + "\n<summaries>\n{material}\n</summaries>\n\n"
             "Write the merged report now, in at most {words} words.",
             "condensed-v2",
         ),
@@ -98,14 +106,14 @@ DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
             "condensed.aggressive", "Condensed summary (aggressive tier)",
             "You are a careful note-taker. You merge consecutive reports about one long chat into a very short "
             "overview as terse bullet points, oldest first. " + _RULES,
-            "Reports to merge, oldest first:\n<summaries>\n{material}\n</summaries>\n\n"
+            CONDENSED_HEADING + "\n<summaries>\n{material}\n</summaries>\n\n"
             "Write at most {words} words as a few terse bullet points.",
             "condensed-v2+aggressive",
         ),
     )
 }
 CONTEXT_BLOCK = (
-    "Earlier in the same chat (context only, already reported, do not repeat it):\n"
+    CONTEXT_HEADING + "\n"
     "<previous_summary>\n{prior}\n</previous_summary>\n\n"
 )
 RETRY_NOTE = (
