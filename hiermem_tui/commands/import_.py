@@ -67,28 +67,28 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if path_state(p) == "missing":
             raise CliError(f"{p} does not exist", EXIT_USAGE)
     skipped: list[tuple[Path, list[Path]]] = []
+    planned: list[tuple[Path, str]] = [(p, args.format) for p in paths]
     if args.format == "auto":  # a folder holding several kinds of export is imported entry by entry
-        planned: list[Path] = []
+        planned = []
         for p in paths:
             try:
                 plan = plan_auto(p)
             except FormatError as exc:
                 raise CliError(str(exc), EXIT_USAGE) from None
-            planned.extend(plan.parts)
+            planned.extend(plan.parts)  # with the format already detected: not detected twice
             if plan.skipped:
                 skipped.append((p, plan.skipped))
-        paths = planned
     store = ctx.open_writable()
-    progress = _Progress(ctx, len(paths))
+    progress = _Progress(ctx, len(planned))
     total = ImportReport()
     try:
-        for i, path in enumerate(paths):
+        for i, (path, fmt) in enumerate(planned):
             progress.index = i
             if progress.enabled:  # a big JSON export is parsed whole before sessions stream: say so
                 ctx.stderr.write(f"\rreading {one_line(str(path), 60)} ")
                 ctx.stderr.flush()
             try:
-                report = import_paths(store, [path], args.format, on_progress=progress)
+                report = import_paths(store, [path], fmt, on_progress=progress)
             except FormatError as exc:
                 progress.clear()
                 raise CliError(str(exc), EXIT_USAGE) from None

@@ -27,8 +27,9 @@ look, and such trees come from one tool."""
 class ImportPlan:
     """What to import for one command-line path, and what was passed over."""
 
-    parts: list[Path] = field(default_factory=list)
-    """Paths to import, each detected on its own (the given path itself when not mixed)."""
+    parts: list[tuple[Path, str]] = field(default_factory=list)
+    """Paths to import with the format each was detected as (``auto`` where none was needed yet):
+    the given path itself, or a mixed folder's entries."""
     skipped: list[Path] = field(default_factory=list)
     """Top-level entries of a mixed folder that no importer recognises (a README, a licence)."""
 
@@ -47,14 +48,14 @@ def plan_auto(path: Path) -> ImportPlan:
     Raises FormatError only when nothing in ``path`` is recognised (as :func:`detect` does).
     """
     if not path.is_dir():
-        return ImportPlan(parts=[path])
+        return ImportPlan(parts=[(path, "auto")])
     try:
         whole: str | None = detect(path)
     except FormatError:
         whole = None
     entries = _entries(path)
     if entries is None:
-        return ImportPlan(parts=[path])
+        return ImportPlan(parts=[(path, whole or "auto")])
     claimed: list[tuple[Path, str]] = []
     skipped: list[Path] = []
     for entry in entries:
@@ -64,7 +65,7 @@ def plan_auto(path: Path) -> ImportPlan:
             skipped.append(entry)
     kinds = {name for _, name in claimed}
     if whole is not None and kinds <= {whole}:
-        return ImportPlan(parts=[path])  # one kind: the importer reads the folder as it always has
+        return ImportPlan(parts=[(path, whole)])  # one kind: the importer reads the folder as it always has
     if not claimed:
         detect(path)  # nothing recognised anywhere: the usual one-line error
-    return ImportPlan(parts=[entry for entry, _ in claimed], skipped=skipped)
+    return ImportPlan(parts=claimed, skipped=skipped)

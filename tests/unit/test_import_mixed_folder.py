@@ -59,7 +59,7 @@ def test_every_kind_in_a_mixed_folder_is_imported_and_the_rest_named(tmp_path: P
 def test_a_folder_of_one_kind_is_still_one_import() -> None:
     projects = FIXTURES / "claude_code" / "projects"
     plan = plan_auto(projects)
-    assert (plan.parts, plan.skipped) == ([projects], [])
+    assert (plan.parts, plan.skipped) == ([(projects, "claude-code")], [])
 
 
 def test_a_folder_with_nothing_recognised_is_a_one_line_error(tmp_path: Path) -> None:
