@@ -30,7 +30,6 @@ from tests.tui.conftest import wait_for
 
 IDS = DAG_IDS
 ROOT = Path(__file__).resolve().parents[2]
-DEADLINE = 30.0  # the poll, the coalescing timer and a busy 2-core machine
 
 
 @pytest.fixture
@@ -107,15 +106,14 @@ async def test_summaries_from_another_connection_land_in_the_tree_in_place(
         await pilot.pause()
 
         writer.write_summaries([SummaryWrite(summary("dag", "s_leaf_7", 0), episode_range=(40, 43))])
-        await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "s:s_leaf_7", "t:44"],
-                       DEADLINE)
+        await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "s:s_leaf_7", "t:44"])
         assert tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded  # kept, not rebuilt
         assert tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['L6']}"
         assert screen.map.item("s:s_leaf_7") is not None and screen.map.item("g:40") is None
         map_is_what_a_rebuild_draws(screen)
 
         writer.write_summaries([SummaryWrite(summary("dag", "s_cond_2", 1), source_ids=[IDS["L6"], "s_leaf_7"])])
-        await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", "s:s_cond_2", "t:44"], DEADLINE)
+        await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", "s:s_cond_2", "t:44"])
         # the selected summary was adopted: still selected, now shown under its new parent
         assert tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['L6']}"
         assert tree.cursor_node is not None and tree.cursor_node.parent is tree.node_for("s:s_cond_2")
@@ -139,7 +137,7 @@ async def test_new_episodes_grow_the_tail_the_gap_the_map_and_the_transcript(
         assert tail is not None
 
         more_episodes(writer, "dag", 60, 3)
-        await wait_for(pilot, lambda: transcript.window is not None and transcript.window[1] == 62, DEADLINE)
+        await wait_for(pilot, lambda: transcript.window is not None and transcript.window[1] == 62)
         assert roots(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "g:40", "t:47"]
         assert screen.tree.node_for("t:47") is tail  # the fresh tail slid forward: the same node
         assert transcript.cursor == 59 and transcript.scroll_y == scrolled  # nothing moved under the reader
@@ -166,8 +164,8 @@ async def test_the_cursor_keeps_its_height_when_roots_above_it_collapse(tmp_path
 
         writer.write_summaries([SummaryWrite(summary("many", "s_m_top", 1),
                                              source_ids=[f"s_m_{k}" for k in range(4)])])
-        await wait_for(pilot, lambda: "s:s_m_top" in roots(screen), DEADLINE)
-        await wait_for(pilot, lambda: tree.scroll_y == before - 3, DEADLINE)  # the view is kept after a refresh
+        await wait_for(pilot, lambda: "s:s_m_top" in roots(screen))
+        await wait_for(pilot, lambda: tree.scroll_y == before - 3)  # the view is kept after a refresh
         assert tree.cursor_node is node and tree.cursor_ref is not None and tree.cursor_ref.key == "s:s_m_60"
         assert node.line - round(tree.scroll_y) == height  # same row on screen
         assert tree.scroll_y == before - 3  # four roots became one, above the view
@@ -181,7 +179,7 @@ async def test_a_run_in_the_app_updates_the_tree_in_place(tmp_path: Path, store:
         screen.tree.ensure_loaded(top)
         top.expand()
         app.start_run("leaf", "dag", backend="extractive", model=None)
-        await wait_for(pilot, lambda: app.run_state is None and "g:40" not in roots(screen), DEADLINE)
+        await wait_for(pilot, lambda: app.run_state is None and "g:40" not in roots(screen))
         assert len(roots(screen)) == 4 and roots(screen)[2].startswith("s:")  # the gap became a leaf
         assert screen.tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded
         map_is_what_a_rebuild_draws(screen)
@@ -201,12 +199,12 @@ async def test_the_sessions_list_keeps_its_selection_while_sessions_move(
 
         more_episodes(writer, "dag", 60, 2)  # "dag" stays on top …
         add_episodes(writer, "new", "A session written elsewhere", 4)  # … "new" is older than both
-        await wait_for(pilot, lambda: table.row_count == 3, DEADLINE)
+        await wait_for(pilot, lambda: table.row_count == 3)
         assert table.current is not None and table.current.id == "raw"
         assert table.session_at(0).episodes == 62
 
         more_episodes(writer, "raw", 30, 200)  # now "raw" is the newest: it moves to the top …
-        await wait_for(pilot, lambda: table.session_at(0) is not None and table.session_at(0).id == "raw", DEADLINE)
+        await wait_for(pilot, lambda: table.session_at(0) is not None and table.session_at(0).id == "raw")
         assert table.cursor_row == 0 and table.current.id == "raw"  # … and the cursor goes with it
 
 
@@ -227,6 +225,6 @@ async def test_a_watch_process_feeds_the_open_app(tmp_path: Path, store: Store) 
         out, err = await proc.communicate()
         assert proc.returncode == 0, err.decode()
         assert b"imported 2 episodes into session watched (new session)" in out
-        await wait_for(pilot, lambda: screen.table.row_count == 3, DEADLINE)
+        await wait_for(pilot, lambda: screen.table.row_count == 3)
         ids = [screen.table.session_at(i).id for i in range(3)]  # type: ignore[union-attr]
         assert "watched" in ids
