@@ -6,20 +6,31 @@ finds those *salient identifiers* in text, and measures a summary against its so
 
 * ``identifiers`` — distinct salient identifiers in the sources;
 * ``kept`` / ``lost`` — which of them the summary still names (lost ones ordered by
-  importance, so a guard can put the most important back first);
+  importance, so the most important are the ones stored and shown first);
 * ``novel`` — identifiers in the summary that appear in none of the sources (a small model
-  inventing formulas, or carrying forward what a previous summary made up).
+  inventing formulas, or carrying forward what a previous summary made up);
+* ``key`` / ``key_kept`` — the sources' most important identifiers, as many as a summary of
+  its length can be expected to carry (:func:`key_count`), and how many of those it kept:
+  the low-fidelity flag is judged on these, so a 10× compression is not blamed for leaving
+  out the fortieth variable name, and a summary that drops the file everyone talked about is.
 
 What counts as salient (documented because it decides what a summary is blamed for):
 
-* in prose: URLs, paths, backticked spans, numbers of two or more digits (and dotted
-  versions such as ``1.4.2``), commit-like hex hashes, CamelCase / camelCase names,
-  snake_case names, dotted names (``os.path.join``, ``setup.cfg``) and acronyms (``CI``);
+* in prose: URLs, paths, backticked spans that are names (at most four words and 48
+  characters, not a fragment, not a common word), dates (``2026-05-11``), numbers of two or
+  more digits (and dotted versions such as ``1.4.2``; not traceback line numbers, not the
+  pieces of a time or a date), commit-like hex hashes,
+  CamelCase / camelCase names, snake_case names, dotted names (``os.path.join``,
+  ``setup.cfg``) and acronyms (``CI``);
 * inside fenced code blocks and in tool output, only what a reader names when talking
   about the code: URLs, paths mentioned in prose too, and the names a block *defines*
   (``def``, ``class``, ``function``, ``struct``, …). Every local variable of a pasted file
   is not something a summary should carry, and counting them would make every code-heavy
   chat look lossy.
+
+Text is read the way a person reads it: Markdown backslash escapes (``climabench\\_data``,
+which ChatGPT exports write) and JSON escapes shown literally (``\\n``, ``\\"``) are undone
+first, on both sides, so an escaped name is the name and never half of it.
 
 Matching is literal and case-sensitive (identifiers are names), with two allowances: a
 backticked span counts as kept when its inner text appears, and a path counts as kept
@@ -33,10 +44,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hiermem_tui.tokens import Tokenizer
-
 MAX_STORED = 40
 """How many lost / novel identifiers a summary row keeps (most important first)."""
+MAX_KEYWORDS = 24
+"""How many lost names at most go into a summary's keywords field."""
+KEY_MIN, KEY_MAX, KEY_TOKENS = 3, 15, 40
+"""A summary is expected to carry one key name per ``KEY_TOKENS`` tokens of its length, at
+least ``KEY_MIN`` and at most ``KEY_MAX`` (see :func:`key_count`)."""
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
 _URL = re.compile(r"\bhttps?://[^\s<>()\[\]{}\"'`]+")
@@ -46,11 +60,13 @@ _PATH = re.compile(
     r"|(?<![\w/.])(?:[\w.\-@+]+/)+[\w\-@+]+\.[A-Za-z0-9]{1,8}\b"  # src/foo.py
     r"|\b[A-Za-z]:\\(?:[\w.\-]+\\)*[\w.\-]+"  # C:\dir\file
 )
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\(?:[\w.\-]+\\)*[\w.\-]+")
 _HASH = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")
 _DOTTED = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+(?:\(\))?")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b_[A-Za-z][A-Za-z0-9_]*\b")
 _CAMEL = re.compile(r"(?<!\\)\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")
-_NUMBER = re.compile(r"(?<![\w.])(?:\d+(?:\.\d+){1,3}|\d{2,}(?:,\d{3})*)(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.:])(?:\d+(?:\.\d+){1,3}|\d{2,}(?:,\d{3})*)(?![\w]|:\d)")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?Z?)?\b")
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,9}s?\b")
 _DEFINES = re.compile(
     r"\b(?:def|fn|func|function)\s+([A-Za-z_]\w*)\s*[(<]"
@@ -62,18 +78,73 @@ _EMAIL = re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+\b")
 _ERROR_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 # "[tool_use Bash] {"command": "…"}": the call's JSON keys are the export's scaffolding,
 # the values (commands, paths) are what the user did
-_TOOL_CALL = re.compile(r"^\[tool_use [^\]\n]*\]", re.M)
+_TOOL_CALL = re.compile(r"^\[(?:tool_use|call) [^\]\n]*\]", re.M)
 _JSON_KEY = re.compile(r'"[A-Za-z_]\w*"\s*:')
-_NOT_ACRONYMS = frozenset({"OK", "AM", "PM", "ID", "TODO", "NOTE", "II", "III", "IV", "VS", "EG", "IE"})
+_NOT_ACRONYMS = frozenset({"OK", "AM", "PM", "ID", "TODO", "NOTE", "II", "III", "IV", "VS", "EG", "IE",
+                           "KB", "MB", "GB", "TB", "PB", "UTC", "GMT"})  # units and time zones are not names
 _WEIGHT = {"url": 5.0, "email": 5.0, "path": 4.0, "backtick": 4.0, "defined": 4.0, "hash": 3.0, "dotted": 3.0,
-           "snake": 3.0, "camel": 3.0, "number": 2.0, "acronym": 1.0}
+           "snake": 3.0, "camel": 3.0, "date": 2.0, "number": 2.0, "acronym": 1.0}
 # the order in which kinds claim text: a URL's path and a backticked span's dots are not
 # counted again as separate identifiers
 _PROSE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("url", _URL), ("email", _EMAIL), ("backtick", _BACKTICK), ("path", _PATH), ("hash", _HASH), ("dotted", _DOTTED),
-    ("snake", _SNAKE), ("camel", _CAMEL), ("number", _NUMBER), ("acronym", _ACRONYM),
+    ("snake", _SNAKE), ("camel", _CAMEL), ("date", _DATE), ("number", _NUMBER), ("acronym", _ACRONYM),
 )
 _TRAILING = ".,;:!?)]}'\""
+
+# Markdown escapes (``\_``, ``\*``) and JSON escapes shown literally (``\n``, ``\"``) in the
+# text of an export: undone before reading names (Windows paths are left alone).
+_MD_ESCAPE = re.compile(r"\\([_*#`\[\](){}<>|~!+.\-\\])")
+_JSON_ESCAPE = re.compile(r"\\[nrt](?![0-9a-f]{3})")
+_JSON_QUOTE = re.compile(r'\\"')
+# a copy-button label glued to the word before it in a pasted ChatGPT page ("codeShare", "thisCopy")
+_UI_GLUE = re.compile(r"[a-z]+(?:Share|Copy|Edit|Regenerate)")
+# the standard C and C++ types (uint64_t, size_t): a language's vocabulary, not a name of the chat's
+_C_TYPES = re.compile(r"u?int(?:8|16|32|64|ptr|max)_t|s?size_t|ptrdiff_t|off_t|wchar_t|char(?:8|16|32)_t")
+# a traceback's "line 2586": a position in someone's file, not a name to keep
+_LINE_NO = re.compile(r"\blines?\s*$", re.I)
+_CUT = ("…", "...")
+_OPERATOR = re.compile(r"[=<>!+\-*/%&|^~:?]{1,3}")
+# a backticked span that starts or ends like the text *between* two spans (mis-paired
+# backticks in a log) rather than like a name
+_FRAGMENT_START = ")]},.;:!?"
+_FRAGMENT_END = "([{,;:"
+COMMON_WORDS = frozenset("""
+a an the and or not no yes is are was be to of in on at by as it its for from with into out up down if then else
+elif while do done for each all any some none null nil true false this that these those there here new old get set
+add put run make build test tests init main start stop end begin return yield break continue pass try catch except
+finally raise throw error errors warning warnings info debug log logs value values data item items list lists dict map
+key keys name names id ids type types user users file files path paths dir code text string str int float bool char
+number numbers count size length len index input output result results response request args kwargs self cls obj
+object class function method var let const def fn func default config settings option options model models view views
+state status mode flag flags api app apps page pages link links version update delete create read write open close
+load save call send fix bug bugs issue issues note notes step steps line lines word words one two three first last
+next prev current total max min sum avg time date day days now today
+cite_start cite_end
+""".split())
+"""Single words that are not names of anything in particular (``true``, ``users``, ``error``),
+and the citation markers text pasted from a chatbot carries (``[cite_start]``): backticked or
+not, they are not identifiers a summary must keep."""
+
+
+def readable(text: str) -> str:
+    """``text`` with the Markdown and literal JSON escapes of an export undone (see the module
+    docstring); Windows paths, whose backslashes are separators, are kept as they are."""
+    if "\\" not in text:
+        return text
+    out, pos = [], 0
+    for m in _WINDOWS_PATH.finditer(text):
+        out.append(_unescape(text[pos : m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_unescape(text[pos:]))
+    return "".join(out)
+
+
+def _unescape(text: str) -> str:
+    text = _JSON_ESCAPE.sub(" ", text)
+    text = _JSON_QUOTE.sub('"', text)
+    return _MD_ESCAPE.sub(r"\1", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,18 +169,34 @@ class Fidelity:
     kept: int
     lost: tuple[str, ...]
     novel: tuple[str, ...]
+    key: int = 0
+    key_kept: int = 0
 
     @property
     def retention(self) -> float:
         """Kept / identifiers; 1.0 when the sources had none (nothing could be lost)."""
         return self.kept / self.identifiers if self.identifiers else 1.0
 
+    @property
+    def key_retention(self) -> float:
+        """Share of the key names kept; 1.0 when there were none to keep."""
+        return self.key_kept / self.key if self.key else 1.0
+
+
+def key_count(summary_tokens: int) -> int:
+    """How many of its sources' most important names a summary this long should carry.
+
+    One per ``KEY_TOKENS`` tokens, between ``KEY_MIN`` and ``KEY_MAX``: a 750-token leaf of a
+    3,000-token chunk is asked for its 15 most important names, a 100-token one for 3. The
+    harder the compression, the fewer names a summary is blamed for."""
+    return max(KEY_MIN, min(KEY_MAX, summary_tokens // KEY_TOKENS))
+
 
 def _clean(text: str, kind: str) -> str:
+    if kind == "dotted" and text.endswith("()"):
+        text = text[:-2]  # a call names the function: ``os.getcwd()`` is ``os.getcwd``
     if kind in ("url", "path", "dotted"):
         text = text.rstrip(_TRAILING)
-        if kind == "dotted" and text.endswith("()"):
-            text = text[:-2]
     return text.strip()
 
 
@@ -119,6 +206,56 @@ def _keep_dotted(text: str) -> bool:
     return any(len(p) > 1 for p in parts) and not text[-1].isdigit()
 
 
+def _is_name_span(raw: str) -> bool:
+    """A backticked span that names something: short, whole, not a sentence nor a common word."""
+    value = raw.strip()
+    if len(value) < 2 or len(value) > 48 or len(value.split()) > 4 or raw != raw.strip():
+        return False
+    if value[0] in _FRAGMENT_START or value[-1] in _FRAGMENT_END or value.endswith(_CUT):
+        return False
+    if not any(c.isalnum() for c in value) or not _balanced(value):
+        return False
+    if any(_OPERATOR.fullmatch(word) for word in value.split()):
+        return False  # an expression (``capacity[i] >= shape[i]``), not a name
+    return value.lower() not in COMMON_WORDS
+
+
+def _balanced(value: str) -> bool:
+    """Brackets that close as they open: ``(e.g.`` is a piece of a sentence, ``f(x)`` a name."""
+    depth = 0
+    for c in value:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _zero(number: str) -> bool:
+    return not number.strip("0.,")
+
+
+def _accept(kind: str, value: str, text: str, start: int, end: int) -> bool:
+    """Whether a match of ``kind`` is an identifier (the rules of the module docstring)."""
+    if text.startswith(_CUT, end):
+        return False  # cut off mid-name by whoever clipped the text: not a name anyone wrote
+    if kind == "dotted":
+        return _keep_dotted(value)
+    if kind == "acronym":
+        return value.rstrip("s") not in _NOT_ACRONYMS
+    if kind == "number":
+        if _zero(value) or (value[0] == "0" and len(value) <= 3 and value.isdigit()):
+            return False  # 0.0, and the "05" of a date or a time: pieces, not names
+        return not _LINE_NO.search(text[max(0, start - 8) : start])
+    if kind == "camel":
+        return len(value) >= 4 and not _UI_GLUE.fullmatch(value)
+    if kind in ("snake", "defined", "backtick") and (value.lower() in COMMON_WORDS or _C_TYPES.fullmatch(value)):
+        return False
+    return True
+
+
 def _prose(text: str, offset: int, found: dict[str, list[int | str]]) -> None:
     claimed = bytearray(len(text))
     for kind, pattern in _PROSE_KINDS:
@@ -126,14 +263,10 @@ def _prose(text: str, offset: int, found: dict[str, list[int | str]]) -> None:
             start, end = m.span()
             if any(claimed[start:end]):
                 continue
+            if kind == "backtick" and not _is_name_span(m.group(1)):
+                continue  # not claimed: the names inside a long span are read by the other kinds
             value = _clean(m.group(1) if kind == "backtick" else m.group(0), kind)
-            if not value:
-                continue
-            if kind == "dotted" and not _keep_dotted(value):
-                continue
-            if kind == "acronym" and value.rstrip("s") in _NOT_ACRONYMS:
-                continue
-            if kind == "backtick" and len(value) < 2:
+            if not value or not _accept(kind, value, text, start, end):
                 continue
             claimed[start:end] = b"\x01" * (end - start)
             _add(found, value, kind, offset + start)
@@ -151,7 +284,8 @@ def _code(text: str, offset: int, found: dict[str, list[int | str]]) -> None:
     """A code block: only the names it defines (see module docstring)."""
     for m in _DEFINES.finditer(text):
         name = next(g for g in m.groups() if g)
-        _add(found, name, "defined", offset + m.start())
+        if name.lower() not in COMMON_WORDS:
+            _add(found, name, "defined", offset + m.start())
 
 
 def _tool_output(text: str, offset: int, found: dict[str, list[int | str]]) -> None:
@@ -162,9 +296,9 @@ def _tool_output(text: str, offset: int, found: dict[str, list[int | str]]) -> N
 
 
 def _scrub_tool_calls(text: str) -> str:
-    """Blank the ``[tool_use X]`` markers and JSON keys of rendered tool calls (same length,
-    so offsets stay true)."""
-    if "[tool_use " not in text:
+    """Blank the ``[tool_use X]`` (Claude Code) and ``[call X]`` (ChatGPT) markers and the JSON
+    keys of rendered tool calls (same length, so offsets stay true)."""
+    if "[tool_use " not in text and "[call " not in text:
         return text
     text = _TOOL_CALL.sub(lambda m: " " * len(m.group(0)), text)
     return _JSON_KEY.sub(lambda m: " " * len(m.group(0)), text)
@@ -175,6 +309,7 @@ def extract(texts: Iterable[tuple[str, bool]]) -> list[Identifier]:
     found: dict[str, list[int | str]] = {}
     offset = 0
     for text, tool in texts:
+        text = readable(text)
         if tool:
             _tool_output(text, offset, found)
         else:
@@ -201,7 +336,8 @@ def _number_in(number: str, text: str) -> bool:
 
 
 def present(ident: Identifier | str, text: str, kind: str | None = None) -> bool:
-    """Does ``text`` name this identifier (with the allowances of the module docstring)?"""
+    """Does ``text`` (already :func:`readable`) name this identifier (with the allowances of
+    the module docstring)?"""
     value = ident.text if isinstance(ident, Identifier) else ident
     kind = ident.kind if isinstance(ident, Identifier) else kind
     if kind == "number":
@@ -214,41 +350,29 @@ def present(ident: Identifier | str, text: str, kind: str | None = None) -> bool
     return False
 
 
-def measure(summary: str, sources: Sequence[tuple[str, bool]], *, known: str = "") -> Fidelity:
+def measure(summary: str, sources: Sequence[tuple[str, bool]], *, known: str = "", key: int | None = None) -> Fidelity:
     """``summary`` against ``sources`` (``(text, is_tool_output)``); ``known`` is other text
-    the summary may legitimately quote without it being novel (the sources' rendered times)."""
+    the summary may legitimately quote without it being novel (the sources' rendered times);
+    ``key`` is how many of the most important names it is judged on (default: by its length,
+    see :func:`key_count`, counted in words × 4/3 here to stay free of a tokenizer)."""
     salient = extract(sources)
-    lost = [i for i in salient if not present(i, summary)]
-    source_text = "\n".join(t for t, _ in sources) + "\n" + known
+    text = readable(summary)
+    lost = [i for i in salient if not present(i, text)]
+    lost_ids = {i.text for i in lost}
+    source_text = readable("\n".join(t for t, _ in sources) + "\n" + known)
     novel = [i.text for i in extract([(summary, False)]) if not present(i, source_text)]
+    wanted = key if key is not None else key_count(len(summary.split()) * 4 // 3)
+    top = salient[: max(0, wanted)]
     return Fidelity(
         identifiers=len(salient),
         kept=len(salient) - len(lost),
         lost=tuple(i.text for i in lost),
         novel=tuple(novel),
+        key=len(top),
+        key_kept=sum(1 for i in top if i.text not in lost_ids),
     )
 
 
-ALSO_MENTIONED = "Also mentioned: "
-
-
-def also_mentioned(lost: Sequence[str], budget_tokens: int, tokenizer: Tokenizer) -> str:
-    """One line naming as many of ``lost`` (most important first) as fit in ``budget_tokens``.
-
-    Empty when not even one fits. Identifiers are listed literally, comma-separated.
-    """
-    if budget_tokens <= 0 or not lost:
-        return ""
-    line = ""
-    used = tokenizer.count(ALSO_MENTIONED)
-    for ident in lost:
-        piece = ident if not line else ", " + ident
-        cost = tokenizer.count(piece)
-        if used + cost > budget_tokens:
-            continue
-        line += piece
-        used += cost
-    if not line:
-        return ""
-    text = ALSO_MENTIONED + line + "."
-    return text if tokenizer.count(text) <= budget_tokens else text[:-1]
+def keywords_for(fid: Fidelity, limit: int = MAX_KEYWORDS) -> tuple[str, ...]:
+    """The names a summary's keywords field holds: the most important ones it lost."""
+    return fid.lost[:limit]
