@@ -9,6 +9,19 @@ sync (TUI/Pilot) and async tests can use it, and ``stop()`` is quick even while 
 Scripting: ``script(*behaviours)`` queues one behaviour per ``/api/chat`` call; when the
 queue is empty the ``responder(request_json) -> text`` answers. Every request is recorded
 (method, path, JSON body, whether the client went away) so tests can assert what was sent.
+
+Like Ollama it also:
+
+* reuses the "KV cache" of the prompt prefix a call shares with the previous chat call:
+  ``prompt_eval_count`` counts only the prompt words after that common prefix (the words of
+  system + user, plus a template overhead the first time);
+* thinks, for a :class:`FakeModel` with ``thinking=True``: ``/api/show`` lists the
+  ``thinking`` capability (and, when given, the ``think`` values the model takes), and the
+  answer streams ``message.thinking`` chunks first unless the request turned thinking off
+  with a value the model accepts (a gpt-oss-like model, ``think_values=["low", "medium",
+  "high"]``, ignores ``false``). Thinking counts against ``num_predict``;
+* records a ``format`` (a JSON schema) like any other field; a scripted answer is sent as
+  written, so tests script the JSON a grammar would have produced.
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ class Reply:
     chunk_delay_s: float = 0.0  # between streamed chunks
     prompt_eval_count: int | None = None  # override the server's own count
     eval_count: int | None = None
+    thinking: str | None = None  # what a thinking model thinks first (None: the model's default)
 
 
 @dataclass
@@ -119,6 +133,21 @@ class FakeModel:
     parameter_size: str = "3.2B"
     quantization_level: str = "Q4_K_M"
     size: int = 2_019_393_189
+    thinking: bool = False  # has the "thinking" capability and thinks unless turned off
+    think_values: list[Any] | None = None  # what /api/show lists under "thinking" (None: not listed)
+    think_words: int = 40  # how long it thinks when not told what (Reply.thinking)
+    ignores_think: bool = False  # an older server: thinks whatever ``think`` says
+
+    def thinks(self, think: Any) -> bool:
+        """Whether a request with this ``think`` value makes the model think."""
+        if not self.thinking:
+            return False
+        if self.ignores_think:
+            return True
+        if think is False:
+            # a model that cannot be turned off (gpt-oss) ignores false
+            return self.think_values is not None and False not in self.think_values
+        return True
 
     @property
     def digest(self) -> str:
@@ -202,6 +231,9 @@ class FakeOllama:
         self._server: asyncio.base_events.Server | None = None
         self._conn_tasks: set[asyncio.Task[None]] = set()
         self._release: asyncio.Event | None = None
+        self._last_prompt: list[str] = []
+        self.prefix_cache = True
+        """Count only the prompt words after the prefix shared with the previous chat call."""
 
     # ----- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeOllama:
@@ -488,9 +520,9 @@ class FakeOllama:
                 f"{m.family}.embedding_length": 3072,
                 f"{m.family}.block_count": 28,
             },
-            "capabilities": ["completion", "tools"],
+            "capabilities": ["completion", "tools"] + (["thinking"] if m.thinking else []),
             "modified_at": "2025-05-01T10:00:00.000000Z",
-        }
+        } | ({"thinking": {"values": m.think_values, "default": m.think_values[0]}} if m.think_values else {})
 
     # ----- /api/chat ---------------------------------------------------------------------
     async def _chat(self, rec: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
@@ -507,8 +539,26 @@ class FakeOllama:
             behaviour: Behaviour = self._queue.popleft() if self._queue else Reply(self.responder)
         return await self._run(behaviour, model, body, rec, reader, writer)
 
-    def _chunk_obj(self, model: FakeModel, content: str, done: bool) -> dict[str, Any]:
-        return {"model": model.name, "created_at": _now(), "message": {"role": "assistant", "content": content}, "done": done}
+    def _chunk_obj(self, model: FakeModel, content: str, done: bool, thinking: str | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if thinking is not None:
+            message["thinking"] = thinking
+        return {"model": model.name, "created_at": _now(), "message": message, "done": done}
+
+    def _prompt_eval(self, body: dict[str, Any]) -> int:
+        """Words of the prompt the model evaluates anew: after the prefix shared with the
+        previous chat call (as Ollama reuses its KV cache), all of them the first time."""
+        words = [w for m in body.get("messages") or [] for w in str(m.get("content", "")).split()]
+        with self._cond:
+            last, self._last_prompt = self._last_prompt, words
+        if not self.prefix_cache or not last:
+            return len(words) + 12
+        same = 0
+        for a, b in zip(words, last):
+            if a != b:
+                break
+            same += 1
+        return max(1, len(words) - same)
 
     async def _run(
         self,
@@ -563,30 +613,37 @@ class FakeOllama:
         started = time.perf_counter_ns()
         text = b.text(body) if callable(b.text) else b.text
         pieces = _pieces(text)
+        thoughts: list[str] = []
+        if model.thinks(body.get("think")):
+            thought = b.thinking if b.thinking is not None else " ".join(
+                f"hmm{i % 7}," for i in range(model.think_words))
+            thoughts = _pieces(thought)
         done_reason = "stop"
         num_predict = (body.get("options") or {}).get("num_predict")
-        if self.honour_num_predict and isinstance(num_predict, int) and 0 < num_predict < len(pieces):
-            pieces, done_reason = pieces[:num_predict], "length"
-        prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or [])
+        if self.honour_num_predict and isinstance(num_predict, int) and 0 < num_predict < len(thoughts) + len(pieces):
+            thoughts = thoughts[:num_predict]
+            pieces, done_reason = pieces[: max(0, num_predict - len(thoughts))], "length"
+        prompt_eval = self._prompt_eval(body)
         if b.latency_s and not await self._pause(reader, rec, b.latency_s, None):
             return False
         stats = {
             "done_reason": done_reason,
             "load_duration": 1_000_000,
-            "prompt_eval_count": b.prompt_eval_count if b.prompt_eval_count is not None else prompt_words + 12,
+            "prompt_eval_count": b.prompt_eval_count if b.prompt_eval_count is not None else prompt_eval,
             "prompt_eval_duration": 2_000_000,
-            "eval_count": b.eval_count if b.eval_count is not None else len(pieces),
+            "eval_count": b.eval_count if b.eval_count is not None else len(thoughts) + len(pieces),
         }
         if body.get("stream", True) is False:
-            final = self._chunk_obj(model, "".join(pieces), True)
+            final = self._chunk_obj(model, "".join(pieces), True, "".join(thoughts) if thoughts else None)
             elapsed = time.perf_counter_ns() - started
             final.update(stats, total_duration=elapsed, eval_duration=elapsed)
             await self._json(writer, 200, final)
             return True
         await self._stream_head(writer)
-        for i, piece in enumerate(pieces):
-            await self._chunk(writer, self._chunk_obj(model, piece, False))
-            if b.chunk_delay_s and i + 1 < len(pieces) and not await self._pause(reader, rec, b.chunk_delay_s, None):
+        chunks = [("", t) for t in thoughts] + [(p, None) for p in pieces]
+        for i, (piece, thinking) in enumerate(chunks):
+            await self._chunk(writer, self._chunk_obj(model, piece, False, thinking))
+            if b.chunk_delay_s and i + 1 < len(chunks) and not await self._pause(reader, rec, b.chunk_delay_s, None):
                 return False
         final = self._chunk_obj(model, "", True)
         elapsed = time.perf_counter_ns() - started

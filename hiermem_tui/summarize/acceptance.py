@@ -10,8 +10,14 @@ Ollama API, on real chats with code) that the old length-only check accepted as 
   (``user: …`` / ``[2025-01-02 10:00 UTC] assistant: …``);
 * **continues chat** — the model answers the user instead of reporting on the chat
   ("Sure! Here's the next step…", "Let me know if…", or new code that is in no source);
-* **cut off** — the server stopped at ``num_predict`` (``done_reason == "length"``);
-* **invented** — more identifiers that appear in no source than kept ones.
+* **invented** — more identifiers that appear in no source than kept ones;
+* **thinking only** — a thinking model spent its whole answer budget thinking and wrote no answer.
+
+Length is not among them: an answer that runs past its target, or that the server cut off at
+``num_predict``, is clipped at a sentence or bullet boundary and kept (the summariser records
+that it was). A model's answer costs a CPU user minutes; regenerating one for length alone
+throws that away. ``cut_off``, ``too_long``, ``not_shorter`` and ``low_fidelity`` stay in
+:data:`REASONS` because summaries made before that change recorded them.
 
 A leading preamble ("Here's a summary of the conversation:") is not a reason to reject:
 it is stripped. Every rejection has a short machine reason (counted per run) and a one-line
@@ -30,13 +36,15 @@ from hiermem_tui.summarize.prompts import SCAFFOLD_HEADINGS
 REASONS = {
     "error": "the model call failed",
     "empty": "empty answer",
-    "cut_off": "cut off by the server before it finished",
-    "too_long": "longer than the tier's target",
-    "not_shorter": "not shorter than its input",
+    "thinking_only": "only thought, wrote no answer",
     "loop": "repeats itself",
     "echo": "echoes the prompt's scaffolding",
     "continues_chat": "continues the conversation instead of summarising it",
     "invented": "names more identifiers that are in no source than it keeps",
+    # recorded by earlier versions only (length no longer rejects an answer; no fidelity retry)
+    "cut_off": "cut off by the server before it finished",
+    "too_long": "longer than the tier's target",
+    "not_shorter": "not shorter than its input",
     "low_fidelity": "kept too few of the sources' identifiers",
 }
 """Every rejection reason, with the words the UI uses for it."""
@@ -49,9 +57,11 @@ class Rejection:
     tier: str
     reason: str
     detail: str
+    seconds: float = 0.0
+    """Model seconds the rejected answer cost."""
 
-    def as_dict(self) -> dict[str, str]:
-        return {"tier": self.tier, "reason": self.reason, "detail": self.detail}
+    def as_dict(self) -> dict[str, str | float]:
+        return {"tier": self.tier, "reason": self.reason, "detail": self.detail, "seconds": round(self.seconds, 2)}
 
 
 _PREAMBLE = re.compile(
@@ -174,10 +184,27 @@ def find_echo(text: str, prior: str | None, sources: Sequence[str] = (), *, leaf
         prior_sents = set(_norm_sentences(prior))
         own = _norm_sentences(text)
         if prior_sents and own:
-            copied = sum(1 for s in own if s in prior_sents)
-            if copied >= 2 and copied * 2 >= len(own):
+            words = set(_WORD.findall(material.lower()))
+            copied = sum(1 for s in own if s in prior_sents and not _supported(s, words))
+            if copied >= 2 and copied * 3 >= len(own) * 2:
                 return f"{copied} of its {len(own)} sentences are copied from the previous summary"
     return None
+
+
+SUPPORT_SHARE = 0.6
+"""A sentence the previous summary also has is the model's own report of this chunk when this
+share of its content words are in the chunk (a chat revising one document says the same
+things twice, and so may its summaries); otherwise it was copied from the context block. An
+answer is an echo of the previous summary when two thirds of its sentences are such copies: one
+that restates the context in a sentence or two and goes on with its own is a report (a 1.5B
+model opens most leaves of a long chat with the same "The user is working on …")."""
+
+
+def _supported(sentence: str, material_words: set[str]) -> bool:
+    content = [w for w in sentence.split() if len(w) > 3]
+    if not content:
+        return True
+    return sum(1 for w in content if w in material_words) >= SUPPORT_SHARE * len(content)
 
 
 COPY_SHARE = 0.5

@@ -110,6 +110,7 @@ class ExtractiveBackend:
 
     name = "extractive"
     context_limit: int | None = None
+    structured = False
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
@@ -129,6 +130,7 @@ class ExtractiveBackend:
         temperature: float,
         num_predict: int,
         on_chunk: ChunkCallback | None = None,
+        format: dict[str, object] | None = None,
     ) -> Generation:
         started = time.monotonic()
         lines = [f"- {s}" for s in dict.fromkeys(sentences(prompt))]

@@ -10,6 +10,18 @@ Why each setting (DESIGN §4, "Ollama specifics"):
   changes, which costs seconds per call, so a stable value is much faster.
 - ``num_predict`` bounds a model that loops; ``keep_alive`` keeps the model loaded between
   summaries of one run.
+- Thinking models (qwen3, deepseek-r1, gpt-oss): ``/api/show`` says whether the model thinks
+  (``capabilities`` has ``"thinking"``) and, on newer servers, which ``think`` values it takes.
+  We send ``think: false`` where the model allows it, else its lowest level (gpt-oss takes only
+  low / medium / high), and give ``num_predict`` headroom for the thinking it will do then, or
+  that it did despite being asked not to. ``message.thinking`` (and an inline ``<think>`` block
+  from servers that do not separate it) is counted and never returned as the answer. ``think``
+  is sent only to models that think: Ollama refuses it for the others.
+- Structured outputs (``format`` = a JSON schema) need Ollama 0.5 or newer (``/api/version``):
+  ``structured`` says whether this server has them, after :meth:`check`.
+- The server reuses the KV cache of the prompt prefix a call shares with its previous call;
+  :attr:`Generation.fresh_prompt_tokens` is our count of what differs from our previous prompt,
+  for estimates (the server's ``prompt_eval_count`` is the real figure).
 - Errors are sorted by what the caller must do: BackendUnavailable (server unreachable or
   connection lost: retry, then abort the run), ModelMissing (stop and tell the user),
   ModelError (this call failed: try the next tier). ``timeout_s`` bounds a whole call.
@@ -24,6 +36,7 @@ import math
 import os
 import re
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -37,6 +50,7 @@ from hiermem_tui.summarize.types import (
     Generation,
     ModelError,
     ModelMissing,
+    StreamProgress,
     SummariserError,
 )
 from hiermem_tui.tokens import Tokenizer
@@ -47,6 +61,13 @@ NUM_CTX_STEP = 1024
 NUM_CTX_SLACK = 64  # chat template tokens around the two messages
 PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+THINK_HEADROOM = {"low": 1024, "medium": 2048, "high": 4096, True: 2048}
+"""Answer tokens added to ``num_predict`` for a model that cannot stop thinking, by level."""
+THINK_LEVELS = ("low", "medium", "high")
+MIN_STRUCTURED_VERSION = (0, 5, 0)
+"""Ollama's first release with JSON-schema structured outputs."""
+ThinkValue = bool | str
 
 
 def _ns(value: Any) -> float | None:
@@ -58,6 +79,78 @@ def _over_cap(chunks: int, chars: int, num_predict: int) -> bool:
     a server sending big chunks is caught by characters (3 per token is generous)."""
     limit = num_predict + 8
     return chunks > limit or chars > limit * 6
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``0.12.3`` → (0, 12, 3); anything unreadable → (0,)."""
+    parts = []
+    for piece in text.strip().lstrip("v").split("."):
+        digits = re.match(r"\d+", piece)
+        if digits is None:
+            break
+        parts.append(int(digits.group(0)))
+    return tuple(parts) or (0,)
+
+
+def think_value(capabilities: list[str], values: list[Any] | None, model: str) -> ThinkValue | None:
+    """What to send as ``think`` (None: send nothing) for a model with these capabilities.
+
+    Off where the model allows it, else its lowest level. ``values`` is what newer servers
+    list under ``/api/show``'s ``thinking``; older ones list only the capability, and then a
+    gpt-oss model (which ignores ``false``) gets ``low``."""
+    if "thinking" not in capabilities:
+        return None
+    if values:
+        if False in values:
+            return False
+        levels = [v for v in THINK_LEVELS if v in values]
+        if levels:
+            return levels[0]
+        return True if True in values else None
+    return "low" if model.split("/")[-1].startswith("gpt-oss") else False
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What one streamed answer has produced so far: answer and thinking apart."""
+
+    started: float
+    fresh: int | None = None
+    answer: list[str] = field(default_factory=list)
+    chars: int = 0
+    thinking: int = 0
+    first_at: float | None = None
+    inline_thinking: bool = False  # inside a ``<think>`` block sent as content
+
+    def progress(self, now: float) -> StreamProgress:
+        phase = "writing" if self.answer else "thinking" if self.thinking else "prompt"
+        first = None if self.first_at is None else self.first_at - self.started
+        return StreamProgress(phase, len(self.answer), self.thinking, now - self.started, first, self.fresh)  # type: ignore[arg-type]
+
+    def add(self, content: str | None, thinking: str | None, now: float) -> bool:
+        """Take one chunk; True if it carried anything."""
+        got = False
+        if thinking:
+            self.thinking += 1
+            got = True
+        if content:
+            got = True
+            if not self.answer and (self.inline_thinking or content.lstrip().startswith(THINK_OPEN)):
+                # a server that does not separate thinking sends it inline, first
+                self.inline_thinking = THINK_CLOSE not in content
+                if self.inline_thinking or content.rstrip().endswith(THINK_CLOSE):
+                    self.thinking += 1
+                    if self.first_at is None:
+                        self.first_at = now
+                    return got
+                content = content.split(THINK_CLOSE, 1)[1]
+                if not content:
+                    return got
+            self.answer.append(content)
+            self.chars += len(content)
+        if got and self.first_at is None:
+            self.first_at = now
+        return got
 
 
 def normalize_host(host: str | None) -> str:
@@ -206,8 +299,14 @@ class OllamaBackend:
         self._client = ollama.AsyncClient(host=self.host, timeout=timeout)
         self.speed = speed or ModelSpeed()
         """The model's measured speed (seeded from the store by the runner, updated per call)."""
+        self.structured = False
+        """Whether the server takes a JSON schema as ``format`` (known after :meth:`check`)."""
+        self.server_version: str | None = None
         self._context: dict[str, int | None] = {}
         self._num_ctx: dict[str, int] = {}
+        self._think: dict[str, ThinkValue | None] = {}
+        self._think_extra: dict[str, int] = {}
+        self._last_prompt: tuple[str, list[int]] | None = None
 
     def _error(self, exc: Exception) -> Exception:
         """Our error for ``exc``; re-raise ``exc`` itself when it is none of ours (a bug)."""
@@ -232,26 +331,63 @@ class OllamaBackend:
                 f"pull it with 'ollama pull {self.model}' or pass --model"
             )
         self.model = found
+        await self._read_version()
         await self.context_length(found)
+
+    async def _read_version(self) -> None:
+        try:
+            raw = await self._client._request_raw("GET", "/api/version")  # noqa: SLF001 - the client has no version()
+            self.server_version = str(raw.json().get("version", ""))
+        except Exception as exc:
+            err = self._error(exc)
+            if not isinstance(err, ModelError):
+                raise err from None
+            self.server_version = None
+        self.structured = self.server_version is not None and _version(self.server_version) >= MIN_STRUCTURED_VERSION
 
     async def _ensure_model(self) -> str:
         if self.model is None:
             self.model = await resolve_model(self._client, None)
         return self.model
 
+    async def _show(self, model: str) -> dict[str, Any]:
+        """``/api/show`` as the server sent it: the client's model drops fields it does not know
+        (newer servers' ``thinking`` values), so the raw JSON is read."""
+        try:
+            raw = await self._client._request_raw("POST", "/api/show", json={"model": model})  # noqa: SLF001
+            data = raw.json()
+        except Exception as exc:
+            err = self._error(exc)
+            if not isinstance(err, ModelError):
+                raise err from None
+            return {}  # a model-level oddity: go on without what /api/show would have told
+        return data if isinstance(data, dict) else {}
+
     async def context_length(self, model: str) -> int | None:
-        """The model's trained context (``/api/show``), asked once per model; None if unknown."""
+        """The model's trained context (``/api/show``), asked once per model; None if unknown.
+        The same answer says whether, and how, the model thinks (:meth:`think_for`)."""
         if model not in self._context:
-            try:
-                info = (await self._client.show(model)).modelinfo or {}
-            except Exception as exc:
-                err = self._error(exc)
-                if not isinstance(err, ModelError):
-                    raise err from None
-                info = {}  # a model-level oddity: go on without a ceiling
+            data = await self._show(model)
+            info = data.get("model_info") or {}
             found = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
             self._context[model] = found[0] if found else None
+            caps = [str(c) for c in data.get("capabilities") or []]
+            thinking = data.get("thinking") if isinstance(data.get("thinking"), dict) else {}
+            values = thinking.get("values") if isinstance(thinking.get("values"), list) else None
+            self._think[model] = think_value(caps, values, model)
         return self._context[model]
+
+    def think_for(self, model: str | None = None) -> ThinkValue | None:
+        """The ``think`` value sent to ``model`` (None: not a thinking model, or not known yet)."""
+        return self._think.get(model or self.model or "")
+
+    def thinking_headroom(self, model: str | None = None) -> int:
+        """Tokens added to ``num_predict`` for thinking: by level for a model that cannot stop,
+        plus what the model was seen to think although asked not to."""
+        name = model or self.model or ""
+        think = self._think.get(name)
+        base = THINK_HEADROOM.get(think, 0) if think not in (None, False) else 0  # type: ignore[call-overload]
+        return base + self._think_extra.get(name, 0)
 
     def num_ctx_for(self, model: str, prompt_tokens: int, num_predict: int, limit: int | None) -> int:
         """The context to ask for (see module docstring); never shrinks for one model."""
@@ -279,6 +415,22 @@ class OllamaBackend:
         still given up on."""
         return self.timeout_s + 2 * self.speed.expected_seconds(prompt_tokens, num_predict)
 
+    def fresh_tokens(self, system: str, prompt: str) -> int:
+        """Our count of the part of this prompt that differs from the previous one (what a
+        server reusing its prefix cache evaluates anew); the whole prompt the first time."""
+        ids = self.tokenizer.encode(system + "\n" + prompt)
+        last = self._last_prompt
+        self._last_prompt = (system, ids)
+        if last is None:
+            return len(ids)
+        prev = last[1]
+        same = 0
+        for a, b in zip(ids, prev):
+            if a != b:
+                break
+            same += 1
+        return len(ids) - same
+
     async def generate(
         self,
         system: str,
@@ -287,43 +439,57 @@ class OllamaBackend:
         temperature: float,
         num_predict: int,
         on_chunk: ChunkCallback | None = None,
+        format: dict[str, object] | None = None,
     ) -> Generation:
         """Stream one chat answer. Cancelling the awaiting task aborts the HTTP request.
 
-        Reading stops at ``num_predict`` (counted generously, see ``_over_cap``) even if the
-        server goes on: the answer is then reported as cut off (``done_reason == "length"``).
+        Reading stops once the answer passes ``num_predict`` (counted generously, see
+        ``_over_cap``), or answer and thinking together pass it plus the thinking headroom,
+        even if the server goes on: the answer is then reported as cut off
+        (``done_reason == "length"``).
         """
         model = await self._ensure_model()
         limit = await self.context_length(model)
+        think = self.think_for(model)
+        headroom = self.thinking_headroom(model)
+        total_predict = num_predict + headroom
         prompt_tokens = self.tokenizer.count(system) + self.tokenizer.count(prompt)
+        fresh = self.fresh_tokens(system, prompt)
         options: dict[str, Any] = {
             "temperature": temperature,
-            "num_predict": num_predict,
-            "num_ctx": self.num_ctx_for(model, prompt_tokens, num_predict, limit),
+            "num_predict": total_predict,
+            "num_ctx": self.num_ctx_for(model, prompt_tokens, total_predict, limit),
         }
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        timeout = self.call_timeout(prompt_tokens, num_predict)
+        extra: dict[str, Any] = {}
+        if think is not None:
+            extra["think"] = think
+        if format is not None and self.structured:
+            extra["format"] = format
+        # the whole prompt, not only its fresh part: the server's cache may have been evicted
+        timeout = self.call_timeout(prompt_tokens, total_predict)
         started = time.monotonic()
-        parts: list[str] = []
-        chars = 0
+        out = _Stream(started, fresh)
         final: Any = None
         capped = False
+        if on_chunk is not None:
+            on_chunk(out.progress(started))
         try:
             async with asyncio.timeout(timeout):
                 stream = await self._client.chat(
-                    model=model, messages=messages, stream=True, options=options, keep_alive=self.keep_alive
+                    model=model, messages=messages, stream=True, options=options, keep_alive=self.keep_alive,
+                    **extra,
                 )
                 async with contextlib.aclosing(stream):
                     async for part in stream:
-                        content = part.message.content if part.message else None
-                        if content:
-                            parts.append(content)
-                            chars += len(content)
-                            if on_chunk is not None:
-                                on_chunk(len(parts))
+                        msg = part.message
+                        now = time.monotonic()
+                        if msg is not None and out.add(msg.content, msg.thinking, now) and on_chunk is not None:
+                            on_chunk(out.progress(now))
                         if part.done:
                             final = part
-                        elif _over_cap(len(parts), chars, num_predict):
+                        elif (_over_cap(len(out.answer), out.chars, num_predict)
+                              or len(out.answer) + out.thinking > total_predict + 8):
                             capped = True
                             break
         except TimeoutError:
@@ -333,15 +499,24 @@ class OllamaBackend:
             if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
                 raise ModelError(f"model '{model}' stopped answering (read timed out)") from None
             raise self._error(exc) from None
-        text = _THINK.sub("", "".join(parts), count=1)
+        text = "" if out.inline_thinking else _THINK.sub("", "".join(out.answer), count=1)
+        if out.thinking and think is False:
+            # asked not to think and thought anyway: leave room for it from now on (when the
+            # budget ran out mid-thought its real length is unknown: at least the low level's)
+            cut = not text.strip()
+            room = max(THINK_HEADROOM["low"], 2 * out.thinking) if cut else int(out.thinking * 1.5) + 64
+            self._think_extra[model] = max(self._think_extra.get(model, 0), room)
         gen = Generation(
             text=text,
             prompt_eval_count=getattr(final, "prompt_eval_count", None),
-            eval_count=getattr(final, "eval_count", None) if not capped else len(parts),
+            eval_count=getattr(final, "eval_count", None) if not capped else len(out.answer) + out.thinking,
             seconds=time.monotonic() - started,
             done_reason="length" if capped else getattr(final, "done_reason", None),
             prompt_seconds=_ns(getattr(final, "prompt_eval_duration", None)),
             eval_seconds=_ns(getattr(final, "eval_duration", None)),
+            thinking_tokens=out.thinking,
+            prompt_tokens=prompt_tokens,
+            fresh_prompt_tokens=fresh,
         )
         self.speed.observe(gen, prompt_tokens)
         return gen

@@ -3,22 +3,34 @@
 Four templates — ``leaf.normal``, ``leaf.aggressive``, ``condensed.normal``,
 ``condensed.aggressive`` — each a system text and an instruction with placeholders
 ``{material}`` (the chat log or the source summaries), ``{context}`` (leaves: the previous
-leaf's summary block, or nothing), ``{target}`` (tokens) and ``{words}``. Users can edit
-them (the prompts screen, or ``[prompts."leaf.normal"]`` in the config file); every summary
-records the version of the template that made it — the default's version, or the default's
-version plus ``~`` and a hash of the edited text — so old summaries stay explainable and
-can be found and re-made after a prompt change.
+leaf's summary block, or nothing), ``{ask}`` (what to write and how long: bullets and words,
+or the sections of a structured answer), ``{target}`` (tokens), ``{words}`` and ``{bullets}``.
+Users can edit them (the prompts screen, or ``[prompts."leaf.normal"]`` in the config file);
+every summary records the version of the template that made it — the default's version, or
+the default's version plus ``~`` and a hash of the edited text — so old summaries stay
+explainable and can be found and re-made after a prompt change. An edited template keeps
+working exactly as written: a template without ``{ask}`` is sent plain text, never asked for
+sections.
+
+Laid out for a model's prompt cache (Ollama keeps the KV cache of the prefix a call shares
+with the previous one): the default templates of one depth share one system text for every
+tier, and the instruction puts the previous summary and the material first and the ask (the
+only part that differs between the normal and the aggressive tier) last. The material is
+fitted to the context once per summary, with the largest tier's answer budget, so it is the
+same text on every tier: a retry re-evaluates only its last lines.
 
 Written for small local models, which is where they fail (see ``acceptance.py``): the
 material is plain ``role: text`` lines, with a time only where it tells something (the
 first line, and after a pause of half an hour or more; never an invented time); the
 previous summary is short (clipped to ``PRIOR_MAX_TOKENS``) and marked as context already
-reported; the instruction comes *after* the material, where a small model still sees it.
-Chat content is untrusted data, rendered literally; the system text says never to act on it.
+reported; lengths are asked in bullet points and words, which small models follow, not in
+tokens, which they cannot count. Chat content is untrusted data, rendered literally; the
+system text says never to act on it.
 
-Budgets: normal ``num_predict`` = 1.5 × target + 32 (room to finish a sentence; the
-summariser rejects answers over the target), aggressive = target. Neither is trusted: the
-backend stops reading at ``num_predict`` whatever the server does.
+Budgets: ``num_predict`` is the tier's target plus a small margin (``answer_budget``); a
+sectioned answer gets what its schema allows. An answer that runs past its target is clipped
+at a boundary and kept (see the summariser). The backend stops reading at ``num_predict``
+whatever the server does.
 """
 
 from __future__ import annotations
@@ -26,19 +38,32 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 from datetime import datetime, timedelta, timezone
 
+from hiermem_tui.summarize.sections import Layout, layout_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
 EXTRACTIVE_VERSION = "extractive-v1"
-RETRY_SUFFIX = "+retry"
-PRIOR_MAX_TOKENS = 200
-"""The previous leaf's summary is clipped to this (and to the leaf target) in a leaf prompt."""
+SECTIONS_SUFFIX = "+sections"
+PRIOR_MAX_TOKENS = 100
+"""The previous leaf's summary is clipped to this (and to the leaf target) in a leaf prompt: enough
+to say what the chat is about; a 1.5B model given 200 tokens of it wrote them back as the new
+summary in 5 of 13 leaves (issue 13's rig runs)."""
+TOOL_MAX_TOKENS = 240
+"""A tool result (a file read, a listing, a log) is shown by its head and tail within this: what
+matters of it is what the user and the assistant then say, and a small model given a whole file
+copies it back (the commonest echo of a 1.5B model on Claude Code chats) and reads it slowly."""
 TIME_GAP = timedelta(minutes=30)
 NORMAL_TEMPERATURE = 0.2
 AGGRESSIVE_TEMPERATURE = 0.1
-PLACEHOLDERS = ("{material}", "{context}", "{target}", "{words}")
+PLACEHOLDERS = ("{material}", "{context}", "{ask}", "{target}", "{words}", "{bullets}")
+ASK_SLACK = 8
+"""Tokens kept free beside the longest ask: the asks' numbers differ by a digit or two per tier."""
+ANSWER_MARGIN = 0.10
+"""``num_predict`` allows this much more than the target (and at least 16 tokens): room to end a
+sentence, not to run on."""
 
 _RULES = (
     "Write in the third person (\"The user asked…\", \"The assistant suggested…\"). Keep the exact names that "
@@ -74,52 +99,82 @@ SCAFFOLD_HEADINGS = (LEAF_HEADING, CONDENSED_HEADING, CONTEXT_HEADING)
 (acceptance's echo rule reads them from here, so the two cannot drift apart)."""
 
 
+_LEAF_SYSTEM = (
+    "You are a careful note-taker. You read part of a chat log between a user and an AI assistant and write "
+    "a factual report of it for someone who will continue the work later. " + _RULES
+)
+_CONDENSED_SYSTEM = (
+    "You are a careful note-taker. You merge consecutive reports about one long chat into one shorter report "
+    "that keeps the order of events, the threads of work, what was decided and achieved and what is still "
+    "open, and removes overlap between them. " + _RULES
+)
+_LEAF_INSTRUCTION = "{context}" + LEAF_HEADING + "\n<conversation>\n{material}\n</conversation>\n\n{ask}"
+_CONDENSED_INSTRUCTION = CONDENSED_HEADING + "\n<summaries>\n{material}\n</summaries>\n\n{ask}"
+
 DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
     t.key: t
     for t in (
-        PromptTemplate(
-            "leaf.normal", "Leaf summary (normal tier)",
-            "You are a careful note-taker. You read part of a chat log between a user and an AI assistant and write "
-            "a short factual report of it for someone who will continue the work later. " + _RULES,
-            "{context}" + LEAF_HEADING + "\n<conversation>\n{material}\n</conversation>\n\n"
-            "Write the report now, in at most {words} words.",
-            "leaf-v2",
-        ),
-        PromptTemplate(
-            "leaf.aggressive", "Leaf summary (aggressive tier)",
-            "You are a careful note-taker. You read part of a chat log between a user and an AI assistant and write "
-            "a very short factual report of it as terse bullet points. " + _RULES,
-            "{context}" + LEAF_HEADING + "\n<conversation>\n{material}\n</conversation>\n\n"
-            "Write at most {words} words as a few terse bullet points.",
-            "leaf-v3+aggressive",
-        ),
-        PromptTemplate(
-            "condensed.normal", "Condensed summary (normal tier)",
-            "You are a careful note-taker. You merge consecutive reports about one long chat into one shorter report "
-            "that keeps the order of events, the threads of work, what was decided and achieved and what is still "
-            "open, and removes overlap between them. " + _RULES,
-            CONDENSED_HEADING + "\n<summaries>\n{material}\n</summaries>\n\n"
-            "Write the merged report now, in at most {words} words.",
-            "condensed-v2",
-        ),
-        PromptTemplate(
-            "condensed.aggressive", "Condensed summary (aggressive tier)",
-            "You are a careful note-taker. You merge consecutive reports about one long chat into a very short "
-            "overview as terse bullet points, oldest first. " + _RULES,
-            CONDENSED_HEADING + "\n<summaries>\n{material}\n</summaries>\n\n"
-            "Write at most {words} words as a few terse bullet points.",
-            "condensed-v2+aggressive",
-        ),
+        PromptTemplate("leaf.normal", "Leaf summary (normal tier)", _LEAF_SYSTEM, _LEAF_INSTRUCTION, "leaf-v4"),
+        PromptTemplate("leaf.aggressive", "Leaf summary (aggressive tier)", _LEAF_SYSTEM, _LEAF_INSTRUCTION,
+                       "leaf-v4+aggressive"),
+        PromptTemplate("condensed.normal", "Condensed summary (normal tier)", _CONDENSED_SYSTEM,
+                       _CONDENSED_INSTRUCTION, "condensed-v3"),
+        PromptTemplate("condensed.aggressive", "Condensed summary (aggressive tier)", _CONDENSED_SYSTEM,
+                       _CONDENSED_INSTRUCTION, "condensed-v3+aggressive"),
     )
 }
+"""The shipped templates. A tier differs only in its ``{ask}`` (see :data:`ASKS`), so one
+system text and one material block serve both tiers of a depth and a retry hits the cache."""
+
+ASKS: dict[tuple[bool, bool], str] = {
+    # (condensed, aggressive)
+    (False, False): (
+        "Write the report now as at most {bullets} bullet points of one or two sentences each, about {words} words "
+        "in all. Start with what the user was doing, then what was decided or changed (with the exact file "
+        "names, commands and identifiers), then errors and how they were solved, then what is still open."
+    ),
+    (False, True): (
+        "Your previous report was not usable{why}. Write a much shorter one now: at most {bullets} terse bullet "
+        "points, about {words} words in all, in your own words, with the exact names that matter."
+    ),
+    (True, False): (
+        "Write the merged report now as at most {bullets} bullet points of one or two sentences each, about "
+        "{words} words in all, oldest first: what the user worked on, what was decided and achieved (with the "
+        "exact names), the errors and their fixes, and what is still open."
+    ),
+    (True, True): (
+        "Your previous report was not usable{why}. Write a much shorter merged one now: at most {bullets} terse "
+        "bullet points, about {words} words in all, oldest first, with the exact names that matter."
+    ),
+}
+SECTIONS_ASK = (
+    "{lead}Write the report now as a JSON object with these fields:\n"
+    "- \"doing\": one or two sentences on what the user was doing and why;\n"
+    "- \"decisions\": what was decided, changed or achieved, one short sentence each (at most {decisions});\n"
+    "- \"names\": every file path, command, function, type, constant, version and number from the log that "
+    "matters, each copied exactly as written (at most {names});\n"
+    "- \"errors\": each error met and how it was resolved, or that it is unresolved (at most {errors});\n"
+    "- \"open_questions\": what is still open or left to do (at most {open_questions}).\n"
+    "Use an empty list for a field with nothing to report. About {words} words in all."
+)
 CONTEXT_BLOCK = (
     CONTEXT_HEADING + "\n"
     "<previous_summary>\n{prior}\n</previous_summary>\n\n"
 )
-RETRY_NOTE = (
-    "\n\nYour previous report left out these names from the log. Mention each one that matters, exactly as "
-    "written: {lost}"
-)
+SECTIONS_LEAD = {
+    (False, False): "",
+    (False, True): "Your previous report was not usable{why}. Write a much shorter one, in your own words. ",
+    (True, False): "Merge the reports, oldest first. ",
+    (True, True): "Your previous report was not usable{why}. Write a much shorter merged one, in your own words. ",
+}
+RETRY_HINTS = {
+    "echo": ": it repeated the earlier summary or copied the log. Report only what happens in this part of the chat",
+    "loop": ": it said the same thing over and over. Say each thing once",
+    "continues_chat": ": it answered the user instead of reporting on the chat. Do not answer and do not write code",
+    "invented": ": it named things the log does not name. Name only what the log names",
+}
+"""What the aggressive retry is told about why the first answer was refused (it follows the
+material, so the prompt cache still serves everything before it)."""
 
 
 class PromptSet:
@@ -171,6 +226,10 @@ class Prompt:
     version: str
     temperature: float
     num_predict: int
+    format: dict[str, Any] | None = None
+    """The JSON schema of a sectioned answer (None: plain text)."""
+    layout: Layout | None = None
+    """The bounds the schema was made from (sectioned answers only)."""
 
 
 def fmt_time(value: datetime) -> str:
@@ -203,22 +262,31 @@ def render_condensed(sources: Sequence[SourceItem]) -> str:
 
 
 def words_for(tokens: int) -> int:
+    """Words to ask for: about 0.7 of a target in tokens (English prose runs ~1.3 tokens a word)."""
     return max(8, int(tokens * 0.7))
 
 
-def normal_num_predict(target_tokens: int) -> int:
-    return int(target_tokens * 1.5) + 32
+def bullets_for(tokens: int) -> int:
+    """Bullet points to ask for: one per ~50 tokens of target, 3 to 12."""
+    return max(3, min(12, tokens // 50))
 
 
-def aggressive_num_predict(target_tokens: int) -> int:
-    return max(16, target_tokens)
+def answer_budget(target_tokens: int) -> int:
+    """``num_predict`` for a plain answer: the target plus a small margin (see ``ANSWER_MARGIN``)."""
+    return target_tokens + max(16, int(target_tokens * ANSWER_MARGIN))
+
+
+def num_predict_for(target_tokens: int, *, sections: bool = False) -> int:
+    """What an answer for this target may take: a sectioned one what its schema allows."""
+    return layout_for(target_tokens).num_predict if sections else answer_budget(target_tokens)
 
 
 def _fill(template: str, values: Mapping[str, str]) -> str:
     """Replace our placeholders only: braces in edited text or in chat content stay literal.
-    The material goes in last, so placeholder-like text inside it is never expanded."""
-    out = template
-    for name in ("context", "target", "words"):
+    The ask goes in first (it holds placeholders of its own), the material last, so
+    placeholder-like text inside it is never expanded."""
+    out = template.replace("{ask}", values["ask"])
+    for name in ("context", "target", "words", "bullets"):
         out = out.replace("{" + name + "}", values[name])
     return out.replace("{material}", values["material"])
 
@@ -251,6 +319,37 @@ def fit_sources(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer
     return [replace(s, text=_clip_middle(s.text, lo, tokenizer)) if n > lo else s for s, n in zip(items, sizes)]
 
 
+def uses_sections(template: PromptTemplate) -> bool:
+    """A template can be asked for a sectioned answer only when it places the ``{ask}``."""
+    return "{ask}" in template.instruction
+
+
+def ask_text(depth: int, aggressive: bool, target: int, *, sections: bool,
+             why: str | None = None) -> tuple[str, Layout | None]:
+    """What the ``{ask}`` placeholder says for this tier, and the layout of a sectioned answer.
+    ``why`` is the reason the first answer was rejected (the retry is told, see ``RETRY_HINTS``)."""
+    condensed = depth > 0
+    hint = RETRY_HINTS.get(why or "", "")
+    if not sections:
+        return ASKS[(condensed, aggressive)].replace("{why}", hint), None
+    layout = layout_for(target)
+    counts = {k: str(v) for k, v in layout.items.items()}
+    text = SECTIONS_ASK.replace("{lead}", SECTIONS_LEAD[(condensed, aggressive)].replace("{why}", hint))
+    for key, value in counts.items():
+        text = text.replace("{" + key + "}", value)
+    return text, layout
+
+
+def _context(request: SummaryRequest, tokenizer: Tokenizer | None) -> str:
+    """The previous-summary block of a leaf prompt: the same on every tier (it is prompt prefix)."""
+    if request.depth != 0 or not request.prior_summary or not request.prior_summary.strip():
+        return ""
+    prior = request.prior_summary.strip()
+    if tokenizer is not None:
+        prior = _clip_middle(prior, min(PRIOR_MAX_TOKENS, request.target_tokens), tokenizer)
+    return CONTEXT_BLOCK.replace("{prior}", prior)
+
+
 def build_prompt(
     request: SummaryRequest,
     *,
@@ -259,40 +358,52 @@ def build_prompt(
     prompts: PromptSet | None = None,
     tokenizer: Tokenizer | None = None,
     max_prompt_tokens: int | None = None,
-    lost: Sequence[str] = (),
+    sections: bool = False,
+    why: str | None = None,
 ) -> Prompt:
     """The prompt for one tier of one summary.
 
-    ``target`` defaults to the request's; ``max_prompt_tokens`` (with ``tokenizer``) clips
-    the material so system + prompt stay within it; ``lost`` names identifiers an earlier
-    attempt dropped (the fidelity retry).
+    ``target`` defaults to the request's; ``max_prompt_tokens`` (with ``tokenizer``) clips the
+    material so system + prompt stay within it. The material is fitted against the *longest*
+    ask of the two tiers, so both tiers send the same material (the cache's prefix); only the
+    ask at the end differs. ``sections`` asks for a sectioned (JSON) answer when the template
+    allows it (:func:`uses_sections`); ``why`` tells the aggressive retry why the first answer
+    was refused.
     """
     prompts = prompts or PromptSet()
     key = template_key(request.depth, aggressive)
     template = prompts.templates[key]
     target = target or request.target_tokens
+    sections = sections and uses_sections(template)
+    ask, layout = ask_text(request.depth, aggressive, target, sections=sections, why=why if aggressive else None)
+    values = {"context": _context(request, tokenizer), "target": str(target), "words": str(words_for(target)),
+              "bullets": str(bullets_for(target)), "ask": ask, "material": ""}
     sources = list(request.sources)
-    context = ""
-    # The aggressive tier is a retry after a failed answer, and a small model's most common
-    # failure with the context block is copying it back: the retry goes without it.
-    if request.depth == 0 and not aggressive and request.prior_summary and request.prior_summary.strip():
-        prior = request.prior_summary.strip()
-        if tokenizer is not None:
-            prior = _clip_middle(prior, min(PRIOR_MAX_TOKENS, target), tokenizer)
-        context = CONTEXT_BLOCK.replace("{prior}", prior)
-    values = {"context": context, "target": str(target), "words": str(words_for(target)), "material": ""}
-    note = RETRY_NOTE.replace("{lost}", ", ".join(lost)) if lost else ""
+    if tokenizer is not None and request.depth == 0:
+        sources = [replace(s, text=_clip_middle(s.text, TOOL_MAX_TOKENS, tokenizer)) if s.role == "tool" else s
+                   for s in sources]
     if tokenizer is not None and max_prompt_tokens is not None:
-        overhead = tokenizer.count(template.system) + tokenizer.count(_fill(template.instruction, values) + note)
+        longest = max(RETRY_HINTS, key=lambda k: len(RETRY_HINTS[k]))
+        asks = [ask_text(request.depth, a, request.target_tokens, sections=sec, why=longest)[0]
+                for a in (False, True) for sec in (False, True)]
+        overhead = ASK_SLACK + max(
+            tokenizer.count(t.system) + tokenizer.count(_fill(t.instruction, {**values, "ask": a}))
+            for t in (prompts.get(request.depth, False), prompts.get(request.depth, True)) for a in asks
+        )
         sources = fit_sources(sources, max(16, max_prompt_tokens - overhead), tokenizer)
     render = render_transcript if request.depth == 0 else render_condensed
     values["material"] = render(sources)
-    version = prompts.version(key) + (RETRY_SUFFIX if lost else "")
-    num_predict = aggressive_num_predict(target) if aggressive else normal_num_predict(target)
+    version = prompts.version(key) + (SECTIONS_SUFFIX if sections else "")
+    num_predict = layout.num_predict if layout is not None else answer_budget(target)
     temperature = AGGRESSIVE_TEMPERATURE if aggressive else NORMAL_TEMPERATURE
-    return Prompt(template.system, _fill(template.instruction, values) + note, version, temperature, num_predict)
+    return Prompt(template.system, _fill(template.instruction, values), version, temperature, num_predict,
+                  format=layout.schema() if layout is not None else None, layout=layout)
 
 
-def prompt_version(depth: int, *, aggressive: bool = False, prompts: PromptSet | None = None) -> str:
+def prompt_version(depth: int, *, aggressive: bool = False, prompts: PromptSet | None = None,
+                   sections: bool = False) -> str:
     """The version string a summary of this depth and tier records."""
-    return (prompts or PromptSet()).version(template_key(depth, aggressive))
+    prompts = prompts or PromptSet()
+    key = template_key(depth, aggressive)
+    sections = sections and uses_sections(prompts.templates[key])
+    return prompts.version(key) + (SECTIONS_SUFFIX if sections else "")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hiermem_tui.summarize.types import Generation
+from hiermem_tui.summarize.types import Generation, StreamProgress
 
 GUESS_PROMPT_TPS = 40.0
 """Prompt tokens per second assumed before any measurement (a small model on a laptop CPU)."""
@@ -88,3 +88,44 @@ class ModelSpeed:
             self.output_tokens - earlier.output_tokens,
             self.output_seconds - earlier.output_seconds,
         )
+
+
+LIVE_MIN_TOKENS = 4
+"""Streamed tokens before a call's own pace replaces the model's measured speed."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallClock:
+    """The seconds one model call still needs, re-estimated at every streamed chunk.
+
+    Before the first token: the fresh part of the prompt at the measured prompt speed, then the
+    expected answer at the measured generation speed. Once tokens arrive, this call's own pace
+    (tokens since the first one ÷ seconds since) replaces the measured generation speed, and
+    what is left of the expected answer is what remains (or, past it, what is left up to the
+    cap). A thinking model's thinking is expected to use half its headroom."""
+
+    speed: ModelSpeed
+    prompt_tokens: int
+    expected_tokens: int
+    cap: int
+    thinking_headroom: int = 0
+
+    def pace(self, p: StreamProgress) -> float | None:
+        """This call's own tokens per second, once enough have arrived."""
+        streamed = p.tokens + p.thinking_tokens
+        if p.first_token_s is None or streamed < LIVE_MIN_TOKENS:
+            return None
+        span = p.elapsed_s - p.first_token_s
+        return streamed / span if span > 0 else None
+
+    def left(self, p: StreamProgress) -> float:
+        prompt = p.fresh_prompt_tokens if p.fresh_prompt_tokens is not None else self.prompt_tokens
+        tps = self.pace(p) or self.speed.output_tps
+        answer = self.expected_tokens - p.tokens if p.tokens < self.expected_tokens else self.cap - p.tokens
+        answer = max(0, answer)
+        if p.first_token_s is None:
+            reading = max(0.0, prompt / self.speed.prompt_tps - p.elapsed_s)
+            return reading + (self.thinking_headroom / 2 + answer) / tps
+        if p.phase == "thinking":
+            return (max(0.0, self.thinking_headroom / 2 - p.thinking_tokens) + answer) / tps
+        return answer / tps

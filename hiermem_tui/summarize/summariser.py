@@ -1,25 +1,31 @@
-"""The three-tier summariser of DESIGN §4: normal → aggressive → fallback, bounded and checked.
+"""The three-tier summariser of DESIGN §4 (docs/ARCHITECTURE.md): normal → aggressive → fallback.
 
-It never fails because of the *model*: an answer that is empty, cut off, too long, looping,
+It never fails because of the *model*: an answer that is empty, only thinking, looping,
 echoing the prompt, continuing the chat or inventing identifiers is *rejected* (the reason is
 kept, see ``acceptance.py``) and the next tier is tried; the last tier is the deterministic
 extractive digest. It does fail when the *server* goes away: connection failures are retried
 with backoff, and after ``max_connection_failures`` in a row the run is aborted (RunAborted)
 instead of quietly filling the store with fallbacks. A missing model (ModelMissing) propagates.
 
-Bounds (never trusting the server to obey ``num_predict`` or to stop):
+A model's answer costs a CPU user minutes, so none is thrown away for its length:
 
 * targets scale with the input: normal = min(the depth's target, ¼ of the source tokens,
   at least ``MIN_TARGET``), aggressive = half of that, fallback = the normal target;
-* normal answers over their target or cut off by the server are rejected; aggressive answers
-  are clipped to their target at a sentence or line boundary;
-* every prompt fits the model's context with its ``num_predict`` (the material is clipped);
+* the model is asked in bullets and words (or in sections whose schema bounds each list and
+  string), and ``num_predict`` is the target plus a small margin;
+* an answer that passes the content rules but runs past its target, or that the server cut
+  off, is clipped at a sentence or bullet boundary and kept, recorded as ``clipped``; a second
+  model call is made only when the content rules fail (or the call gave nothing);
+* the aggressive retry shares the normal call's system prompt, previous summary and material
+  (the material is fitted once, for the larger budget), so the server's prompt cache serves
+  all but the last lines;
+* every prompt fits the model's context with its ``num_predict`` and any thinking headroom;
 * pinned episodes are appended verbatim after the text and do not count against the target.
 
-Fidelity (``fidelity.py``): every accepted text is measured against its sources. At the
-normal tier under ``fidelity_threshold`` there is one retry naming what was lost; if still
-under, an "Also mentioned: …" line with the most important lost identifiers is appended within
-the target, and the result records that it was added.
+Fidelity (``fidelity.py``): the accepted text — the model's own words — is measured against
+its sources, and the names it lost (most important first) become the summary's *keywords*:
+stored beside the text, shown and searchable, never appended to it, so retention stays a
+figure about the model and the next condensation is given only what the model wrote.
 """
 
 from __future__ import annotations
@@ -30,27 +36,29 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hiermem_tui.summarize import acceptance
+from hiermem_tui.summarize import acceptance, sections
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
-from hiermem_tui.summarize.fidelity import Fidelity, also_mentioned, measure
+from hiermem_tui.summarize.fidelity import Fidelity, key_count, keywords_for, measure
 from hiermem_tui.summarize.prompts import (
     EXTRACTIVE_VERSION,
     Prompt,
     PromptSet,
-    aggressive_num_predict,
     build_prompt,
     fmt_time,
-    normal_num_predict,
+    num_predict_for,
 )
+from hiermem_tui.summarize.speed import CallClock, ModelSpeed
 from hiermem_tui.summarize.types import (
     Backend,
     BackendUnavailable,
+    CallRecord,
     EventCallback,
     Generation,
     ModelError,
     RunAborted,
     SourceItem,
+    StreamProgress,
     SummaryEvent,
     SummaryRequest,
     SummaryResult,
@@ -67,9 +75,9 @@ DEFAULT_CONTEXT = 8192
 """Assumed context of a model that does not report one."""
 CONTEXT_SLACK = 64
 PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
-MAX_RETRY_NAMES = 40
 PIN_HEADER = "Pinned (kept verbatim):"
 ALL_EXCLUDED = "(The episodes here are excluded from summaries by the user.)"
+CLIPPED = "clipped"
 _BOUNDARY = re.compile(r"(?<=[.!?])\s|\n")
 
 
@@ -106,6 +114,18 @@ def clip_at_boundary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     return clip_to(short + "…", max_tokens, tokenizer)
 
 
+def drop_unfinished(text: str) -> str:
+    """An answer the server cut off, without its last, unfinished sentence or line (kept whole
+    when that would drop more than half of it, or when it already ends at a boundary)."""
+    text = text.rstrip()
+    if not text or text[-1] in ".!?)`\"" or text.endswith("…"):
+        return text
+    ends = [m.start() for m in _BOUNDARY.finditer(text)]
+    if ends and ends[-1] >= len(text) // 2:
+        return text[: ends[-1] + 1].strip()
+    return text
+
+
 def pinned_block(request: SummaryRequest) -> str:
     """The verbatim pinned episodes, one per paragraph, labelled with seq and role."""
     if not request.pinned:
@@ -122,11 +142,13 @@ def strip_pinned(text: str) -> str:
     return "" if text.startswith(PIN_HEADER + "\n") else text
 
 
-def measure_against(text: str, sources: Sequence[SourceItem]) -> Fidelity:
+def measure_against(text: str, sources: Sequence[SourceItem], *, key: int | None = None, context: str = "") -> Fidelity:
     """``text`` measured against what a summariser was given; the sources' times (as the
-    prompt shows them) may be quoted without counting as invented."""
+    prompt shows them) and ``context`` (a leaf's previous summary, which its prompt shows) may
+    be quoted without counting as invented. ``key``: how many key names it is judged on
+    (default: by the length of ``text``)."""
     known = " ".join(f"{fmt_time(s.start_at)} {fmt_time(s.end_at)}" for s in sources)
-    return measure(text, [(s.text, s.role == "tool") for s in sources], known=known)
+    return measure(text, [(s.text, s.role == "tool") for s in sources], known=f"{known}\n{context}", key=key)
 
 
 @dataclass(slots=True)
@@ -136,9 +158,13 @@ class _Attempts:
     calls: int = 0
     llm_seconds: float = 0.0
     rejections: list[Rejection] = field(default_factory=list)
+    records: list[CallRecord] = field(default_factory=list)
 
-    def reject(self, tier: str, reason: str, detail: str = "") -> None:
-        self.rejections.append(Rejection(tier, reason, detail or acceptance.REASONS.get(reason, reason)))
+    def reject(self, tier: str, reason: str, detail: str = "", gen: Generation | None = None) -> None:
+        seconds = gen.seconds if gen is not None else 0.0
+        self.rejections.append(Rejection(tier, reason, detail or acceptance.REASONS.get(reason, reason), seconds))
+        if gen is not None and self.records:
+            self.records[-1] = replace(self.records[-1], outcome=reason)
 
 
 @dataclass(slots=True)
@@ -146,6 +172,7 @@ class _Accepted:
     text: str
     gen: Generation
     prompt: Prompt
+    trimmed: str | None
 
 
 class Summariser:
@@ -154,6 +181,9 @@ class Summariser:
     The consecutive-connection-failure counter is shared by every call on this instance
     (parallel summaries hitting a dead server add up) and is reset by any answer from the
     server, successful or a model error: both prove the server is reachable.
+
+    ``sections``: ask for sectioned answers (a JSON schema as Ollama's ``format``) when the
+    backend's server supports structured outputs and the prompt template places ``{ask}``.
     """
 
     def __init__(
@@ -165,16 +195,16 @@ class Summariser:
         max_connection_failures: int = 3,
         retry_backoff_s: Sequence[float] = (0.5, 1, 2),
         sleep: Sleep = asyncio.sleep,
-        fidelity_threshold: float = 0.8,
         prompts: PromptSet | None = None,
+        sections: bool = False,
     ) -> None:
         self.backend = backend
         self.tokenizer = tokenizer
         self.extractive_fallback = extractive_fallback
         self.max_connection_failures = max(1, max_connection_failures)
         self.retry_backoff_s = tuple(retry_backoff_s) or (0.0,)
-        self.fidelity_threshold = fidelity_threshold
         self.prompts = prompts or PromptSet()
+        self.sections = sections
         self._sleep = sleep
         self._connection_failures = 0
 
@@ -183,13 +213,24 @@ class Summariser:
         """Connection failures in a row so far (0 after any answer from the server)."""
         return self._connection_failures
 
+    @property
+    def use_sections(self) -> bool:
+        """Sectioned answers now: asked for, and the server takes a schema."""
+        return self.sections and bool(getattr(self.backend, "structured", False))
+
     # ------------------------------------------------------------------ budgets
     def context_limit(self) -> int:
         return getattr(self.backend, "context_limit", None) or DEFAULT_CONTEXT
 
+    def thinking_headroom(self) -> int:
+        headroom = getattr(self.backend, "thinking_headroom", None)
+        return int(headroom()) if callable(headroom) else 0
+
     def max_prompt_tokens(self, num_predict: int) -> int:
-        """Prompt tokens (ours) that fit the model's context with ``num_predict`` to spare."""
-        return max(64, int((self.context_limit() - num_predict - CONTEXT_SLACK) / PROMPT_MARGIN))
+        """Prompt tokens (ours) that fit the model's context with ``num_predict`` (and the
+        backend's thinking headroom) to spare."""
+        answer = num_predict + self.thinking_headroom()
+        return max(64, int((self.context_limit() - answer - CONTEXT_SLACK) / PROMPT_MARGIN))
 
     # ------------------------------------------------------------------ the tiers
     async def summarise(self, request: SummaryRequest, *, on_event: EventCallback | None = None) -> SummaryResult:
@@ -210,14 +251,14 @@ class Summariser:
             if tier == "fallback":
                 state.reject("normal", "not_shorter", "the extractive digest is not shorter than its input")
             return self._finish(text, tier, t.normal, EXTRACTIVE_VERSION, None, request, pins, started, state)
-        for tier, aggressive in (("normal", False), ("aggressive", True)):
-            target = t.aggressive if aggressive else t.normal
-            got = await self._attempt(request, tier, aggressive, target, state, on_event)  # type: ignore[arg-type]
-            if got is None:
-                continue
-            if tier == "normal":
-                got = await self._fidelity_retry(request, got, target, state, on_event)
-            return self._finish(got.text, tier, target, got.prompt.version, got, request, pins, started, state)  # type: ignore[arg-type]
+        # one material for both tiers: fitted for the larger answer budget
+        max_prompt = self.max_prompt_tokens(num_predict_for(t.normal, sections=self.use_sections))
+        for tier_name, target in (("normal", t.normal), ("aggressive", t.aggressive)):
+            tier = tier_name  # type: ignore[assignment]
+            why = state.rejections[-1].reason if state.rejections else None
+            got = await self._attempt(request, tier, target, max_prompt, state, on_event, why)
+            if got is not None:
+                return self._finish(got.text, tier, target, got.prompt.version, got, request, pins, started, state)
         if not self.extractive_fallback:
             raise ModelError("no acceptable summary from the model: " + "; ".join(self._notes(state)))
         text = self._digest(request, t.fallback)
@@ -226,90 +267,62 @@ class Summariser:
     def _digest(self, request: SummaryRequest, target: int) -> str:
         return extractive_digest(replace(request, target_tokens=target), self.tokenizer)
 
-    def _measure(self, text: str, request: SummaryRequest) -> Fidelity:
-        return measure_against(strip_pinned(text), request.sources)
-
     async def _attempt(
-        self, request: SummaryRequest, tier: Tier, aggressive: bool, target: int, state: _Attempts,
-        on_event: EventCallback | None, lost: Sequence[str] = (),
+        self, request: SummaryRequest, tier: Tier, target: int, max_prompt: int, state: _Attempts,
+        on_event: EventCallback | None, why: str | None = None,
     ) -> _Accepted | None:
-        """One model call and every acceptance rule; None (with the rejection recorded) if refused."""
-        num_predict = aggressive_num_predict(target) if aggressive else normal_num_predict(target)
+        """One model call and every content rule; None (with the rejection recorded) if refused.
+        An answer past its target, or cut off, is clipped and kept (see the module docstring)."""
         prompt = build_prompt(
-            request, aggressive=aggressive, target=target, prompts=self.prompts, tokenizer=self.tokenizer,
-            max_prompt_tokens=self.max_prompt_tokens(num_predict), lost=lost,
+            request, aggressive=tier == "aggressive", target=target, prompts=self.prompts, tokenizer=self.tokenizer,
+            max_prompt_tokens=max_prompt, sections=self.use_sections, why=why,
         )
         try:
-            gen = await self._call(prompt, tier, state, on_event)
+            gen = await self._call(prompt, tier, target, state, on_event)
         except ModelError as exc:
             state.reject(tier, "error", str(exc))
             return None
-        text = acceptance.strip_preamble(gen.text)
+        text = self._answer_text(gen.text, prompt)
         if not text:
-            state.reject(tier, "empty")
-            return None
-        tokens = self.tokenizer.count(text)
-        if not aggressive:
-            if gen.done_reason == "length":
-                state.reject(tier, "cut_off", f"stopped at the {prompt.num_predict}-token cap")
-                return None
-            if tokens > target:
-                state.reject(tier, "too_long", f"{tokens} tokens, target {target}")
-                return None
-        elif tokens > target or gen.done_reason == "length":
-            text = clip_at_boundary(text, target, self.tokenizer)
-            tokens = self.tokenizer.count(text)
-        if tokens >= request.source_tokens:
-            state.reject(tier, "not_shorter", f"answer not shorter than input ({tokens} >= {request.source_tokens} tokens)")
+            if gen.thinking_tokens:
+                state.reject(tier, "thinking_only", f"{gen.thinking_tokens} tokens of thinking, no answer", gen)
+            else:
+                state.reject(tier, "empty", gen=gen)
             return None
         material = [s.text for s in request.sources]
         broken = acceptance.judge_text(text, prior=request.prior_summary, sources=material, leaf=request.depth == 0)
         if broken is not None:
-            state.reject(tier, *broken)
+            state.reject(tier, *broken, gen=gen)
             return None
-        fid = self._measure(text, request)
+        trimmed = None
+        if gen.done_reason == "length":  # stopped mid-sentence: keep what is whole
+            text, trimmed = drop_unfinished(text), CLIPPED
+        if self.tokenizer.count(text) > target:
+            text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
+        fid = measure_against(text, request.sources, context=request.prior_summary or "")
         invented = acceptance.find_invented(fid.novel, fid.kept)
         if invented:
-            state.reject(tier, "invented", invented)
+            state.reject(tier, "invented", invented, gen)
             return None
-        return _Accepted(text, gen, prompt)
+        return _Accepted(text, gen, prompt, trimmed)
 
-    async def _fidelity_retry(
-        self, request: SummaryRequest, got: _Accepted, target: int, state: _Attempts, on_event: EventCallback | None
-    ) -> _Accepted:
-        """One more normal-tier call naming what was lost, kept only if it keeps more."""
-        fid = self._measure(got.text, request)
-        if not fid.identifiers or fid.retention >= self.fidelity_threshold:
-            return got
-        state.reject("normal", "low_fidelity", f"kept {fid.kept} of {fid.identifiers} identifiers; retrying")
-        retry = await self._attempt(request, "normal", False, target, state, on_event, fid.lost[:MAX_RETRY_NAMES])
-        if retry is not None and self._measure(retry.text, request).kept > fid.kept:
-            return retry
-        return got
-
-    def _guard(self, text: str, target: int, request: SummaryRequest) -> tuple[str, Fidelity, bool, Fidelity]:
-        """Append "Also mentioned: …" when retention is under the threshold (within ``target``).
-        Returns the text, its fidelity, whether the line was added, and the fidelity before."""
-        fid = before = self._measure(text, request)
-        if not fid.identifiers or fid.retention >= self.fidelity_threshold:
-            return text, fid, False, before
-        room = target - self.tokenizer.count(text) - 2
-        if room < 12:
-            # make room: a few lost names are worth more than the tail of a long summary
-            text = clip_at_boundary(text, max(1, target - min(target // 3, 96)), self.tokenizer)
-            room = target - self.tokenizer.count(text) - 2
-            fid = self._measure(text, request)
-        line = also_mentioned(fid.lost, room, self.tokenizer)
-        if not line:
-            return text, fid, False, before
-        text = f"{text}\n{line}"
-        return text, self._measure(text, request), True, before
+    @staticmethod
+    def _answer_text(raw: str, prompt: Prompt) -> str:
+        """The summary text of an answer: a sectioned answer rendered to Markdown (an answer
+        that is not JSON, from a server that ignored the schema, is taken as plain text), a
+        preamble and tag-only lines stripped."""
+        if prompt.format is not None:
+            obj = sections.parse(raw)
+            if obj is not None:
+                raw = sections.render(obj, prompt.layout)
+        return acceptance.strip_preamble(raw)
 
     def _finish(
         self, text: str, tier: Tier, target: int, version: str, got: _Accepted | None,
         request: SummaryRequest, pins: str, started: float, state: _Attempts,
     ) -> SummaryResult:
-        text, fid, added, before = self._guard(text, target, request)
+        key = key_count(target)
+        fid = measure_against(text, request.sources, key=key, context=request.prior_summary or "")
         body_tokens = self.tokenizer.count(text)
         if pins:
             text = f"{text}\n\n{pins}" if text.strip() else pins
@@ -317,7 +330,8 @@ class Summariser:
         if got is not None:
             input_tokens = got.gen.prompt_eval_count
             if input_tokens is None:  # counted only when needed: ~0.4 ms for a 3k-token prompt
-                input_tokens = self.tokenizer.count(got.prompt.system) + self.tokenizer.count(got.prompt.prompt)
+                input_tokens = got.gen.prompt_tokens or (
+                    self.tokenizer.count(got.prompt.system) + self.tokenizer.count(got.prompt.prompt))
             output_tokens = got.gen.eval_count if got.gen.eval_count is not None else body_tokens
         else:
             input_tokens, output_tokens = request.source_tokens, body_tokens
@@ -338,9 +352,11 @@ class Summariser:
             notes=tuple(self._notes(state)),
             rejections=tuple(state.rejections),
             fidelity=fid,
-            fidelity_added=added,
-            fidelity_before=before,
+            keywords=keywords_for(fid) if text != ALL_EXCLUDED else (),
+            trimmed=got.trimmed if got is not None else None,
             pins_missing=missing,
+            calls=tuple(state.records),
+            key_target=key,
         )
 
     @staticmethod
@@ -351,17 +367,31 @@ class Summariser:
     def _backoff(self, failures: int) -> float:
         return float(self.retry_backoff_s[min(failures, len(self.retry_backoff_s)) - 1])
 
-    async def _call(self, prompt: Prompt, tier: Tier, state: _Attempts, on_event: EventCallback | None) -> Generation:
+    def _clock(self, prompt: Prompt, target: int) -> CallClock:
+        speed = getattr(self.backend, "speed", None)
+        prompt_tokens = self.tokenizer.count(prompt.system) + self.tokenizer.count(prompt.prompt)
+        return CallClock(speed if isinstance(speed, ModelSpeed) else ModelSpeed(), prompt_tokens,
+                         min(target, prompt.num_predict), prompt.num_predict, self.thinking_headroom())
+
+    async def _call(
+        self, prompt: Prompt, tier: Tier, target: int, state: _Attempts, on_event: EventCallback | None
+    ) -> Generation:
         """One model call, retried while the server is unreachable (see class docstring)."""
         while True:
             state.calls += 1
             attempt = state.calls
             kwargs: dict[str, object] = {"temperature": prompt.temperature, "num_predict": prompt.num_predict}
+            if prompt.format is not None:
+                kwargs["format"] = prompt.format
             if on_event is not None:
                 on_event(SummaryEvent("attempt", tier, attempt))
+                clock = self._clock(prompt, target)
 
-                def progress(chunks: int, tier: Tier = tier, attempt: int = attempt) -> None:
-                    on_event(SummaryEvent("progress", tier, attempt, chunks=chunks))
+                def progress(p: StreamProgress, tier: Tier = tier, attempt: int = attempt,
+                             clock: CallClock = clock) -> None:
+                    on_event(SummaryEvent("progress", tier, attempt, chunks=p.tokens, phase=p.phase,
+                                          thinking_tokens=p.thinking_tokens, tokens_per_s=clock.pace(p),
+                                          left_s=clock.left(p)))
 
                 kwargs["on_chunk"] = progress
             began = time.monotonic()
@@ -377,7 +407,9 @@ class Summariser:
                 await self._sleep(self._backoff(self._connection_failures))
                 continue
             except ModelError:
-                state.llm_seconds += time.monotonic() - began
+                seconds = time.monotonic() - began
+                state.llm_seconds += seconds
+                state.records.append(CallRecord(tier, "error", seconds, 0, None, None))
                 self._connection_failures = 0
                 raise
             except BaseException:  # cancelled, ModelMissing, bugs: still account the time
@@ -385,4 +417,6 @@ class Summariser:
                 raise
             state.llm_seconds += time.monotonic() - began
             self._connection_failures = 0
+            state.records.append(CallRecord(tier, "accepted", gen.seconds, gen.prompt_tokens, gen.prompt_eval_count,
+                                            gen.eval_count, gen.thinking_tokens, gen.fresh_prompt_tokens))
             return gen

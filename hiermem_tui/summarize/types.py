@@ -64,7 +64,11 @@ class SummaryRequest:
 
 @dataclass(frozen=True, slots=True)
 class Generation:
-    """One model answer. Counts are Ollama's own (None when the backend has none)."""
+    """One model answer. Counts are Ollama's own (None when the backend has none).
+
+    ``text`` is the answer only: a thinking model's ``message.thinking`` (or an inline
+    ``<think>`` block) is counted in ``thinking_tokens`` and never part of it.
+    """
 
     text: str
     prompt_eval_count: int | None
@@ -73,6 +77,27 @@ class Generation:
     done_reason: str | None = None  # "stop", or "length" when num_predict cut it off (or we stopped reading)
     prompt_seconds: float | None = None  # Ollama's prompt_eval_duration, for the model's measured speed
     eval_seconds: float | None = None  # Ollama's eval_duration
+    thinking_tokens: int = 0  # streamed thinking chunks (≈ tokens), not part of ``text``
+    prompt_tokens: int = 0  # our count of what was sent (system + prompt)
+    fresh_prompt_tokens: int | None = None  # our count of what differs from this backend's previous prompt
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One model call made for a summary, and what became of its answer."""
+
+    tier: Tier
+    outcome: str  # "accepted", or the rejection reason ("error", "loop", …)
+    seconds: float
+    prompt_tokens: int  # ours
+    prompt_eval_count: int | None  # the server's: only what it evaluated anew when it reuses a cached prefix
+    eval_count: int | None
+    thinking_tokens: int = 0
+    fresh_prompt_tokens: int | None = None  # ours: the part that differs from the backend's previous prompt
+
+    @property
+    def discarded(self) -> bool:
+        return self.outcome != "accepted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,26 +117,56 @@ class SummaryResult:
     llm_seconds: float  # time spent awaiting the model, over every attempt
     attempts: int  # model calls made for this summary, connection retries included
     notes: tuple[str, ...] = ()  # why earlier tiers were rejected, e.g. "normal: empty answer"
-    rejections: tuple[Rejection, ...] = ()  # the same, as (tier, reason, detail) for the store
-    fidelity: Fidelity | None = None  # the accepted text measured against the sources
-    fidelity_added: bool = False  # an "Also mentioned" line was appended by the guard
-    fidelity_before: Fidelity | None = None  # the accepted text before the guard touched it
+    rejections: tuple[Rejection, ...] = ()  # the same, as (tier, reason, detail, seconds) for the store
+    fidelity: Fidelity | None = None  # the text (the model's own, pins aside) measured against the sources
+    keywords: tuple[str, ...] = ()  # names the text lost, most important first: stored beside it, never in it
+    trimmed: str | None = None  # "clipped": the model's answer ran past its target and was cut at a boundary
     pins_missing: tuple[str, ...] = ()  # labels of pinned episodes the text does not carry
+    calls: tuple[CallRecord, ...] = ()  # every model call, accepted or not (benchmarks, the run's figures)
+    key_target: int = 0  # how many key names the summary was judged on (``fidelity.key``)
+
+    @property
+    def discarded_seconds(self) -> float:
+        """Model seconds spent on answers that were not kept."""
+        return sum(c.seconds for c in self.calls if c.discarded)
+
+
+CallPhase = Literal["prompt", "thinking", "writing"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamProgress:
+    """How far one model call is, as the backend sees it while the answer streams."""
+
+    phase: CallPhase  # reading the prompt (nothing streamed yet), thinking, or writing the answer
+    tokens: int  # answer chunks so far (≈ tokens)
+    thinking_tokens: int  # thinking chunks so far
+    elapsed_s: float  # since the call was sent
+    first_token_s: float | None  # when the first chunk (thinking or answer) arrived, from the start
+    fresh_prompt_tokens: int | None = None  # our count of the prompt part the server must evaluate anew
 
 
 @dataclass(frozen=True, slots=True)
 class SummaryEvent:
-    """Progress for a live display: a tier attempt started, chunks streamed, or a retry."""
+    """Progress for a live display: a tier attempt started, the answer streaming, or a retry.
+
+    ``progress`` events carry the call's phase, its token counts and an estimate of the seconds
+    the call still needs (from the model's measured speeds, corrected by this call's own pace).
+    """
 
     kind: Literal["attempt", "progress", "retry"]
     tier: Tier
     attempt: int  # 1-based count of model calls for this summary
-    chunks: int = 0  # streamed chunks so far (≈ output tokens) for "progress"
+    chunks: int = 0  # streamed answer chunks so far (≈ output tokens) for "progress"
     message: str = ""  # the connection error, for "retry"
+    phase: CallPhase = "prompt"
+    thinking_tokens: int = 0
+    tokens_per_s: float | None = None  # this call's own pace once tokens arrive
+    left_s: float | None = None  # the call's remaining seconds, estimated
 
 
 EventCallback = Callable[[SummaryEvent], None]
-ChunkCallback = Callable[[int], None]
+ChunkCallback = Callable[[StreamProgress], None]
 
 
 class SummariserError(Exception):
@@ -140,11 +195,15 @@ class Backend(Protocol):
 
     ``generate`` raises ModelError for a failure of this one call, BackendUnavailable when
     the server is unreachable, ModelMissing when the model is gone. ``on_chunk`` (optional,
-    only passed when someone listens) receives the number of chunks streamed so far.
+    only passed when someone listens) receives a :class:`StreamProgress` per streamed chunk.
+    ``num_predict`` bounds the *answer*; a backend that must let a model think adds the room
+    for that itself. ``format`` is a JSON schema the answer must follow (structured output),
+    for backends whose ``structured`` is true.
     """
 
     name: str
     model: str | None
+    structured: bool
 
     async def check(self) -> None: ...
 
@@ -156,6 +215,7 @@ class Backend(Protocol):
         temperature: float,
         num_predict: int,
         on_chunk: ChunkCallback | None = None,
+        format: dict[str, object] | None = None,
     ) -> Generation: ...
 
     async def aclose(self) -> None: ...

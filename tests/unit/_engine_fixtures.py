@@ -39,7 +39,7 @@ def extractive_runner(
     store: Store, tokenizer: Tokenizer, policy: Policy = SMALL, *, parallel: int = 1,
     events: list[RunEvent] | None = None, cancel: CancelToken | None = None,
 ) -> Runner:
-    summariser = Summariser(ExtractiveBackend(tokenizer), tokenizer, fidelity_threshold=policy.fidelity_threshold)
+    summariser = Summariser(ExtractiveBackend(tokenizer), tokenizer)
     return Runner(store, summariser, policy, parallel=parallel,
                   on_event=events.append if events is not None else None, cancel=cancel)
 
@@ -52,7 +52,7 @@ def ollama_runner(
     """A runner over the real Ollama client pointed at ``url``. Backoff is shortened (it is a
     documented Summariser setting) so tests of a dying server do not wait seconds."""
     backend = OllamaBackend(url, model, tokenizer, timeout_s=30)
-    summariser = Summariser(backend, tokenizer, retry_backoff_s=backoff, fidelity_threshold=policy.fidelity_threshold)
+    summariser = Summariser(backend, tokenizer, retry_backoff_s=backoff)
     runner = Runner(store, summariser, policy, parallel=parallel,
                     on_event=events.append if events is not None else None, cancel=cancel)
     return runner, backend

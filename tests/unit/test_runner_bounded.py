@@ -74,7 +74,7 @@ async def test_a_small_context_shrinks_chunks_and_clips_condensed_input(store: S
     with FakeOllama(models=(small,), responder=lambda body: "The user and the assistant went through items.") as fake:
         backend = OllamaBackend(fake.url, "tiny:1b", tokenizer, timeout_s=30)
         backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
-        runner = Runner(store, Summariser(backend, tokenizer, fidelity_threshold=0.0), policy)
+        runner = Runner(store, Summariser(backend, tokenizer), policy)
         try:
             run = await runner.compact("s", "full")
         finally:
@@ -101,7 +101,7 @@ async def test_the_run_estimate_comes_from_the_models_measured_speed(store: Stor
             if measured:  # an earlier run measured this model: 100 tok/s in, 10 tok/s out
                 store.add_model_speed("ollama", "llama3.2:latest", ModelSpeed(2, 2000, 20.0, 200, 20.0))
             backend = OllamaBackend(fake.url, "llama3.2", tokenizer)
-            runner = Runner(store, Summariser(backend, tokenizer, fidelity_threshold=0.0), DEFAULT,
+            runner = Runner(store, Summariser(backend, tokenizer), DEFAULT,
                             on_event=lambda ev: started.append(ev) if isinstance(ev, RunStarted) else None)
             try:
                 await runner.compact("s", "leaf")

@@ -19,10 +19,10 @@ from hiermem_tui.summarize import (
     normalize_host,
     resolve_model,
 )
-from hiermem_tui.summarize.prompts import aggressive_num_predict, normal_num_predict
+from hiermem_tui.summarize.prompts import answer_budget
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.summariser import targets_for
-from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.summarize.types import SourceItem, StreamProgress, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import Drop, Fail, FakeModel, FakeOllama, Hang, Reply, StreamError, closed_port_url
 
@@ -117,7 +117,8 @@ async def test_request_settings(fake: FakeOllama, tok: Tokenizer) -> None:
     assert (normal["options"]["temperature"], aggressive["options"]["temperature"]) == (0.2, 0.1)
     assert t.normal == 150 and t.aggressive == 75
     assert (normal["options"]["num_predict"], aggressive["options"]["num_predict"]) == (
-        normal_num_predict(t.normal), aggressive_num_predict(t.aggressive))
+        answer_budget(t.normal), answer_budget(t.aggressive))
+    assert answer_budget(t.normal) <= t.normal * 1.1 + 16  # the target and a small margin, no more
     await backend.aclose()
 
 
@@ -180,8 +181,8 @@ async def test_cancelling_aborts_the_http_request(fake: FakeOllama, tok: Tokeniz
     fake.script(Hang(after_chunks=2))
     two_chunks = asyncio.Event()
 
-    def on_chunk(n: int) -> None:
-        if n == 2:
+    def on_chunk(p: StreamProgress) -> None:
+        if p.tokens == 2:
             two_chunks.set()
 
     task = asyncio.create_task(backend.generate("s", "p", temperature=0.2, num_predict=10, on_chunk=on_chunk))

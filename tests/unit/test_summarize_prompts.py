@@ -12,7 +12,9 @@ from hiermem_tui.summarize.prompts import (
     DEFAULT_TEMPLATES,
     NORMAL_TEMPERATURE,
     PRIOR_MAX_TOKENS,
+    TOOL_MAX_TOKENS,
     PromptSet,
+    answer_budget,
     build_prompt,
     fmt_time,
     prompt_version,
@@ -51,8 +53,9 @@ def test_leaf_prompt_renders_transcript_and_prior_summary() -> None:
     assert p.prompt.index("previous_summary") < p.prompt.index("<conversation>")
     # the instruction comes after the material, where a small model still sees it
     assert p.prompt.rindex("</conversation>") < p.prompt.index("Write the report now")
-    assert p.version == "leaf-v2" and p.temperature == NORMAL_TEMPERATURE == 0.2
-    assert p.num_predict == int(300 * 1.5) + 32
+    assert p.version == "leaf-v4" and p.temperature == NORMAL_TEMPERATURE == 0.2
+    assert p.num_predict == answer_budget(300) == 330 and p.format is None
+    assert "at most 6 bullet points" in p.prompt and "about 210 words" in p.prompt  # units small models follow
     for must in ("decisions", "file paths", "commands", "code identifiers", "error messages", "third person",
                  "never continue the conversation", "never write new code"):
         assert must in p.system
@@ -69,15 +72,21 @@ def test_times_are_shown_only_where_they_tell_something() -> None:
     assert "UTC" not in build_prompt(SummaryRequest(0, synthetic, 100)).prompt
 
 
-def test_the_aggressive_retry_goes_without_the_prior_summary() -> None:
-    """Real SmolLM2 runs: half the aggressive-tier rejections copied the context block back
-    (its marker, or its sentences); the retry after a failed answer does not show it."""
-    req = SummaryRequest(0, [episode("Why does `make test` fail?", "user", 0)], 300,
+def test_every_tier_shares_the_prefix_a_prompt_cache_reuses(tok: Tokenizer) -> None:
+    """One system text per depth, the previous summary and the material first, the ask last:
+    the aggressive retry differs from the normal call only after the material, and the material
+    is the same (fitted once for the larger budget) even when it had to be clipped."""
+    huge = " ".join(f"word{i}" for i in range(3000))
+    req = SummaryRequest(0, [episode("Why does `make test` fail?", "user", 0), episode(huge, "assistant", 1)], 300,
                          prior_summary="The user set up the repo.")
-    assert "The user set up the repo." in build_prompt(req).prompt
-    retry = build_prompt(req, aggressive=True)
-    assert "The user set up the repo." not in retry.prompt and "previous_summary" not in retry.prompt
-    assert retry.version == "leaf-v3+aggressive"
+    normal = build_prompt(req, tokenizer=tok, max_prompt_tokens=1500)
+    retry = build_prompt(req, aggressive=True, target=150, tokenizer=tok, max_prompt_tokens=1500)
+    assert normal.system == retry.system
+    head = normal.prompt[: normal.prompt.rindex("</conversation>") + len("</conversation>")]
+    assert retry.prompt.startswith(head) and "The user set up the repo." in head and "[…]" in head
+    shared = len(tok.encode(head))
+    assert 1 - shared / len(tok.encode(retry.prompt)) <= 0.15  # the retry's fresh part
+    assert retry.version == "leaf-v4+aggressive" and "much shorter" in retry.prompt[len(head):]
 
 
 def test_prior_summary_is_clipped_short(tok: Tokenizer) -> None:
@@ -99,16 +108,16 @@ def test_condensed_prompts_show_parts_and_time_range() -> None:
     p1 = build_prompt(SummaryRequest(1, sources, 500))
     assert "--- Part 1 of 2, 2025-01-02 10:00 UTC to 2025-01-02 11:00 UTC ---\nSet up CI." in p1.prompt
     assert "--- Part 2 of 2, 2025-01-02 11:00 UTC to 2025-01-02 13:00 UTC ---" in p1.prompt
-    assert p1.version == "condensed-v2" == prompt_version(3)
+    assert p1.version == "condensed-v3" == prompt_version(3)
 
 
 def test_aggressive_prompt_is_stricter() -> None:
     req = SummaryRequest(0, [episode("a long message " * 20, "user", 0)], 120)
     normal, aggressive = build_prompt(req), build_prompt(req, aggressive=True)
     assert aggressive.temperature == AGGRESSIVE_TEMPERATURE == 0.1
-    assert aggressive.num_predict == 120 < normal.num_predict
+    assert aggressive.num_predict == answer_budget(120) == normal.num_predict  # the same target here
     assert "terse bullet points" in aggressive.prompt and "84 words" in aggressive.prompt
-    assert aggressive.version == "leaf-v3+aggressive" == prompt_version(0, aggressive=True)
+    assert aggressive.version == "leaf-v4+aggressive" == prompt_version(0, aggressive=True)
     assert "a long message" in aggressive.prompt
 
 
@@ -132,12 +141,16 @@ def test_edited_templates_get_their_own_version_and_defaults_come_back() -> None
     prompts = PromptSet(edit)
     p = build_prompt(SummaryRequest(0, [episode("hello there", "user", 0)], 100), prompts=prompts)
     assert p.prompt.startswith("Summarise for a lawyer:\n(2025-01-02 10:00 UTC)\nuser: hello there\nAt most 70 words.")
-    assert p.version.startswith("leaf-v2~") and len(p.version) == len("leaf-v2~") + 8
+    assert p.version.startswith("leaf-v4~") and len(p.version) == len("leaf-v4~") + 8
     assert prompts.edited() == {"leaf.normal": {"system": DEFAULT_TEMPLATES["leaf.normal"].system,
                                                 "instruction": edit["leaf.normal"]["instruction"]}}
-    assert prompts.version("leaf.aggressive") == "leaf-v3+aggressive"  # the others are untouched
+    assert prompts.version("leaf.aggressive") == "leaf-v4+aggressive"  # the others are untouched
     same = PromptSet({"leaf.normal": {"instruction": DEFAULT_TEMPLATES["leaf.normal"].instruction}})
-    assert same.version("leaf.normal") == "leaf-v2" and same.edited() == {}
+    assert same.version("leaf.normal") == "leaf-v4" and same.edited() == {}
+    # an edit without {ask} is sent as written, and is never asked for sections
+    sectioned = build_prompt(SummaryRequest(0, [episode("hello there", "user", 0)], 100), prompts=prompts,
+                             sections=True)
+    assert sectioned.format is None and sectioned.prompt == p.prompt and "+sections" not in sectioned.version
 
 
 def test_an_instruction_without_the_material_is_refused() -> None:
@@ -145,13 +158,30 @@ def test_an_instruction_without_the_material_is_refused() -> None:
     assert validate_template("Summarise {material}") is None
 
 
-def test_the_retry_names_what_was_lost() -> None:
-    p = build_prompt(SummaryRequest(0, [episode("see setup.cfg and 3f2a1b9", "user", 0)], 100),
-                     lost=["setup.cfg", "3f2a1b9"])
-    assert p.prompt.endswith("exactly as written: setup.cfg, 3f2a1b9") and p.version == "leaf-v2+retry"
+def test_a_sectioned_prompt_asks_for_bounded_fields(tok: Tokenizer) -> None:
+    req = SummaryRequest(0, [episode("see setup.cfg and 3f2a1b9 " * 40, "user", 0)], 600)
+    p = build_prompt(req, sections=True, target=600)
+    assert p.version == "leaf-v4+sections" and p.format is not None and p.layout is not None
+    props = p.format["properties"]
+    assert set(props) == {"doing", "decisions", "names", "errors", "open_questions"}
+    assert all(props[k]["maxItems"] >= 1 and props[k]["items"]["maxLength"] > 0 for k in props if k != "doing")
+    assert p.layout.max_text_tokens <= 600 * 1.1  # the schema's bounds keep a full answer near its target
+    assert p.num_predict == p.layout.num_predict
+    assert '"names"' in p.prompt and f"at most {p.layout.items['decisions']})" in p.prompt
 
 
 def test_times_are_utc() -> None:
     naive = datetime(2025, 3, 4, 5, 6)
     plus_two = datetime(2025, 3, 4, 7, 6, tzinfo=timezone(timedelta(hours=2)))
     assert fmt_time(naive) == fmt_time(plus_two) == "2025-03-04 05:06 UTC"
+
+
+def test_a_tool_result_is_shown_by_its_head_and_tail(tok: Tokenizer) -> None:
+    listing = "\n".join(f"{i:>4}→ line {i} of src/big_module.py" for i in range(800))
+    items = [episode("Read src/big_module.py please.", "user", 0), episode(listing, "tool", 1),
+             episode("It defines parse_row at line 412.", "assistant", 2)]
+    p = build_prompt(SummaryRequest(0, items, 300), tokenizer=tok)
+    shown = p.prompt.split("tool: ", 1)[1].split("\nassistant: ")[0]
+    assert tok.count(shown) <= TOOL_MAX_TOKENS + 8 and "[…]" in shown
+    assert shown.startswith("   0→ line 0") and "799→ line 799" in shown
+    assert "It defines parse_row at line 412." in p.prompt  # what the people said is whole

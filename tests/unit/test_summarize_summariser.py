@@ -56,6 +56,21 @@ MESSAGES = [
 # keeps every identifier of MESSAGES, well under the leaf target
 SHORT = ("CI job build-and-test failed: ModuleNotFoundError for foo (Python 3.11, 3.12). Fix: foo added to "
          "install_requires in setup.cfg; commit 3f2a1b9 is green. Pin foo>=1.4 (1.3 was buggy).")
+# a faithful report, much longer than any target here (and the server's cap cuts a 3× copy)
+LONG_REPORT = " ".join(
+    f"{who} {what}." for who, what in [
+        ("The user", "reported that CI failed with ModuleNotFoundError for foo"), ("Locally", "everything passed"),
+        ("The job build-and-test", "started failing after the packaging change was merged"),
+        ("The assistant", "explained that CI installs the package from setup.cfg"),
+        ("Foo", "had been installed by hand on the laptop, which hid the problem"),
+        ("The assistant", "advised adding foo to install_requires and clearing the cached environment"),
+        ("The user", "edited setup.cfg and pushed commit 3f2a1b9"), ("The pipeline", "went green in four minutes"),
+        ("The assistant", "recommended pinning foo>=1.4 because 1.3 had an import bug"),
+        ("The user", "agreed to add the lower bound and a changelog note"),
+        ("The assistant", "also suggested a smoke test that imports the package in a clean environment"),
+        ("That test", "would catch a missing dependency before a merge"),
+    ] * 2
+)
 # within the aggressive target
 TERSE = "- foo added to install_requires in setup.cfg fixed CI (ModuleNotFoundError)\n- pin foo>=1.4"
 
@@ -107,19 +122,18 @@ async def test_normal_accepted(fake: FakeOllama, backend: OllamaBackend, tok: To
     fake.script(Reply(SHORT, prompt_eval_count=512, eval_count=14))
     req = leaf(tok)
     res = await Summariser(backend, tok).summarise(req)
-    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "ollama", "llama3.2", "leaf-v2")
-    assert res.text == SHORT and res.tokens == tok.count(SHORT)
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "ollama", "llama3.2", "leaf-v4")
+    assert res.text == SHORT and res.tokens == tok.count(SHORT) and res.trimmed is None
     assert res.source_tokens == sum(tok.count(t) for _, t in MESSAGES) == req.source_tokens
     assert (res.input_tokens, res.output_tokens, res.attempts) == (512, 14, 1)
     assert 0 < res.llm_seconds <= res.duration_s and res.notes == () and res.rejections == ()
-    assert res.fidelity is not None and res.fidelity.retention == 1.0 and not res.fidelity_added
+    assert res.fidelity is not None and res.fidelity.retention == 1.0 and res.keywords == ()
+    assert [c.outcome for c in res.calls] == ["accepted"] and res.discarded_seconds == 0
 
 
 @pytest.mark.parametrize(
     ("first", "why"),
     [
-        (longer_than_input(), "cut off by the server"),
-        (Reply(" ".join(["The user changed setup.cfg."] * 18)), "longer than the tier's target"),
         (empty(), "empty answer"),
         (Reply("   \n\t "), "empty answer"),
         (Fail(), "HTTP 500"),
@@ -130,24 +144,41 @@ async def test_normal_rejected_goes_aggressive(
     fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, first: object, why: str
 ) -> None:
     fake.script(first, Reply(TERSE))  # type: ignore[arg-type]
-    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(leaf(tok))
+    res = await Summariser(backend, tok).summarise(leaf(tok))
     assert res.tier == "aggressive" and res.text == TERSE and res.backend == "ollama"
-    assert res.prompt_version == "leaf-v3+aggressive" and res.attempts == 2
+    assert res.prompt_version == "leaf-v4+aggressive" and res.attempts == 2
     assert why in res.notes[0] and res.rejections[0].tier == "normal"
     temps = [b["options"]["temperature"] for b in fake.chat_bodies]
     assert temps == [0.2, 0.1]
+    assert [c.outcome for c in res.calls][-1] == "accepted" and res.calls[0].discarded
+
+
+@pytest.mark.parametrize(
+    "first",
+    [Reply(LONG_REPORT), Reply(LONG_REPORT * 3)],
+)
+async def test_a_long_or_cut_off_answer_is_clipped_and_kept(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, first: object
+) -> None:
+    """Length alone never costs a second model call: the answer is clipped at a boundary and kept."""
+    fake.script(first)  # type: ignore[arg-type]
+    req = leaf(tok)
+    res = await Summariser(backend, tok).summarise(req)
+    target = targets_for(req).normal
+    assert res.tier == "normal" and res.attempts == 1 and res.rejections == ()
+    assert res.trimmed == "clipped" and 0 < res.tokens <= target
+    assert fake.chat_bodies[0]["options"]["num_predict"] <= target * 1.1 + 16
 
 
 async def test_aggressive_clips_an_over_long_answer_to_its_target(
     fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer
 ) -> None:
-    long_answer = " ".join(f"Point {i}: the user changed setup.cfg and the assistant agreed." for i in range(40))
-    fake.script(empty(), Reply(long_answer))
+    fake.script(empty(), Reply(LONG_REPORT))
     req = leaf(tok)
-    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(req)
+    res = await Summariser(backend, tok).summarise(req)
     target = targets_for(req).aggressive
-    assert res.tier == "aggressive" and 0 < res.tokens <= target
-    assert res.text.endswith("agreed.")  # cut at a sentence boundary, not mid-word
+    assert res.tier == "aggressive" and 0 < res.tokens <= target and res.trimmed == "clipped"
+    assert res.text.endswith(".") and LONG_REPORT.startswith(res.text)  # cut at a sentence boundary
 
 
 @pytest.mark.parametrize("second", [Fail(), empty(), Reply("\n")])
@@ -159,10 +190,11 @@ async def test_both_fail_gives_fallback(
     res = await Summariser(backend, tok).summarise(req)
     assert (res.tier, res.backend, res.model, res.prompt_version) == ("fallback", "extractive", None, "extractive-v1")
     digest = extractive_digest(replace(req, target_tokens=targets_for(req).fallback), tok)
-    assert res.text.splitlines()[0] == digest.splitlines()[0] and res.tokens <= targets_for(req).fallback
-    # the digest kept too few identifiers: the guard made room and named the lost ones
-    assert res.fidelity_added and res.text.splitlines()[-1].startswith("Also mentioned: ")
-    assert res.fidelity is not None and res.fidelity.retention == 1.0
+    assert res.text == digest and res.tokens <= targets_for(req).fallback
+    # the digest kept too few identifiers: the lost ones are its keywords, not part of its text
+    assert res.fidelity is not None and res.fidelity.retention < 1.0
+    assert res.keywords and res.keywords == res.fidelity.lost[: len(res.keywords)]
+    assert not any(k in res.text for k in res.keywords) and "Also mentioned" not in res.text
     assert res.attempts == 2 and len(res.notes) == 2
 
 
@@ -259,7 +291,11 @@ async def test_progress_events(fake: FakeOllama, backend: OllamaBackend, tok: To
     events: list[SummaryEvent] = []
     await Summariser(backend, tok).summarise(leaf(tok), on_event=events.append)
     assert [(e.kind, e.tier) for e in events if e.kind == "attempt"] == [("attempt", "normal"), ("attempt", "aggressive")]
-    assert [e.chunks for e in events if e.kind == "progress"] == [1, 2, 3, 4]
+    progress = [e for e in events if e.kind == "progress"]
+    # the failed call reported its start (reading the prompt) before it failed
+    assert [e.chunks for e in progress] == [0, 0, 1, 2, 3, 4] and progress[1].phase == "prompt"
+    assert all(e.phase == "writing" for e in progress[2:])
+    assert all(e.left_s is not None and e.left_s >= 0 for e in progress)
 
 
 async def test_condensed_request_uses_depth_prompt(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
@@ -270,7 +306,7 @@ async def test_condensed_request_uses_depth_prompt(fake: FakeOllama, backend: Ol
              SourceItem("summary", " ".join(texts[6:]), tok.count(" ".join(texts[6:])), T0 + timedelta(hours=1),
                         T0 + timedelta(hours=2), depth=0)]
     fake.script(Reply("The user configured CI, fixed setup.cfg and pinned foo>=1.4 after review."))
-    res = await Summariser(backend, tok, fidelity_threshold=0).summarise(SummaryRequest(1, items, 40))
-    assert res.prompt_version == "condensed-v2" and res.tier == "normal"
+    res = await Summariser(backend, tok).summarise(SummaryRequest(1, items, 40))
+    assert res.prompt_version == "condensed-v3" and res.tier == "normal"
     sent = fake.chat_bodies[0]["messages"][1]["content"]
     assert "--- Part 1 of 2, 2025-01-02 10:00 UTC to 2025-01-02 11:00 UTC ---" in sent
