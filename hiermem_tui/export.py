@@ -54,6 +54,8 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
         "novel_identifiers": list(s.fid_novel),
         "fidelity_added": s.fid_added,
         "rejections": [dict(r) for r in s.rejections],
+        "keywords": list(s.keywords),
+        "trimmed": s.trimmed,
     }
 
 

@@ -9,9 +9,10 @@ grouped query each over ``summaries`` / ``runs``, through the indexes schema 3 a
 Compression is raw tokens ÷ what a model would be given now (the DAG's top summaries plus
 every episode under no active leaf: ``Session.uncompacted_tokens``).
 
-Fidelity: a summary is *low* when ``fid_kept / fid_identifiers`` is under the policy's
-``fidelity_threshold``; one whose sources held no identifiers counts as measured and fine;
-one made before fidelity was measured (NULL) is counted apart as *unmeasured*.
+Fidelity: a summary is *low* when the share of its key names it kept (``fid_key_kept /
+fid_key``; for one measured before schema 4, ``fid_kept / fid_identifiers``) is under the
+policy's ``fidelity_threshold``; one whose sources held no identifiers counts as measured and
+fine; one made before fidelity was measured (NULL) is counted apart as *unmeasured*.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class Stats:
         }
 
 
-def compute_stats(store: Store, session_id: str | None = None, *, threshold: float = 0.8) -> Stats:
+def compute_stats(store: Store, session_id: str | None = None, *, threshold: float = 0.5) -> Stats:
     """Stats for one session, or for the whole file when ``session_id`` is None."""
     conn = store.conn
     params: tuple[str, ...] = () if session_id is None else (session_id,)
@@ -157,11 +158,13 @@ def _summary_groups(
     low = measured = 0
     for depth, tier, count, tokens, source, n_low, n_measured in conn.execute(
         "SELECT depth, tier, count(*), sum(tokens), sum(source_tokens), "
-        "sum(fid_identifiers > 0 AND fid_kept < ? * fid_identifiers), sum(fid_identifiers IS NOT NULL) "
+        "sum(CASE WHEN fid_key > 0 THEN fid_key_kept < ? * fid_key "
+        "WHEN fid_key IS NULL THEN fid_identifiers > 0 AND fid_kept < ? * fid_identifiers ELSE 0 END), "
+        "sum(fid_identifiers IS NOT NULL) "
         # the whole file reads the covering index (no summary text); one session, its own index
         "FROM summaries" + ("" if of_session else " INDEXED BY summaries_stats")
         + _where(of_session, "status = 'active'") + " GROUP BY depth, tier",
-        (threshold, *params),
+        (threshold, threshold, *params),
     ):
         tiers[tier] = tiers.get(tier, 0) + count
         acc = per_depth.setdefault(depth, [0, 0, 0])

@@ -4,10 +4,12 @@ Every active summary of the session is measured against its sources (those made 
 fidelity was measured are measured now and the result is stored, when the file is
 writable), pinned episodes are verified, and the summaries are listed worst first.
 
-``--json`` (DESIGN §6): a list of ``{"summary_id", "depth", "tier", "identifiers", "kept",
-"retention", "lost"}``. ``--below R``: only summaries under retention R (fallbacks and
-summaries missing a pinned episode are always listed with it). Exit 0 whatever is found;
-2 for an unknown session or a bad threshold.
+``--json`` (docs/ARCHITECTURE.md, contracts): a list of ``{"summary_id", "depth", "tier",
+"identifiers", "kept", "retention", "lost", "key_retention"}`` (the last added in schema 4:
+the share of its key names kept, what the low-fidelity flag judges). ``--below R``: only
+summaries keeping under R of their key names (fallbacks and summaries missing a pinned
+episode are always listed with it). Exit 0 whatever is found; 2 for an unknown session or a
+bad threshold.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="which identifiers each summary kept of its sources, worst first")
     add_db_option(p)
     p.add_argument("--session", metavar="ID", required=True, help="the session to check")
-    p.add_argument("--below", metavar="R", type=fraction, help="only summaries keeping less than R (0–1)")
+    p.add_argument("--below", metavar="R", type=fraction,
+                   help="only summaries keeping less than R (0–1) of their key names")
     p.add_argument("--json", action="store_true", help="print a JSON list (DESIGN §6)")
     p.set_defaults(func=run)
 
@@ -48,11 +51,12 @@ def human(row: CheckRow) -> str:
         extra.append(f"{len(row.novel)} not in any source: {', '.join(one_line(x, 30) for x in row.novel[:4])}")
     if row.pins_missing:
         extra.append(f"missing pinned {', '.join(row.pins_missing)}")
-    if s.fid_added:
-        extra.append("'Also mentioned' added")
+    if s.trimmed:
+        extra.append(f"answer {s.trimmed} to its target")
     tail = f"  [{'; '.join(extra)}]" if extra else ""
     return (f"{row.retention:6.0%}  {s.tier:<10} d{s.depth} #{s.first_seq}–{s.last_seq}  "
-            f"{row.kept}/{row.identifiers} kept  {s.id}" + (f"\n        lost: {lost}" if lost else "") + tail)
+            f"{row.kept}/{row.identifiers} kept, {row.key_kept}/{row.key} key names  {s.id}"
+            + (f"\n        lost: {lost}" if lost else "") + tail)
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:

@@ -21,6 +21,7 @@ from .events import (
     RunFinished,
     RunStarted,
     SummaryAttempt,
+    SummaryProgress,
     SummaryStarted,
     SummaryWritten,
     TierCounts,
@@ -31,7 +32,7 @@ from .select import UnknownSession, passes_triggers, select_sessions
 
 __all__ = [
     "CancelToken", "CondenseGroup", "EpisodeRange", "LeafChunk", "PassKind", "RunEvent", "RunFinished",
-    "RunRefused", "RunStarted", "Runner", "SummaryAttempt", "SummaryStarted", "SummaryWritten", "TierCounts",
+    "RunRefused", "RunStarted", "Runner", "SummaryAttempt", "SummaryProgress", "SummaryStarted", "SummaryWritten", "TierCounts",
     "UnknownSession", "compact_sessions", "make_backend", "make_runner", "passes_triggers", "select_sessions",
 ]
 
@@ -63,8 +64,8 @@ def make_runner(
     """
     tok = tokenizer or store.tokenizer
     backend = backend or make_backend(settings, tok)
-    summariser = Summariser(backend, tok, fidelity_threshold=settings.policy.fidelity_threshold,
-                            prompts=PromptSet(settings.prompts))
+    summariser = Summariser(backend, tok, prompts=PromptSet(settings.prompts),
+                            sections=settings.summary_format == "sections")
     return Runner(store, summariser, settings.policy, parallel=settings.parallel, on_event=on_event, cancel=cancel)
 
 

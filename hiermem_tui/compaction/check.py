@@ -1,8 +1,11 @@
-"""Finding summaries that need repair: low identifier retention, fallbacks, missing pins.
+"""Finding summaries that need repair: too few key names kept, fallbacks, missing pins.
 
 ``check_session`` measures every active summary of a session against its sources (a
-summary made before fidelity was measured is measured now, and the result is stored when
+summary made before fidelity or key names were measured is measured now — its own text,
+without the "Also mentioned" line earlier versions appended — and the result is stored when
 the file is writable), verifies pinned episodes, and lists the summaries worst first.
+A summary is *low-fidelity* when it kept under the threshold of its key names (the sources'
+most important identifiers, as many as its length can carry: see summarize/fidelity.py).
 ``repair_trees`` turns what needs repair into the groups the runner re-makes: each
 group is the summaries to redo in one tree plus their ancestors, so one commit per tree
 keeps every condensed summary consistent with its (new) sources.
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store import Store, Summary
-from ..summarize.fidelity import MAX_STORED, Fidelity
+from ..summarize.fidelity import MAX_STORED, Fidelity, key_count
 from ..summarize.summariser import measure_against, strip_pinned
 from .requests import episode_item, summary_item
 
@@ -30,13 +33,20 @@ class CheckRow:
     lost: tuple[str, ...]
     novel: tuple[str, ...]
     pins_missing: tuple[str, ...]
+    key: int = 0
+    key_kept: int = 0
 
     @property
     def retention(self) -> float:
         return self.kept / self.identifiers if self.identifiers else 1.0
 
+    @property
+    def key_retention(self) -> float:
+        """Key names kept / key names: the figure the low-fidelity flag is judged on."""
+        return self.key_kept / self.key if self.key else 1.0
+
     def needs_repair(self, below: float) -> bool:
-        return self.summary.tier == "fallback" or self.retention < below or bool(self.pins_missing)
+        return self.summary.tier == "fallback" or self.key_retention < below or bool(self.pins_missing)
 
     def as_json(self) -> dict[str, Any]:
         """The ``check --json`` element (DESIGN §6): exactly these keys."""
@@ -49,18 +59,31 @@ class CheckRow:
             "kept": self.kept,
             "retention": round(self.retention, 4),
             "lost": list(self.lost),
+            "key_retention": round(self.key_retention, 4),
         }
 
 
+OLD_GUARD_LINE = "\nAlso mentioned: "
+"""The line versions before schema 4 appended to a lossy summary's text (now: keywords)."""
+
+
+def own_text(content: str) -> str:
+    """A summary's own words: without its pinned block and an old guard's "Also mentioned" line."""
+    text = strip_pinned(content)
+    at = text.rfind(OLD_GUARD_LINE)
+    return text[:at] if at >= 0 and "\n" not in text[at + 1 :] else text
+
+
 def measure_summary(store: Store, s: Summary) -> Fidelity:
-    """``s`` against what its summariser was given (excluded episodes left out)."""
+    """``s`` against what its summariser was given (excluded episodes left out), judged on as
+    many key names as a summary of its length can carry."""
     if s.kind == "leaf":
         marks = store.marks(s.session_id, s.first_seq, s.last_seq)
         items = [episode_item(e) for e in store.episode_range(s.session_id, s.first_seq, s.last_seq)
                  if marks.get(e.seq) != "exclude"]
     else:
         items = [summary_item(k) for k in store.children(s.id)]
-    return measure_against(strip_pinned(s.content), items)
+    return measure_against(own_text(s.content), items, key=key_count(s.tokens))
 
 
 def pins_missing(store: Store, s: Summary) -> tuple[str, ...]:
@@ -77,23 +100,26 @@ def pins_missing(store: Store, s: Summary) -> tuple[str, ...]:
 
 
 def check_summary(store: Store, s: Summary, *, save: bool = True) -> CheckRow:
-    if s.fid_identifiers is None or s.fid_kept is None:
+    if s.fid_identifiers is None or s.fid_kept is None or s.fid_key is None or s.fid_key_kept is None:
         fid = measure_summary(store, s)
+        lost, novel = fid.lost[:MAX_STORED], fid.novel[:MAX_STORED]
         if save and not store.readonly:
-            store.set_fidelity(s.id, fid.identifiers, fid.kept, fid.lost[:MAX_STORED], fid.novel[:MAX_STORED])
-        identifiers, kept, lost, novel = fid.identifiers, fid.kept, fid.lost[:MAX_STORED], fid.novel[:MAX_STORED]
-    else:
-        identifiers, kept, lost, novel = s.fid_identifiers, s.fid_kept, s.fid_lost, s.fid_novel
-    return CheckRow(s, identifiers, kept, tuple(lost), tuple(novel), pins_missing(store, s))
+            store.set_fidelity(s.id, fid.identifiers, fid.kept, lost, novel, fid.key, fid.key_kept)
+        return CheckRow(s, fid.identifiers, fid.kept, tuple(lost), tuple(novel), pins_missing(store, s),
+                        fid.key, fid.key_kept)
+    return CheckRow(s, s.fid_identifiers, s.fid_kept, tuple(s.fid_lost), tuple(s.fid_novel), pins_missing(store, s),
+                    s.fid_key, s.fid_key_kept)
 
 
 def check_session(store: Store, session_id: str, *, below: float | None = None, save: bool = True) -> list[CheckRow]:
-    """Every active summary of the session, worst first; with ``below``, only those under it
-    (or fallbacks, or missing a pin)."""
+    """Every active summary of the session, worst first (by key names kept, then identifiers);
+    with ``below``, only those keeping under that share of their key names (or fallbacks, or
+    missing a pin)."""
     rows = [check_summary(store, s, save=save) for s in store.summaries(session_id)]
     if below is not None:
         rows = [r for r in rows if r.needs_repair(below)]
-    rows.sort(key=lambda r: (r.retention, r.summary.tier != "fallback", r.summary.depth, r.summary.first_seq))
+    rows.sort(key=lambda r: (r.key_retention, r.retention, r.summary.tier != "fallback", r.summary.depth,
+                             r.summary.first_seq))
     return rows
 
 

@@ -36,7 +36,7 @@ from ..summarize import (
     SummaryRequest,
     SummaryResult,
 )
-from ..summarize.prompts import normal_num_predict
+from ..summarize.prompts import num_predict_for
 from ..summarize.fidelity import MAX_STORED
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
@@ -50,10 +50,13 @@ from .events import (
     RunFinished,
     RunStarted,
     SummaryAttempt,
+    SummaryProgress,
     SummaryStarted,
     SummaryWritten,
 )
 
+PROGRESS_EVERY_S = 0.25
+"""A streaming answer reports its tokens at most this often (each report repaints a footer)."""
 PassKind = Literal["leaf", "condense", "full"]
 _TOKENS_SQL = (
     "SELECT seq, CASE WHEN tokens IS NULL THEN length(content) / 4 ELSE tokens END "
@@ -134,7 +137,8 @@ class Runner(RemakeMixin):
         limit = getattr(self.summariser.backend, "context_limit", None)
         if not limit:
             return
-        answer = normal_num_predict(self.policy.leaf_target_tokens)
+        answer = num_predict_for(self.policy.leaf_target_tokens, sections=self.summariser.use_sections)
+        answer += self.summariser.thinking_headroom()
         fits = int((limit - answer - CONTEXT_SLACK) / PROMPT_MARGIN) - LEAF_PROMPT_OVERHEAD
         if fits < self.policy.leaf_chunk_tokens:
             self.policy = replace(self.policy, leaf_chunk_tokens=max(MIN_CHUNK_TOKENS, fits))
@@ -324,9 +328,18 @@ class Runner(RemakeMixin):
         """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
         sid = st.run.session_id
 
+        last = [0.0, ""]  # when the last progress event went out, and its phase
+
         def forward(ev: SummaryEvent) -> None:
             if ev.kind != "progress":
                 self._emit(SummaryAttempt(st.run.id, sid, what, ev.tier, ev.attempt, ev.kind == "retry", ev.message))
+                return
+            now = time.monotonic()
+            if now - float(last[0]) < PROGRESS_EVERY_S and ev.phase == last[1]:
+                return  # a phase change always goes out; tokens at most every PROGRESS_EVERY_S
+            last[0], last[1] = now, ev.phase
+            self._emit(SummaryProgress(st.run.id, sid, what, ev.tier, ev.attempt, ev.phase, ev.chunks,
+                                       ev.thinking_tokens, ev.tokens_per_s, ev.left_s))
 
         task = asyncio.ensure_future(self.summariser.summarise(request, on_event=forward))
         self.cancel.attach(task)
@@ -355,8 +368,10 @@ class Runner(RemakeMixin):
             llm_seconds=res.llm_seconds, run_id=st.run.id,
             fid_identifiers=fid.identifiers if fid else None, fid_kept=fid.kept if fid else None,
             fid_lost=fid.lost[:MAX_STORED] if fid else (), fid_novel=fid.novel[:MAX_STORED] if fid else (),
-            fid_added=res.fidelity_added, fid_pins_missing=res.pins_missing,
+            fid_added=bool(res.keywords), fid_pins_missing=res.pins_missing,
             rejections=[r.as_dict() for r in res.rejections],
+            keywords=res.keywords, trimmed=res.trimmed,
+            fid_key=fid.key if fid else None, fid_key_kept=fid.key_kept if fid else None,
         )
 
     def _written(self, st: RunState, rows: Sequence[Summary]) -> None:

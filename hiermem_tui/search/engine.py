@@ -128,7 +128,10 @@ def search(
 
 
 _EPISODE_SQL = "SELECT id, session_id, seq, seq, content, created_at, role, NULL, NULL, 'active' FROM episodes"
-_SUMMARY_SQL = "SELECT id, session_id, first_seq, last_seq, content, end_at, NULL, depth, tier, status FROM summaries"
+# a summary's keywords are searchable with it (schema 4): the snippet is cut from both
+_SUMMARY_SQL = ("SELECT id, session_id, first_seq, last_seq, content || coalesce(char(10) || 'Keywords: ' || "
+                "(SELECT group_concat(value, ', ') FROM json_each(keywords)), ''), end_at, NULL, depth, tier, status "
+                "FROM summaries")
 
 
 def _hits(

@@ -26,11 +26,13 @@ _SUMMARY_COLS = (
     "source_tokens, input_tokens, output_tokens, first_seq, last_seq, start_at, end_at, parent_id, "
     "supersedes, superseded_by, created_at, duration_s, llm_seconds, run_id"
 )
-_FID_COLS = "fid_identifiers, fid_kept, fid_lost, fid_novel, fid_added, fid_pins_missing, rejections"
+_FID_COLS = ("fid_identifiers, fid_kept, fid_lost, fid_novel, fid_added, fid_pins_missing, rejections, "
+             "keywords, trimmed, fid_key, fid_key_kept")
 _READ_COLS = f"{_SUMMARY_COLS}, {_FID_COLS}"
 _SPAN_COLS = (
     "id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, "
-    "CASE WHEN fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END"
+    "CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
+    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END"
 )
 
 
@@ -71,6 +73,7 @@ def _summary(r: Sequence[Any]) -> Summary:
         *base, fid_identifiers=r[25], fid_kept=r[26], fid_lost=_jlist(r[27]), fid_novel=_jlist(r[28]),
         fid_added=bool(r[29]), fid_pins_missing=_jlist(r[30]),
         rejections=tuple(x for x in _jlist(r[31]) if isinstance(x, dict)),
+        keywords=tuple(str(k) for k in _jlist(r[32])), trimmed=r[33], fid_key=r[34], fid_key_kept=r[35],
     )
 
 
@@ -297,13 +300,14 @@ class DagMixin:
             kind = "condensed"
             edges = [(s.id, i, "summary", sid) for i, sid in enumerate(ids)]
         conn.execute(
-            f"INSERT INTO summaries ({_READ_COLS}) VALUES ({','.join('?' * 32)})",
+            f"INSERT INTO summaries ({_READ_COLS}) VALUES ({','.join('?' * 36)})",
             (
                 s.id, s.session_id, s.depth, kind, "active", s.tier, s.backend, s.model, s.prompt_version,
                 s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last, start_at, end_at,
                 None, w.supersede[0] if w.supersede else None, None, utcnow(), s.duration_s, s.llm_seconds, s.run_id,
                 s.fid_identifiers, s.fid_kept, _jdump(s.fid_lost), _jdump(s.fid_novel), int(s.fid_added),
                 _jdump(s.fid_pins_missing), _jdump([dict(r) for r in s.rejections]),
+                _jdump(s.keywords), s.trimmed, s.fid_key, s.fid_key_kept,
             ),
         )
         conn.executemany(

@@ -95,12 +95,14 @@ class MarksMixin:
 
     # ------------------------------------------------------------------ fidelity
     def set_fidelity(
-        self: Store, summary_id: str, identifiers: int, kept: int, lost: Sequence[str], novel: Sequence[str]
+        self: Store, summary_id: str, identifiers: int, kept: int, lost: Sequence[str], novel: Sequence[str],
+        key: int | None = None, key_kept: int | None = None,
     ) -> None:
         """Record a measurement for a summary made before fidelity was measured (``check``)."""
         with self.transaction() as conn:
             conn.execute(
-                "UPDATE summaries SET fid_identifiers = ?, fid_kept = ?, fid_lost = ?, fid_novel = ? WHERE id = ?",
+                "UPDATE summaries SET fid_identifiers = ?, fid_kept = ?, fid_lost = ?, fid_novel = ?, fid_key = ?, "
+                "fid_key_kept = ? WHERE id = ?",
                 (identifiers, kept, json.dumps(list(lost), ensure_ascii=False) if lost else None,
-                 json.dumps(list(novel), ensure_ascii=False) if novel else None, summary_id),
+                 json.dumps(list(novel), ensure_ascii=False) if novel else None, key, key_kept, summary_id),
             )

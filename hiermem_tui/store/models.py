@@ -148,11 +148,21 @@ class Summary:
     fid_novel: tuple[str, ...] = ()
     """Identifiers in the summary that appear in none of its sources (bounded)."""
     fid_added: bool = False
-    """An "Also mentioned: …" line was appended by the fidelity guard."""
+    """Lost names were kept beside it as keywords (schema < 4: an "Also mentioned" line was
+    appended to its text)."""
     fid_pins_missing: tuple[str, ...] = ()
     """Pinned episodes covered by the summary whose text it does not carry verbatim."""
-    rejections: tuple[dict[str, str], ...] = ()
-    """Attempts rejected while making it, in order: ``{"tier", "reason", "detail"}``."""
+    rejections: tuple[dict[str, Any], ...] = ()
+    """Attempts rejected while making it, in order: ``{"tier", "reason", "detail", "seconds"}``."""
+    keywords: tuple[str, ...] = ()
+    """Names of its sources the text does not carry, most important first: shown, exported and
+    searchable with the summary, never part of the text a model is given."""
+    trimmed: str | None = None
+    """``"clipped"`` when the model's answer ran past its target and was cut at a boundary."""
+    fid_key: int | None = None
+    """How many of the sources' most important names it was judged on (None: before schema 4)."""
+    fid_key_kept: int | None = None
+    """How many of those it kept."""
 
     @property
     def retention(self) -> float | None:
@@ -160,6 +170,19 @@ class Summary:
         if self.fid_identifiers is None or self.fid_kept is None:
             return None
         return self.fid_kept / self.fid_identifiers if self.fid_identifiers else 1.0
+
+    @property
+    def key_retention(self) -> float | None:
+        """The figure the low-fidelity flag is judged on: key names kept / key names, or the
+        plain retention for a summary measured before key names were (None: not measured)."""
+        if self.fid_key is not None and self.fid_key_kept is not None:
+            return self.fid_key_kept / self.fid_key if self.fid_key else 1.0
+        return self.retention
+
+    def low_fidelity(self, threshold: float) -> bool:
+        """Flagged: it kept under ``threshold`` of its key names."""
+        figure = self.key_retention
+        return figure is not None and figure < threshold
 
     @property
     def episode_count(self) -> int:
@@ -186,7 +209,8 @@ class SummarySpan:
     start_at: str
     end_at: str
     retention: float | None = None
-    """Identifiers kept / in the sources (None: not measured, or the sources had none)."""
+    """The low-fidelity figure: key names kept / key names (identifiers kept / in the sources for
+    summaries measured before schema 4); None when not measured, or the sources had none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +282,12 @@ class NewSummary:
     fid_novel: Sequence[str] = ()
     fid_added: bool = False
     fid_pins_missing: Sequence[str] = ()
-    rejections: Sequence[Mapping[str, str]] = ()
-    """Rejected attempts ``{"tier", "reason", "detail"}``; their reasons are also counted on the run."""
+    rejections: Sequence[Mapping[str, Any]] = ()
+    """Rejected attempts ``{"tier", "reason", "detail", "seconds"}``; their reasons are also counted on the run."""
+    keywords: Sequence[str] = ()
+    trimmed: str | None = None
+    fid_key: int | None = None
+    fid_key_kept: int | None = None
 
 
 @dataclass(slots=True)

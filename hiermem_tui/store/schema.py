@@ -48,6 +48,16 @@ _RECOMPUTE_V2 = """
     WHERE id = {sid};
 """
 
+# Version 4: the low-fidelity figure of a summary is the share of its key names it kept
+# (``fid_key_kept / fid_key``, see summarize/fidelity.py); rows measured before that keep
+# the plain retention.
+_RECOMPUTE_V4 = _RECOMPUTE_V2.replace(
+    "min(CASE WHEN fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END)",
+    "min(CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
+    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END)",
+)
+assert _RECOMPUTE_V4 != _RECOMPUTE_V2
+
 MIGRATIONS: list[str] = [
     # ---- version 1 -------------------------------------------------------------------
     f"""
@@ -317,6 +327,29 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_started ON runs (started_at, id);
     CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept, status)
         WHERE status = 'active';  -- status too, or SQLite reads the row to re-check the WHERE
+    """,
+    # ---- version 4: keywords beside the text, clipped answers, key-name fidelity ----------
+    # The names a summary lost go into their own field instead of an "Also mentioned" line in
+    # its text (shown, exported, searchable; never given to a model). ``trimmed`` records that
+    # the model's answer ran past its target and was clipped (kept, not regenerated).
+    f"""
+    ALTER TABLE summaries ADD COLUMN keywords TEXT;       -- JSON list, most important first
+    ALTER TABLE summaries ADD COLUMN trimmed TEXT;        -- 'clipped', or NULL
+    ALTER TABLE summaries ADD COLUMN fid_key INTEGER;     -- key names of the sources it is judged on
+    ALTER TABLE summaries ADD COLUMN fid_key_kept INTEGER;
+    DROP TRIGGER summaries_ai;
+    DROP TRIGGER summaries_au;
+    CREATE TRIGGER summaries_ai AFTER INSERT ON summaries BEGIN
+        {_RECOMPUTE_V4.format(sid="NEW.session_id")}
+    END;
+    CREATE TRIGGER summaries_au AFTER UPDATE OF status, parent_id, tokens, tier, fid_identifiers, fid_kept, fid_key,
+        fid_key_kept ON summaries BEGIN
+        {_RECOMPUTE_V4.format(sid="NEW.session_id")}
+    END;
+    -- the whole-file stats count low-fidelity summaries by key names now: keep them covered
+    DROP INDEX summaries_stats;
+    CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept, fid_key,
+        fid_key_kept, status) WHERE status = 'active';
     """,
 ]
 

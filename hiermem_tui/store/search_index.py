@@ -38,7 +38,7 @@ _PHASES = ("episode", "summary")
 _TABLES = {"episode": "episodes", "summary": "summaries"}
 _INDEX_RANGE = """
     INSERT INTO search_index (rowid, text, sess)
-    SELECT d.docid, coalesce(e.content, s.content), 's' || hex(d.session_id)
+    SELECT d.docid, coalesce(e.content, s.content || coalesce(char(10) || s.keywords, '')), 's' || hex(d.session_id)
     FROM search_docs d
     LEFT JOIN episodes e ON d.kind = 'episode' AND e.id = d.ref_id
     LEFT JOIN summaries s ON d.kind = 'summary' AND s.id = d.ref_id

@@ -21,7 +21,7 @@ from ._engine_fixtures import T0, write_policy_config
 from ._invariants import check_invariants
 from .test_cli_compact import RUN_KEYS, cli, one_error_line
 
-CHECK_KEYS = {"summary_id", "depth", "tier", "identifiers", "kept", "retention", "lost"}
+CHECK_KEYS = {"summary_id", "depth", "tier", "identifiers", "kept", "retention", "lost", "key_retention"}
 PLAN_KEYS = {"depth", "first_seq", "last_seq", "source_tokens", "est_seconds"}
 FEW_WORDS = "The user and the assistant talked about the work."
 POLICY = Policy(fresh_tail=8, leaf_chunk_tokens=1500, leaf_min_episodes=4, leaf_target_tokens=600,
@@ -69,19 +69,26 @@ def run(db: Path, fake: FakeOllama, command: str, *argv: str) -> tuple[int, obje
     return code, json.loads(out) if out else None, err
 
 
-def test_a_model_that_answers_a_few_words_still_yields_faithful_leaves(db: Path, fake: FakeOllama) -> None:
+def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: FakeOllama) -> None:
+    """One call per leaf (no fidelity retry), the text is the model's own, its retention is what
+    the model kept (nothing appended to make it 1.0), the lost names are its keywords, and the
+    lists flag it: that is a low-fidelity summary a user can act on."""
     code, obj, err = run(db, fake, "compact", "--session", "work", "--pass", "leaf")
     assert code == 0 and isinstance(obj, dict) and obj["tiers"]["normal"] == obj["summaries_created"] >= 3, err
-    assert obj["rejections"] == {"low_fidelity": obj["summaries_created"]}  # one retry each
+    assert obj["rejections"] == {} and len(fake.chat_bodies) == obj["summaries_created"]
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json")
     rows = json.loads(out)
     assert code == 0 and rows and all(set(r) == CHECK_KEYS for r in rows)
-    assert all(r["retention"] >= 0.9 for r in rows), [(r["kept"], r["identifiers"]) for r in rows]
+    assert all(r["retention"] == 0 and r["key_retention"] == 0 for r in rows)
     with Store.open(db) as store:
         leaves = store.summaries("work")
-        assert all(s.fid_added and s.source_tokens >= 4 * s.tokens for s in leaves)
-        assert all(s.content.startswith(FEW_WORDS + "\nAlso mentioned: ") for s in leaves)
-        assert store.get_session("work").min_retention >= 0.9  # type: ignore[union-attr]
+        assert all(s.content == FEW_WORDS and s.fid_added and s.keywords for s in leaves)
+        assert all(set(s.keywords) <= set(s.fid_lost) | set(s.keywords) and s.keywords[0] == s.fid_lost[0]
+                   for s in leaves)
+        assert store.get_session("work").min_retention == 0  # type: ignore[union-attr]
+    code, out, _ = cli("search", "--db", str(db), leaves[0].keywords[0].split("/")[-1].split(".")[0],
+                       "--session", "work", "--json")
+    assert any(h["kind"] == "summary" for h in json.loads(out))  # a lost name finds its summary
 
 
 def test_check_lists_worst_first_measures_old_summaries_and_filters(db: Path, tokenizer: Tokenizer) -> None:
@@ -123,7 +130,9 @@ def test_repair_remakes_fallbacks_and_low_fidelity_summaries_in_one_run(
         """A model that names everything its material names (not what the previous summary did)."""
         material = re.split(r"<(?:conversation|summaries)>", body["messages"][1]["content"])[-1]
         names = re.findall(r"This concerns (.+?)\.\n", material)
-        names += [n for part in re.findall(r"(?:went through|Also mentioned:) (.+?)\.?(?:\n|$)", material)
+        # the names a source summary listed (its own line, not the chat's "We went through …")
+        names += [n for part in re.findall(r"(?m)^(?:The user and the assistant went through|Also mentioned:) (.+?)\.?$",
+                                           material)
                   for n in part.split(", ")]
         return "The user and the assistant went through " + ", ".join(dict.fromkeys(names)) + "."
 
@@ -171,16 +180,16 @@ def test_prompts_show_defaults_and_edits_and_summaries_record_the_version(
     code, out, _ = cli("prompts", "--json")
     prompts = json.loads(out)
     assert code == 0 and list(prompts) == ["leaf.normal", "leaf.aggressive", "condensed.normal", "condensed.aggressive"]
-    assert prompts["leaf.normal"]["version"] == "leaf-v2" and prompts["leaf.normal"]["edited"] is False
+    assert prompts["leaf.normal"]["version"] == "leaf-v4" and prompts["leaf.normal"]["edited"] is False
     assert "{material}" in prompts["leaf.normal"]["instruction"]
     config.write_text(config.read_text() + '\n[prompts."leaf.normal"]\ninstruction = "Notes on:\\n{material}"\n')
     code, out, _ = cli("prompts", "--json")
     edited = json.loads(out)["leaf.normal"]
-    assert edited["edited"] is True and edited["version"].startswith("leaf-v2~")
+    assert edited["edited"] is True and edited["version"].startswith("leaf-v4~")
     code, obj, _ = run(db, fake, "compact", "--session", "work", "--pass", "leaf")
     assert fake.chat_bodies[0]["messages"][1]["content"].startswith("Notes on:\n")
     with Store.open(db) as store:
-        # the retry gave no better answer, so each leaf keeps the first one, made with the edited prompt
+        # each leaf is the one answer, made with the edited prompt
         assert {s.prompt_version for s in store.summaries("work")} == {edited["version"]}
     config.write_text(config.read_text().replace("{material}", "nothing"))
     code, _, err = cli("prompts")
@@ -195,4 +204,5 @@ def test_export_carries_fidelity(db: Path, fake: FakeOllama) -> None:
     checked = {r["summary_id"]: r for r in json.loads(out)}
     for s in summaries:
         assert s["fidelity"] == {k: checked[s["id"]][k] for k in ("identifiers", "kept", "lost")}
-        assert s["fidelity_added"] is True and [r["reason"] for r in s["rejections"]] == ["low_fidelity"]
+        assert s["fidelity_added"] is True and s["rejections"] == [] and s["trimmed"] is None
+        assert s["keywords"] == checked[s["id"]]["lost"][: len(s["keywords"])] and s["keywords"]

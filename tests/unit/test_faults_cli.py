@@ -200,16 +200,18 @@ def test_empty_answers_go_to_the_aggressive_tier(db: Path, fake: FakeOllama, tok
 def test_answers_longer_than_the_input_go_to_the_aggressive_tier(
     db: Path, fake: FakeOllama, tokenizer: Tokenizer
 ) -> None:
+    """An answer longer than its input is the prompt echoed back (a server ignoring num_predict):
+    rejected for what it says, not for its length."""
     fake.script(longer_than_input(), Reply(leaf("ONE")), longer_than_input(), longer_than_input())
     code, obj, _ = compact(db, fake.url)
     assert code == 0 and obj["status"] == "done"
     assert obj["tiers"] == {"normal": obj["summaries_created"] - 2, "aggressive": 1, "fallback": 1}
-    assert obj["rejections"] == {"cut_off": 2, "echo": 1}
+    assert obj["rejections"] == {"echo": 3}
     leaves = stored(db, tokenizer, obj)
     assert (leaves[0].tier, leaves[0].content) == ("aggressive", leaf("ONE"))
-    # leaf 2: the aggressive answer is the prompt echoed back (clipped to its cap): not a summary
+    # leaf 2: both answers are the prompt echoed back (cut at the cap): not a summary
     assert leaves[1].tier == "fallback" and leaves[1].backend == "extractive"
-    assert [r["reason"] for r in leaves[1].rejections] == ["cut_off", "echo"]
+    assert [r["reason"] for r in leaves[1].rejections] == ["echo", "echo"]
     assert leaves[1].tokens < leaves[1].source_tokens
 
 

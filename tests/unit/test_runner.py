@@ -45,7 +45,7 @@ async def test_full_pass_tiers_and_prior_summary(store: Store, tokenizer: Tokeni
     add_episodes(store, "s", 0, 30)
     fake.script(
         Reply("LEAF ONE: the user opened the task."),
-        longer_than_input(), Reply("LEAF TWO terse."),  # normal rejected (cut off) → aggressive
+        longer_than_input(), Reply("LEAF TWO terse."),  # normal rejected (the prompt echoed back) → aggressive
         empty(), empty(),                                 # both model tiers empty → fallback
     )
     events: list[RunEvent] = []
@@ -72,10 +72,12 @@ async def test_full_pass_tiers_and_prior_summary(store: Store, tokenizer: Tokeni
     assert any("--- Part 1 of 2, " in b["messages"][-1]["content"] and "UTC" in b["messages"][-1]["content"]
                for b in bodies)
     # why the tiers fell is kept on the summaries and counted on the run
-    assert [r["reason"] for r in leaves_by_tier(made, "aggressive")[0].rejections] == ["cut_off"]
+    assert [r["reason"] for r in leaves_by_tier(made, "aggressive")[0].rejections] == ["echo"]
     assert [r["reason"] for r in leaves_by_tier(made, "fallback")[0].rejections] == ["empty", "empty"]
-    # plus one condensed summary whose 15-token input left it a 14-token target the default answer overshot
-    assert run.rejections == {"cut_off": 1, "empty": 2, "too_long": 1}
+    # a condensed summary whose 15-token input left it a 14-token target the default answer
+    # overshot: clipped and kept (no second call for length)
+    assert run.rejections == {"echo": 1, "empty": 2}
+    assert any(s.trimmed == "clipped" and s.depth > 0 and s.tier == "normal" for s in made)
     # events: planned is exact for an undisturbed pass, counters tick, run finished
     started = [e for e in events if isinstance(e, RunStarted)]
     written = [e for e in events if isinstance(e, SummaryWritten)]
