@@ -36,6 +36,8 @@ from ..compaction import (
     RunFinished,
     RunRefused,
     RunStarted,
+    SummaryAttempt,
+    SummaryProgress,
     SummaryStarted,
     SummaryWritten,
     UnknownSession,
@@ -129,6 +131,22 @@ def human_line(run: Run) -> str:
     )
 
 
+def call_text(ev: SummaryProgress) -> str:
+    """``writing 120 tok 11 tok/s ~1m10s left`` for the progress line."""
+    if ev.phase == "prompt":
+        text = "reading the prompt"
+    elif ev.phase == "thinking":
+        text = f"thinking {ev.thinking_tokens} tok"
+    else:
+        text = f"writing {ev.tokens} tok"
+    if ev.tokens_per_s is not None and ev.phase != "prompt":
+        text += f" {ev.tokens_per_s:.0f} tok/s"
+    if ev.left_s is not None:
+        minutes, seconds = divmod(int(ev.left_s + 0.5), 60)
+        text += f" ~{minutes}m{seconds:02d}s left" if minutes else f" ~{seconds}s left"
+    return text
+
+
 class Reporter:
     """Turns runner events into the CLI's output: human lines, errors, the progress line."""
 
@@ -141,6 +159,7 @@ class Reporter:
         self.tiers: dict[str, dict[str, int]] = {}
         self.rate: float | None = None
         self.what = ""
+        self.call = ""
         self._width = 0
 
     def __call__(self, ev: RunEvent) -> None:
@@ -150,7 +169,13 @@ class Reporter:
         elif isinstance(ev, SummaryStarted):
             self.planned[ev.run_id] = ev.planned
             self.what = f"{one_line(ev.session_id, 24)} {ev.what}"
+            self.call = ""
+        elif isinstance(ev, SummaryAttempt):
+            self.call = ""
+        elif isinstance(ev, SummaryProgress):
+            self.call = call_text(ev)
         elif isinstance(ev, SummaryWritten):
+            self.call = ""
             self.planned[ev.run_id] = ev.planned
             self.done[ev.run_id] = ev.done
             self.tiers[ev.run_id] = ev.tiers.as_dict()
@@ -169,9 +194,10 @@ class Reporter:
         tiers = [sum(t[k] for t in self.tiers.values()) for k in ("normal", "aggressive", "fallback")]
         width = 20
         filled = width * done // total if total else 0
-        rate = f" {self.rate:.0f} tok/s" if self.rate else ""
+        rate = f" {self.rate:.0f} tok/s" if self.rate and not self.call else ""
+        call = f"  {self.call}" if self.call else ""
         line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                f"n:{tiers[0]} a:{tiers[1]} f:{tiers[2]}{rate}  {self.what}")[:150]
+                f"n:{tiers[0]} a:{tiers[1]} f:{tiers[2]}{rate}  {self.what}{call}")[:170]
         pad = " " * max(0, self._width - len(line))
         self.ctx.stderr.write("\r" + line + pad)
         self.ctx.stderr.flush()

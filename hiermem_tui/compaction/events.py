@@ -74,6 +74,23 @@ class SummaryAttempt:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryProgress:
+    """The model call for ``what`` is streaming: its phase (``prompt`` while the model reads,
+    ``thinking``, ``writing``), tokens so far, its own pace and the seconds it still needs."""
+
+    run_id: str
+    session_id: str
+    what: str
+    tier: str
+    attempt: int
+    phase: str
+    tokens: int
+    thinking_tokens: int
+    tokens_per_s: float | None
+    left_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class SummaryWritten:
     """A summary was committed (with its edges and the run's counters).
 
@@ -101,7 +118,7 @@ class RunFinished:
     error: str | None
 
 
-RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryWritten, RunFinished]
+RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished]
 
 
 class CancelToken:

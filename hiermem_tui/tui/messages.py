@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from hiermem_tui.backend_status import BackendStatus
-from hiermem_tui.compaction.events import RunFinished, RunStarted, SummaryAttempt, SummaryStarted, SummaryWritten
+from hiermem_tui.compaction.events import (
+    RunFinished,
+    RunStarted,
+    SummaryAttempt,
+    SummaryProgress,
+    SummaryStarted,
+    SummaryWritten,
+)
 from hiermem_tui.config import Settings
 
 if TYPE_CHECKING:
@@ -83,6 +90,21 @@ class RunAttempted(Message):
 
     job: RunJob
     event: SummaryAttempt
+
+
+@dataclass
+class RunCallProgress(Message):
+    """The model call is streaming: phase, tokens, its pace and what it still needs.
+
+    A newer one replaces one still queued (``can_replace``): only the latest matters, and a
+    busy UI should not draw a backlog of them.
+    """
+
+    job: RunJob
+    event: SummaryProgress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunCallProgress) and message.job.id == self.job.id
 
 
 @dataclass

@@ -20,6 +20,7 @@ from hiermem_tui.compaction import (
     RunRefused,
     RunStarted,
     SummaryAttempt,
+    SummaryProgress,
     SummaryStarted,
     SummaryWritten,
     make_runner,
@@ -30,6 +31,7 @@ from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import (
     RunAttempted,
     RunBegan,
+    RunCallProgress,
     RunEnded,
     RunNotStarted,
     RunSummaryStarted,
@@ -47,6 +49,8 @@ def wrap_event(job: RunJob, event: RunEvent) -> Message:
         return RunSummaryStarted(job, event)
     if isinstance(event, SummaryAttempt):
         return RunAttempted(job, event)
+    if isinstance(event, SummaryProgress):
+        return RunCallProgress(job, event)
     if isinstance(event, SummaryWritten):
         return RunSummaryWritten(job, event)
     return RunEnded(job, cast(RunFinished, event))

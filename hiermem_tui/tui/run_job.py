@@ -70,13 +70,49 @@ class RunProgress:
     est_seconds: float | None = None  # the planned work at the model's measured speed (None: unknown)
     began: float = 0.0  # time.monotonic() when the run was recorded
     done_at: float = 0.0  # time.monotonic() when the last summary landed
+    call: CallState | None = None  # the model call streaming now (None between calls)
 
     def seconds_left(self, now: float) -> float | None:
-        """What is left: the pace of this run once a summary has landed, else the measured-speed estimate."""
+        """What is left of the run: the call streaming now (its own estimate, counting down
+        since it was made), plus the summaries not started yet at this run's pace (once one
+        has landed) or at the measured-speed estimate."""
         if not self.planned or self.done >= self.planned:
             return None
+        per_summary: float | None = None
         if self.done and self.done_at > self.began:
-            return (self.done_at - self.began) / self.done * (self.planned - self.done)
+            per_summary = (self.done_at - self.began) / self.done
+        elif self.est_seconds is not None:
+            per_summary = self.est_seconds / self.planned
+        if self.call is not None and self.call.left_s is not None:
+            rest = max(0, self.planned - self.done - 1)
+            current = max(0.0, self.call.left_s - (now - self.call.at))
+            return current + rest * per_summary if per_summary is not None else current
+        if self.done and per_summary is not None:
+            return per_summary * (self.planned - self.done)
         if self.est_seconds is not None:
             return max(0.0, self.est_seconds - (now - self.began))
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class CallState:
+    """The model call streaming now, as its last progress report said."""
+
+    phase: str  # "prompt" (the model reads the prompt), "thinking", "writing"
+    tokens: int
+    thinking_tokens: int
+    tokens_per_s: float | None
+    left_s: float | None
+    at: float  # time.monotonic() of that report
+
+    def label(self) -> str:
+        """``reading the prompt`` / ``thinking · 312 tok`` / ``writing · 120 tok · 11 tok/s``."""
+        if self.phase == "prompt":
+            return "reading the prompt"
+        if self.phase == "thinking":
+            text = f"thinking · {self.thinking_tokens} tok"
+        else:
+            text = f"writing · {self.tokens} tok"
+        if self.tokens_per_s is not None:
+            text += f" · {self.tokens_per_s:.0f} tok/s"
+        return text

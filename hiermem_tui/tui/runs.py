@@ -31,6 +31,7 @@ from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import (
     RunAttempted,
     RunBegan,
+    RunCallProgress,
     RunEnded,
     RunNotStarted,
     RunSummaryStarted,
@@ -38,7 +39,7 @@ from hiermem_tui.tui.messages import (
     SessionsChanged,
 )
 from hiermem_tui.tui.run_drive import drive_job
-from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, RunAction, RunJob, RunProgress, engine_label
+from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, CallState, RunAction, RunJob, RunProgress, engine_label
 from hiermem_tui.tui.run_notices import outcome
 
 if TYPE_CHECKING:
@@ -146,7 +147,8 @@ class RunsMixin:
     def on_run_summary_started(self, message: RunSummaryStarted) -> None:
         state = self._state_for(message.job)
         if state is not None:
-            self._hmapp.run_state = replace(state, what=message.event.what, planned=message.event.planned, attempt="")
+            self._hmapp.run_state = replace(state, what=message.event.what, planned=message.event.planned, attempt="",
+                                            call=None)
 
     def on_run_attempted(self, message: RunAttempted) -> None:
         state = self._state_for(message.job)
@@ -154,7 +156,14 @@ class RunsMixin:
             ev = message.event
             note = f"retry {ev.attempt}: server not answering" if ev.retry else (
                 "" if ev.tier == "normal" else f"{ev.tier} try")
-            self._hmapp.run_state = replace(state, attempt=note)
+            self._hmapp.run_state = replace(state, attempt=note, call=None)
+
+    def on_run_call_progress(self, message: RunCallProgress) -> None:
+        state = self._state_for(message.job)
+        if state is not None:
+            ev = message.event
+            call = CallState(ev.phase, ev.tokens, ev.thinking_tokens, ev.tokens_per_s, ev.left_s, time.monotonic())
+            self._hmapp.run_state = replace(state, call=call)
 
     def on_run_summary_written(self, message: RunSummaryWritten) -> None:
         state = self._state_for(message.job)
@@ -162,7 +171,7 @@ class RunsMixin:
         if state is not None:
             rate = ev.tokens_per_s if ev.tokens_per_s is not None else state.tokens_per_s
             self._hmapp.run_state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers,
-                                          tokens_per_s=rate, attempt="", done_at=time.monotonic())
+                                          tokens_per_s=rate, attempt="", done_at=time.monotonic(), call=None)
         self._store_changed(ev.session_id)
 
     def _store_changed(self, session_id: str) -> None:

@@ -92,7 +92,8 @@ async def _settle(pilot: Pilot, *texts: str) -> None:
 
 
 def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama) -> None:  # type: ignore[no-untyped-def]
-    """A full pass paused on its third model call: 2 of 4 written (one normal, one aggressive)."""
+    """A full pass paused on its third model call, the model reading its prompt: 2 of 4 written
+    (one normal, one aggressive)."""
     fake.script(Reply("Leaf one: the user planned raised beds."), longer_than_input(), Reply("Leaf two, terse."),
                 Hang())
 
@@ -109,8 +110,8 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
         await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children  # the tree, not just the map
                                           if n.data is not None and n.data.kind == "summary") == 2)
         screen.query_one(RunIndicator).freeze(frame=0, tokens_per_s=42.0)
-        await _settle(pilot, f"Summarising… {third.label()}", "2/4 · 42 tok/s", "2 summaries", "Leaf two, te",
-                      "esc Cancel run")
+        await _settle(pilot, f"Summarising… {third.label()}", "2/4 · reading the prompt · 42 tok/s", "2 summaries",
+                      "Leaf two, te", "esc Cancel run")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 

@@ -43,7 +43,7 @@ async def test_edit_save_reset_and_refuse(tmp_path: Path) -> None:
             await wait_for(pilot, lambda: not isinstance(app.screen, PromptsScreen))
         saved = load_settings(cfg).prompts
         assert saved["leaf.normal"]["instruction"] == "Notes for a lawyer:\n{material}"
-        assert PromptSet(saved).version("leaf.normal").startswith("leaf-v2~")
+        assert PromptSet(saved).version("leaf.normal").startswith("leaf-v4~")
         async with app_for(load_settings(cfg), store).run_test(size=(150, 44)) as pilot:
             app2 = pilot.app
             await pilot.press("f3")

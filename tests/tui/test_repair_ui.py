@@ -64,7 +64,7 @@ async def test_the_detail_pane_shows_fidelity_literally(tmp_path: Path, store: S
         await wait_for(pilot, lambda: screen.tree.reveal_summary(IDS["L0"]))
         await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L0']}")
         plain = screen.detail.plain
-        assert "fidelity: kept 3 of 12 identifiers (25%)  below 80%: x repairs it" in plain
+        assert "fidelity: kept 3 of 12 identifiers (25%)  under 50% of its identifiers: x repairs it" in plain
         assert "lost: [bold]not_bold[/bold], src/app.py, 4096" in plain  # literal, never markup
         assert "in no source: made_up_name" in plain
         await wait_for(pilot, lambda: "[bold]not_bold[/bold]" in screen_text(app))  # painted literally (busy machine)

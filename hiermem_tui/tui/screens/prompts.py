@@ -81,7 +81,7 @@ class PromptsScreen(ModalScreen[bool]):
                     yield Static(id="prompts-version")
                     yield Label("System", classes="prompts-label")
                     yield TextArea(id="prompts-system", soft_wrap=True, show_line_numbers=False)
-                    yield Label(Text(f"Instruction · placeholders {', '.join(PLACEHOLDERS)}"), classes="prompts-label")
+                    yield Label(Text(f"Instruction · placeholders {' '.join(PLACEHOLDERS)}"), classes="prompts-label")
                     yield TextArea(id="prompts-instruction", soft_wrap=True, show_line_numbers=False)
                     yield Static(id="prompts-error")
             yield Label("Sent for an example chunk (exactly as the model receives it)", classes="prompts-label")
@@ -133,13 +133,16 @@ class PromptsScreen(ModalScreen[bool]):
             error.update(Text(f"▲ {problem}", style=fmt.style(p.error, bold=True)))
             return
         depth = 0 if self.key.startswith("leaf") else 1
-        sent = build_prompt(example_request(depth), aggressive=self.key.endswith("aggressive"), prompts=prompts)
+        sections = self.hm_app.settings.summary_format == "sections"
+        sent = build_prompt(example_request(depth), aggressive=self.key.endswith("aggressive"), prompts=prompts,
+                            sections=sections)
         preview = Text()
         preview.append("system: ", style=fmt.style(p.accent, bold=True))
         preview.append(sent.system + "\n\n", style=fmt.style(p.foreground))
         preview.append("user: ", style=fmt.style(p.accent, bold=True))
         preview.append(sent.prompt, style=fmt.style(p.foreground))
-        preview.append(f"\n\ntemperature {sent.temperature} · num_predict {sent.num_predict}",
+        shape = " · answer: a JSON object of sections (format = its schema)" if sent.format is not None else ""
+        preview.append(f"\n\ntemperature {sent.temperature} · num_predict {sent.num_predict}{shape}",
                        style=fmt.style(p.muted))
         self.query_one("#prompts-preview", Static).update(preview)
 

@@ -51,8 +51,8 @@ def measure(screen: SessionScreen) -> None:
             return
         finally:
             store.release_thread()
-        low = sum(r.retention < _threshold(screen) for r in rows)
-        text = f"{len(rows)} summaries measured; {low} below {fmt.percent(_threshold(screen))}" + (
+        low = sum(r.key_retention < _threshold(screen) for r in rows)
+        text = f"{len(rows)} summaries measured; {low} keep under {fmt.percent(_threshold(screen))} of their key names" + (
             ": x repairs the selected one, X all of them" if low else "")
         screen.app.call_from_thread(_measured, screen, text)
 
@@ -72,9 +72,9 @@ def needs_repair_reason(screen: SessionScreen, summary_id: str) -> str | None:
         return None
     if s.tier == "fallback":
         return "it is a fallback (made without the model)"
-    retention = s.retention
-    if retention is not None and retention < _threshold(screen):
-        return f"it keeps {fmt.percent(retention)} of its sources' identifiers"
+    figure = s.key_retention
+    if figure is not None and figure < _threshold(screen):
+        return f"it keeps {fmt.percent(figure)} of its sources' key names"
     missing = pins_missing(screen.store, s)
     if missing:
         return f"it does not carry pinned episode{'s' * (len(missing) > 1)} {', '.join(missing)}"
@@ -90,7 +90,7 @@ def repair_selected(screen: SessionScreen) -> None:
         return
     reason = needs_repair_reason(screen, ref.summary.id)
     if reason is None:
-        screen.notify("This summary needs no repair (not a fallback, enough identifiers kept, pins carried); "
+        screen.notify("This summary needs no repair (not a fallback, enough key names kept, pins carried); "
                       "R re-summarises it anyway.", title="Repair")
         return
     from hiermem_tui.tui.screens.run_launch import resummarize_selected
@@ -103,7 +103,7 @@ def repair_session(screen: SessionScreen) -> None:
     session = screen.session
     subject = (session.title if session else "") or screen.session_id
     detail = Text("Re-makes every fallback, every summary keeping less than "
-                  f"{fmt.percent(_threshold(screen))} of its sources' identifiers and every summary missing a "
+                  f"{fmt.percent(_threshold(screen))} of its sources' key names and every summary missing a "
                   "pinned episode, with the summaries above them. The old versions are kept as superseded.")
     open_run_dialog(cast("HiermemApp", screen.app), "repair", screen.session_id, subject=subject, detail=detail)
 

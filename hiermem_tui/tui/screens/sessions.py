@@ -61,7 +61,7 @@ def empty_state_text(db: str) -> Content:
     )
 
 
-def detail_text(session: Session | None, when: str, threshold: float = 0.8) -> Content:
+def detail_text(session: Session | None, when: str, threshold: float = 0.5) -> Content:
     """Two lines about the highlighted session; ``when`` is its formatted last activity."""
     if session is None:
         return Content("")
@@ -82,7 +82,7 @@ def detail_text(session: Session | None, when: str, threshold: float = 0.8) -> C
         parts += [(" · ", muted), (f"▲ {session.fallbacks} fallback", "bold $text-warning")]
     low = session.min_retention
     if low is not None and low < threshold:
-        parts += [(" · ", muted), (f"◇ a summary keeps only {fmt.percent(low)} of its identifiers", "bold $text-warning")]
+        parts += [(" · ", muted), (f"◇ a summary keeps only {fmt.percent(low)} of its key names", "bold $text-warning")]
     return Content.assemble(*parts)
 
 

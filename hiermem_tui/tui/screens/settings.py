@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
-from hiermem_tui.config import ConfigError, Policy, Settings
+from hiermem_tui.config import SUMMARY_FORMATS, ConfigError, Policy, Settings
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
@@ -34,7 +34,7 @@ POLICY_HINTS = {
     "leaf_target_tokens": "size a leaf should stay under",
     "condense_fanout": "summaries per condensation (≥ 2)",
     "condensed_target_tokens": "size a condensed one should stay under",
-    "fidelity_threshold": "min share of identifiers kept (0–1)",
+    "fidelity_threshold": "min share of key names kept (0–1)",
 }
 FRACTION_FIELDS = {"fidelity_threshold"}
 
@@ -56,6 +56,12 @@ def _whole(name: str, raw: str, minimum: int) -> int:
         raise ConfigError(f"{name} must be a whole number, not {raw.strip()!r}") from None
     if value < minimum:
         raise ConfigError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _summary_format(value: str) -> str:
+    if value not in SUMMARY_FORMATS:
+        raise ConfigError(f"summary format must be one of {', '.join(SUMMARY_FORMATS)}, not {value!r}")
     return value
 
 
@@ -103,6 +109,7 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
         keep_alive=keep_alive,
         parallel=_whole("parallel", values["parallel"], 1),
         theme=values.get("theme") or base.theme,
+        summary_format=_summary_format(values.get("summary_format") or base.summary_format),
         policy=policy,
     )
 
@@ -149,6 +156,10 @@ class SettingsScreen(ModalScreen[bool]):
                     yield from self._row("timeout_s", "Timeout (s)", f"{s.timeout_s:g}", "base, + the model's measured time", "number")
                     yield from self._row("keep_alive", "Keep alive", s.keep_alive, "how long Ollama keeps the model")
                     yield from self._row("parallel", "Parallel", str(s.parallel), "summaries made at once", "integer")
+                    yield Label("Summary format", classes="field-label")
+                    yield Select([(f, f) for f in SUMMARY_FORMATS], value=s.summary_format, allow_blank=False,
+                                 id="field-summary_format", compact=True)
+                    yield Label("bullets, or fixed sections", classes="field-hint")
                     yield Label("Theme", classes="field-label")
                     themes = sorted(self.app.available_themes)
                     yield Select(
@@ -176,6 +187,7 @@ class SettingsScreen(ModalScreen[bool]):
         values = {i.id.removeprefix("field-"): i.value for i in self.query(Input) if i.id}
         values["backend"] = str(self.query_one("#field-backend", Select).value)
         values["theme"] = str(self.query_one("#field-theme", Select).value)
+        values["summary_format"] = str(self.query_one("#field-summary_format", Select).value)
         return values
 
     def show_error(self, message: str) -> None:

@@ -123,7 +123,7 @@ class StatsScreen(ReportScreen):
             out.append(f"{tier} {s.by_tier.get(tier, 0):,}   ", style=fmt.style(p.tier_color(tier), bold=True))
         out.append(f"\n{'fidelity':<11}", style=muted)
         low = fmt.style(p.warning if s.low_fidelity else p.foreground, bold=True)
-        out.append(f"{s.low_fidelity:,} under {s.threshold:g} retention", style=low)
+        out.append(f"{s.low_fidelity:,} keep under {fmt.percent(s.threshold)} of their key names", style=low)
         out.append(f" · {s.measured:,} measured · {s.unmeasured:,} not measured", style=muted)
         if s.min_retention is not None:
             out.append(f" · lowest {fmt.percent(s.min_retention)}", style=muted)

@@ -64,7 +64,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
         self.ref_year: int | None = None
         self.colour_by: ColourBy = "tier"
         """``tier`` (normal / aggressive / fallback) or ``fidelity`` (ok / not measured / low)."""
-        self.fidelity_threshold = 0.8
+        self.fidelity_threshold = 0.5
         self._spans: dict[str, SummarySpan] = {}
         self._extras: list[MapItem] = []
         self._marks: list[MapItem] = []

@@ -56,15 +56,24 @@ def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float) -> list[tuple[st
         kept.append(" to measure this session", style=fmt.style(p.muted))
         rows: list[tuple[str, Text | str]] = [("fidelity", kept)]
     else:
-        low = retention < threshold
+        low = s.low_fidelity(threshold)
         kept = Text(f"kept {s.fid_kept} of {s.fid_identifiers} identifiers ({fmt.percent(retention)})",
-                    style=fmt.style(p.warning if low else p.success, bold=low))
+                    style=fmt.style(p.foreground))
+        if s.fid_key is not None and s.fid_key_kept is not None:
+            kept.append(f" · {s.fid_key_kept} of its {s.fid_key} key names",
+                        style=fmt.style(p.warning if low else p.success, bold=low))
         if low:
-            kept.append(f"  below {fmt.percent(threshold)}: x repairs it", style=fmt.style(p.warning))
-        if s.fid_added:
-            kept.append("\n+ an 'Also mentioned' line was added by the guard", style=fmt.style(p.muted))
+            what = "of its key names" if s.fid_key is not None else "of its identifiers"
+            kept.append(f"  under {fmt.percent(threshold)} {what}: x repairs it", style=fmt.style(p.warning))
+        if s.trimmed:
+            kept.append(f"\nthe model's answer ran past its target and was {s.trimmed} at a boundary",
+                        style=fmt.style(p.muted))
         rows = [("fidelity", kept)]
-        if s.fid_lost:
+        if s.keywords:  # the lost names, kept beside the text (searchable), most important first
+            words = Text(_names(s.keywords), style=fmt.style(p.warning))
+            words.append("  (names the text left out, kept with it)", style=fmt.style(p.muted))
+            rows.append(("keywords", words))
+        elif s.fid_lost:
             rows.append(("lost", Text(_names(s.fid_lost), style=fmt.style(p.warning))))
         if s.fid_novel:
             rows.append(("in no source", Text(_names(s.fid_novel), style=fmt.style(p.error))))
@@ -98,7 +107,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.ref_year: int | None = None
-        self.fidelity_threshold = 0.8
+        self.fidelity_threshold = 0.5
         self.plain = ""
         self.key: str | None = None
 

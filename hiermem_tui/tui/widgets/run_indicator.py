@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_INTERVAL_S = 0.1
+COUNTDOWN_FRAMES = 10
+"""The figures (the ~time left) are redrawn every this many spinner frames: the estimate counts
+down between the model's progress reports, which do not come while it reads the prompt."""
 
 
 def phase_text(state: RunProgress) -> str:
@@ -39,12 +42,18 @@ def phase_text(state: RunProgress) -> str:
 
 def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float | None,
                  left: float | None = None) -> Text:
-    """``2/5 · 42 tok/s · ■ 1 normal ■ 1 aggressive ■ 0 fallback``; fallbacks in the warning colour."""
+    """``2/5 · writing · 120 tok · 11 tok/s · ~1 m left · ■ 1 normal …``: the model call streaming
+    now (its phase, tokens and own pace) when there is one, else the run's tok/s; fallbacks in the
+    warning colour."""
     muted = fmt.style(palette.muted)
     text = Text()
     text.append(f"{state.done}/{state.planned}" if state.planned else f"{state.done}",
                 style=fmt.style(palette.foreground, bold=True))
-    if tokens_per_s is not None:
+    if state.call is not None:
+        text.append(" · ", style=muted)
+        text.append(state.call.label(), style=fmt.style(palette.accent if state.call.phase == "thinking"
+                                                        else palette.foreground))
+    if tokens_per_s is not None and (state.call is None or state.call.tokens_per_s is None):
         text.append(" · ", style=muted)
         text.append(f"{tokens_per_s:.0f} tok/s", style=fmt.style(palette.foreground))
     if left is not None:
@@ -128,6 +137,8 @@ class RunIndicator(Horizontal):
             self._frame = (self._frame + 1) % len(SPINNER)
             # layout=False: a fixed-size cell; a layout pass would re-render the whole screen 10×/s
             self.query_one("#run-spin", Static).update(SPINNER[self._frame], layout=False)
+            if self._frame % COUNTDOWN_FRAMES == 0:
+                self._show(self._hm.run_state)
 
     def _show(self, state: RunProgress | None) -> None:
         active = state is not None

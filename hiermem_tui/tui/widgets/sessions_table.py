@@ -86,7 +86,7 @@ class SessionsTable(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.store = store
         self.clock = clock
-        self.fidelity_threshold = 0.8
+        self.fidelity_threshold = 0.5
         """Sessions whose lowest summary retention is under this are flagged (the policy's)."""
         self.sort = sort
         self.descending = descending
