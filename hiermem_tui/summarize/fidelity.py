@@ -158,7 +158,10 @@ class Identifier:
 
     @property
     def importance(self) -> float:
-        return _WEIGHT.get(self.kind, 1.0) * (1.0 + math.log(self.count))
+        weight = _WEIGHT.get(self.kind, 1.0)
+        if self.kind == "snake" and any(len(p) == 1 for p in self.text.split("_") if p):
+            weight = 1.0  # ``a_i``, ``val_b``, ``s_k``: an index or a local of a formula, not a name to keep
+        return weight * (1.0 + math.log(self.count))
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,3 +48,8 @@ def test_key_names_scale_with_the_summary_and_judge_the_flag() -> None:
     assert (fid.key, fid.key_kept) == (3, 2) and fid.identifiers > 3
     lossy = measure("The user fixed a bug.", sources, key=3)
     assert lossy.key_kept == 0 and lossy.key_retention == 0 and lossy.lost[0] == top[0]
+
+
+def test_index_variables_rank_below_the_names_of_a_chat() -> None:
+    text = " ".join(["a_i b_j val_a s_k"] * 6) + " vsla_tensor_t vsla_shrink"
+    assert [i.text for i in extract([(text, False)])][:2] == ["vsla_tensor_t", "vsla_shrink"]
