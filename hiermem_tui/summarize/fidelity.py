@@ -159,7 +159,8 @@ class Identifier:
     @property
     def importance(self) -> float:
         weight = _WEIGHT.get(self.kind, 1.0)
-        if self.kind == "snake" and any(len(p) == 1 for p in self.text.split("_") if p):
+        parts = [p for p in self.text.split("_") if p]
+        if self.kind == "snake" and any(len(p) == 1 for p in (parts[:-1] if parts[-1] == "t" else parts)):
             weight = 1.0  # ``a_i``, ``val_b``, ``s_k``: an index or a local of a formula, not a name to keep
         return weight * (1.0 + math.log(self.count))
 
