@@ -82,18 +82,13 @@ class ContextView:
 def context_items(store: Store, session_id: str) -> list[ContextItem]:
     """Every root summary and every episode under no active leaf, in episode order."""
     items: list[ContextItem] = []
-    for s in store.top_summaries(session_id):
+    for s in store.dag.top(session_id):
         items.append(ContextItem("summary", s.id, s.depth, s.first_seq, s.last_seq, s.tokens, s.start_at, s.end_at,
                                  tier=s.tier))
-    conn = store.conn
-    for first, last in store.unsummarised_ranges(session_id):
+    for first, last in store.dag.unsummarised_ranges(session_id):
         after = first - 1
         while after < last:
-            rows = conn.execute(
-                "SELECT id, seq, coalesce(tokens, 0), created_at, role FROM episodes "
-                "WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-                (session_id, after, last, _EPISODE_PAGE),
-            ).fetchall()
+            rows = store.episodes.headers(session_id, after, last, _EPISODE_PAGE)
             if not rows:
                 break
             items.extend(ContextItem("episode", r[0], None, r[1], r[1], r[2], r[3], r[3], role=r[4]) for r in rows)
@@ -118,9 +113,9 @@ def build_context(store: Store, session_id: str, budget: int | None = None) -> C
     """The context a model would be given from ``session_id`` now, within ``budget`` tokens."""
     if budget is not None and budget < 0:
         raise ValueError("the budget must be zero or more tokens")
-    if store.get_session(session_id) is None:
+    if store.sessions.get(session_id) is None:
         raise StoreError(f"no session {session_id!r}")
-    with store.read_snapshot():
+    with store.db.read_snapshot():
         items = context_items(store, session_id)
     kept, dropped = fit_budget(items, budget)
     return ContextView(session_id, budget, tuple(kept), tuple(dropped))
@@ -153,13 +148,10 @@ def view_header(view: ContextView) -> str:
 
 def item_texts(store: Store, items: Sequence[ContextItem]) -> Iterator[tuple[ContextItem, str]]:
     """Each item with its text, fetched a page at a time (never the whole session at once)."""
-    conn = store.conn
     for start in range(0, len(items), 200):
         page = items[start:start + 200]
-        ids = [i.id for i in page]
-        marks = ",".join("?" * len(ids))
-        texts = dict(conn.execute(f"SELECT id, content FROM summaries WHERE id IN ({marks})", ids).fetchall())
-        texts.update(conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", ids).fetchall())
+        texts = store.dag.texts([i.id for i in page if i.kind == "summary"])
+        texts.update(store.episodes.texts(i.id for i in page if i.kind == "episode"))
         for item in page:
             yield item, texts.get(item.id, "")
 

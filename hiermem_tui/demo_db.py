@@ -45,10 +45,10 @@ def build_demo_db(target: Path, settings: Settings, tokenizer: Tokenizer | None 
     store = Store.open(target, tokenizer=tokenizer)
     try:
         import_paths(store, [bundled_demo_path()], "jsonl")
-        ids = [s.id for s in store.iter_sessions()]
+        ids = [s.id for s in store.sessions.each()]
         demo_settings = replace(settings, backend="extractive", model=None, db_path=target)
         asyncio.run(compact_sessions(store, ids, "full", demo_settings))
-        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
     return target

@@ -39,7 +39,7 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
         "last_seq": s.last_seq,
         "start_at": s.start_at,
         "end_at": s.end_at,
-        "sources": store.source_ids(s.id),
+        "sources": store.dag.source_ids(s.id),
         "parent": s.parent_id,
         "content": s.content,
         "created_at": s.created_at,
@@ -64,12 +64,12 @@ def export_json(store: Store, session_id: str, out: TextIO) -> None:
 
     One read snapshot: a run writing meanwhile cannot make the parts contradict each other.
     """
-    with store.read_snapshot():
+    with store.db.read_snapshot():
         _export_json(store, session_id, out)
 
 
 def _export_json(store: Store, session_id: str, out: TextIO) -> None:
-    session = store.get_session(session_id)
+    session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
     dump = lambda obj: json.dumps(obj, ensure_ascii=False)  # noqa: E731
@@ -81,7 +81,7 @@ def _export_json(store: Store, session_id: str, out: TextIO) -> None:
         "tokens": session.tokens,
     }
     out.write('{"session": ' + dump(head) + ',\n "episodes": [')
-    for i, ep in enumerate(store.iter_episodes(session_id)):
+    for i, ep in enumerate(store.episodes.each(session_id)):
         row = {
             "id": ep.id,
             "seq": ep.seq,
@@ -92,10 +92,10 @@ def _export_json(store: Store, session_id: str, out: TextIO) -> None:
         }
         out.write(("," if i else "") + "\n  " + dump(row))
     out.write('\n ],\n "summaries": [')
-    for i, s in enumerate(store.summaries(session_id, status=None)):
+    for i, s in enumerate(store.dag.summaries(session_id, status=None)):
         out.write(("," if i else "") + "\n  " + dump(_summary_json(store, s)))
     out.write('\n ],\n "runs": [')
-    for i, r in enumerate(store.runs(session_id)):
+    for i, r in enumerate(store.runs.of_session(session_id)):
         out.write(("," if i else "") + "\n  " + dump(r.as_json()))
     out.write("\n ]}\n")
 
@@ -124,12 +124,12 @@ def _kept(s: Summary) -> str:
 
 def export_markdown(store: Store, session_id: str, out: TextIO) -> None:
     """A readable transcript with the active summary tree first. Content is fenced, never rendered."""
-    with store.read_snapshot():
+    with store.db.read_snapshot():
         _export_markdown(store, session_id, out)
 
 
 def _export_markdown(store: Store, session_id: str, out: TextIO) -> None:
-    session = store.get_session(session_id)
+    session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
     out.write(f"# {_md_inline(session.title or session.id)}\n\n")
@@ -138,7 +138,7 @@ def _export_markdown(store: Store, session_id: str, out: TextIO) -> None:
         f"- tokens: {session.tokens}\n- active summaries: {session.summaries}\n"
         f"- max depth: {'-' if session.max_depth is None else session.max_depth}\n\n"
     )
-    tops = store.top_summaries(session_id)
+    tops = store.dag.top(session_id)
     if tops:
         out.write("## Summaries\n\n")
 
@@ -148,11 +148,11 @@ def _export_markdown(store: Store, session_id: str, out: TextIO) -> None:
                 f"{hashes} d{s.depth} {s.kind} · episodes #{s.first_seq}–{s.last_seq} · {s.start_at} → {s.end_at}"
                 f" · {s.tier} · {s.tokens} tokens{_kept(s)}\n\n{_literal_block(s.content)}\n\n"
             )
-            for child in store.children(s.id):
+            for child in store.dag.children(s.id):
                 walk(child, level + 1)
 
         for top in tops:
             walk(top, 0)
     out.write("## Transcript\n\n")
-    for ep in store.iter_episodes(session_id):
+    for ep in store.episodes.each(session_id):
         out.write(f"### #{ep.seq} {ep.role} · {ep.created_at}\n\n{_literal_block(ep.content)}\n\n")

@@ -22,7 +22,7 @@ def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
         ctx = replace(ctx, settings=settings)
     store = ctx.open_store()
     try:
-        store.fill_missing_tokens()
+        store.episodes.fill_missing_tokens()
         ensure_search_index(ctx, store)  # rows not indexed yet (an upgraded file, a big import): a bar, then the app
         app = make_app(settings, store)
         app.run()

@@ -1,9 +1,9 @@
 """Every compaction run, newest first, with what it made and why it ended the way it did.
 
-Why a module of its own: the store's ``runs()`` serves the export (one session, oldest
-first); a history needs the whole file too, newest first, paged with a keyset on
-``(started_at, id)`` (index ``runs_started``, schema 3) so a file with years of runs lists
-its first page as fast as an empty one.
+Why a module of its own: the store's ``runs.of_session()`` serves the export (one session,
+oldest first); a history needs the whole file too, newest first, paged with a keyset on
+``(started_at, id)`` (``store.runs.newest``) so a file with years of runs lists its first page
+as fast as an empty one. This module words and shapes what those queries return.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .store import Run, SummarySpan, parse_iso
-from .store.runs import _RUN_COLS, _run
 
 if TYPE_CHECKING:
     from .store import Store
@@ -70,18 +69,8 @@ def list_runs(
     store: Store, session_id: str | None = None, *, limit: int = 200, before: tuple[str, str] | None = None
 ) -> RunPage:
     """Runs newest first (one session, or the whole file), ``limit`` at a time."""
-    clauses, params = [], []
-    if session_id is not None:
-        clauses.append("session_id = ?")
-        params.append(session_id)
-    if before is not None:
-        clauses.append("(started_at, id) < (?, ?)")
-        params.extend(before)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    rows = store.conn.execute(
-        f"SELECT {_RUN_COLS} FROM runs {where} ORDER BY started_at DESC, id DESC LIMIT ?", (*params, limit + 1)
-    ).fetchall()
-    return RunPage(tuple(_run(r) for r in rows[:limit]), len(rows) > limit)
+    runs, more = store.runs.newest(session_id, limit=limit, before=before)
+    return RunPage(tuple(runs), more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +87,4 @@ class MadeSummary:
 
 def run_summaries(store: Store, run_id: str) -> list[MadeSummary]:
     """What one run wrote, in coverage order, deepest first where ranges start together."""
-    rows = store.conn.execute(
-        "SELECT id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, status "
-        "FROM summaries WHERE run_id = ? ORDER BY first_seq, depth DESC",
-        (run_id,),
-    ).fetchall()
-    return [MadeSummary(SummarySpan(*r[:10]), r[10]) for r in rows]
+    return [MadeSummary(span, status) for span, status in store.dag.made_by(run_id)]

@@ -17,7 +17,6 @@ fine; one made before fidelity was measured (NULL) is counted apart as *unmeasur
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -117,22 +116,13 @@ class Stats:
 
 def compute_stats(store: Store, session_id: str | None = None, *, threshold: float = 0.5) -> Stats:
     """Stats for one session, or for the whole file when ``session_id`` is None."""
-    conn = store.conn
-    params: tuple[str, ...] = () if session_id is None else (session_id,)
-    of_session = "" if session_id is None else "session_id = ?"
-    with store.read_snapshot():
-        if session_id is not None and store.get_session(session_id) is None:
+    with store.db.read_snapshot():
+        if session_id is not None and store.sessions.get(session_id) is None:
             raise StoreError(f"no session {session_id!r}")
-        size = conn.execute(
-            "SELECT count(*), coalesce(sum(episode_count), 0), coalesce(sum(token_count), 0), "
-            "coalesce(sum(token_count - covered_tokens + top_tokens), 0), coalesce(sum(top_tokens), 0), "
-            "coalesce(sum(covered_episodes), 0), min(min_retention) FROM sessions"
-            + ("" if session_id is None else " WHERE id = ?"),
-            params,
-        ).fetchone()
-        depths, tiers, low, measured = _summary_groups(conn, of_session, params, threshold)
-        total = conn.execute("SELECT count(*) FROM summaries" + _where(of_session), params).fetchone()[0]
-        runs_by_status, engines = _run_groups(conn, of_session, params)
+        size = store.stats.sizes(session_id)
+        depths, tiers, low, measured = _summary_groups(store, session_id, threshold)
+        total = store.stats.summary_count(session_id)
+        runs_by_status, engines = _run_groups(store, session_id)
     active = sum(d.count for d in depths)
     return Stats(
         session_id=session_id, sessions=size[0], episodes=size[1], raw_tokens=size[2], model_tokens=size[3],
@@ -144,28 +134,14 @@ def compute_stats(store: Store, session_id: str | None = None, *, threshold: flo
     )
 
 
-def _where(*clauses: str) -> str:
-    kept = [c for c in clauses if c]
-    return (" WHERE " + " AND ".join(kept)) if kept else ""
-
-
 def _summary_groups(
-    conn: sqlite3.Connection, of_session: str, params: tuple[str, ...], threshold: float
+    store: Store, session_id: str | None, threshold: float
 ) -> tuple[list[DepthStats], dict[str, int], int, int]:
     """Active summaries per depth and per tier, and how many are low-fidelity / measured."""
     per_depth: dict[int, list[int]] = {}
     tiers = dict.fromkeys(TIERS, 0)
     low = measured = 0
-    for depth, tier, count, tokens, source, n_low, n_measured in conn.execute(
-        "SELECT depth, tier, count(*), sum(tokens), sum(source_tokens), "
-        "sum(CASE WHEN fid_key > 0 THEN fid_key_kept < ? * fid_key "
-        "WHEN fid_key IS NULL THEN fid_identifiers > 0 AND fid_kept < ? * fid_identifiers ELSE 0 END), "
-        "sum(fid_identifiers IS NOT NULL) "
-        # the whole file reads the covering index (no summary text); one session, its own index
-        "FROM summaries" + ("" if of_session else " INDEXED BY summaries_stats")
-        + _where(of_session, "status = 'active'") + " GROUP BY depth, tier",
-        (threshold, threshold, *params),
-    ):
+    for depth, tier, count, tokens, source, n_low, n_measured in store.stats.summary_groups(session_id, threshold):
         tiers[tier] = tiers.get(tier, 0) + count
         acc = per_depth.setdefault(depth, [0, 0, 0])
         acc[0] += count
@@ -177,17 +153,11 @@ def _summary_groups(
     return depths, tiers, low, measured
 
 
-def _run_groups(
-    conn: sqlite3.Connection, of_session: str, params: tuple[str, ...]
-) -> tuple[dict[str, int], list[EngineStats]]:
+def _run_groups(store: Store, session_id: str | None) -> tuple[dict[str, int], list[EngineStats]]:
     """Runs per status, and per backend/model what they made and the time they took."""
     by_status = dict.fromkeys(RUN_STATUSES, 0)
     per_engine: dict[tuple[str, str | None], list[float]] = {}
-    for backend, model, status, runs, made, llm_s, wall_s in conn.execute(
-        "SELECT backend, model, status, count(*), sum(summaries_created), sum(llm_seconds), sum(wall_seconds) "
-        "FROM runs" + _where(of_session) + " GROUP BY backend, model, status",
-        params,
-    ):
+    for backend, model, status, runs, made, llm_s, wall_s in store.stats.run_groups(session_id):
         by_status[status] = by_status.get(status, 0) + runs
         acc = per_engine.setdefault((backend, model), [0, 0, 0.0, 0.0])
         for i, value in enumerate((runs, made, llm_s, wall_s)):

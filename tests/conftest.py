@@ -43,7 +43,7 @@ def make_session(
     words: int = 30,
 ) -> None:
     """A session of ``n`` alternating user/assistant episodes with distinct, countable text."""
-    store.upsert_session(session_id, title=title or f"session {session_id}", source="test", created_at=start)
+    store.sessions.upsert(session_id, title=title or f"session {session_id}", source="test", created_at=start)
     eps = [
         NewEpisode(
             key=str(i),
@@ -53,4 +53,4 @@ def make_session(
         )
         for i in range(n)
     ]
-    store.append_episodes(session_id, eps)
+    store.episodes.append(session_id, eps)

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     ctx.tokenizer = ctx.tokenizer or Tokenizer()
     store = ctx.open_store(create=False)
     try:
-        if store.get_session(args.session) is None:
+        if store.sessions.get(args.session) is None:
             raise CliError(f"no session {one_line(args.session, 80)} in this database (see 'hiermem-tui sessions')",
                            EXIT_USAGE)
         rows = check_session(store, args.session, below=args.below)

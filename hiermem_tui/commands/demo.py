@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         with tokenizer.parallel():
             for batch in _batches(generate(args.sessions, args.episodes, args.seed), BATCH_EPISODES):
                 counts = [tokenizer.count_many_later([e.content for e in p.episodes]) for p in batch]
-                with store.transaction():
+                with store.db.transaction():
                     for parsed, counting in zip(batch, counts):
                         load_session(store, parsed, None, report, counting.result())
                 written, sessions = report.episodes_appended, report.sessions_seen

@@ -27,7 +27,7 @@ def model_speed(store: Store, backend: str, model: str | None) -> ModelSpeed | N
     if backend != "ollama" or not model:
         return None
     for name in (model, model if ":" in model else f"{model}:latest"):
-        speed = store.model_speed(backend, name)
+        speed = store.speeds.get(backend, name)
         if speed.measured:
             return speed
     return None

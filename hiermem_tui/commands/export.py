@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         raise CliError(f"no session {args.session!r} in {ctx.settings.db_path} (the database is empty)", EXIT_USAGE)
     store = ctx.open_store(readonly=True)
     try:
-        if store.get_session(args.session) is None:
+        if store.sessions.get(args.session) is None:
             raise CliError(f"no session {args.session!r} in {ctx.settings.db_path}", EXIT_USAGE)
         writer = export_json if args.format == "json" else export_markdown
         if args.output:

@@ -24,7 +24,7 @@ def open_existing(ctx: CliContext, session_id: str | None = None) -> Store | Non
             raise CliError(f"no session {session_id!r} in {path} (the database is empty)", EXIT_USAGE)
         return None
     store = ctx.open_store(create=False)
-    if session_id is not None and store.get_session(session_id) is None:
+    if session_id is not None and store.sessions.get(session_id) is None:
         store.close()
         raise CliError(f"no session {session_id!r} in {path}", EXIT_USAGE)
     return store

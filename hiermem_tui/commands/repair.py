@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         reporter = Reporter(ctx, json_mode=args.json)
         runner, backend, cancel = build_runner(ctx, store, reporter)
         ids = [s.id for s in sessions]
-        runs = drive(ctx, backend, cancel, lambda: runner.repair_many(ids, below, skip_idle=args.all), reporter)
+        runs = drive(ctx, backend, cancel, lambda: runner.remake.repair_many(ids, below, skip_idle=args.all), reporter)
         if args.json:
             print_json(ctx, runs, as_array=bool(args.all or len(named) > 1))
         elif not runs:

@@ -31,10 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     store = open_for_job(ctx)
     try:
-        if store.get_session(args.session) is None:
+        if store.sessions.get(args.session) is None:
             raise CliError(f"no session {one_line(args.session, 80)} in this database (see 'hiermem-tui sessions')", EXIT_USAGE)
         if args.summary is not None:
-            target = store.get_summary(args.summary)
+            target = store.dag.get(args.summary)
             if target is None or target.session_id != args.session:
                 raise CliError(f"session {one_line(args.session, 80)} has no summary {one_line(args.summary, 80)}", EXIT_USAGE)
             if target.status != "active":
@@ -44,9 +44,9 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         runner, backend, cancel = build_runner(ctx, store, reporter)
         if args.summary is not None:
             summary_id = args.summary
-            run_ = drive(ctx, backend, cancel, lambda: runner.resummarize_summary(summary_id), reporter)
+            run_ = drive(ctx, backend, cancel, lambda: runner.remake.summary(summary_id), reporter)
         else:
-            run_ = drive(ctx, backend, cancel, lambda: runner.resummarize_session(args.session), reporter)
+            run_ = drive(ctx, backend, cancel, lambda: runner.remake.session(args.session), reporter)
         if args.json:
             print_json(ctx, [run_], as_array=False)
         return exit_code([run_], cancel)

@@ -31,11 +31,11 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             # Streamed element by element so 10k sessions never sit in one big list.
             out.write("[")
             n = 0
-            for n, s in enumerate(store.iter_sessions(), start=1):
+            for n, s in enumerate(store.sessions.each(), start=1):
                 out.write(("," if n > 1 else "") + "\n" + json.dumps(s.as_json(), ensure_ascii=False))
             out.write("\n]\n" if n else "]\n")
             return EXIT_OK
-        rows = store.list_sessions(sort="updated", descending=True)
+        rows = store.sessions.page(sort="updated", descending=True)
         if not rows:
             ctx.say("no sessions yet: import some with `hiermem-tui import PATH` or try `hiermem-tui --demo`")
             return EXIT_OK

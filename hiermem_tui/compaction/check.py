@@ -78,22 +78,22 @@ def measure_summary(store: Store, s: Summary) -> Fidelity:
     """``s`` against what its summariser was given (excluded episodes left out), judged on as
     many key names as a summary of its length can carry."""
     if s.kind == "leaf":
-        marks = store.marks(s.session_id, s.first_seq, s.last_seq)
-        items = [episode_item(e) for e in store.episode_range(s.session_id, s.first_seq, s.last_seq)
+        marks = store.marks.of(s.session_id, s.first_seq, s.last_seq)
+        items = [episode_item(e) for e in store.episodes.range(s.session_id, s.first_seq, s.last_seq)
                  if marks.get(e.seq) != "exclude"]
     else:
-        items = [summary_item(k) for k in store.children(s.id)]
+        items = [summary_item(k) for k in store.dag.children(s.id)]
     return measure_against(own_text(s.content), items, key=key_count(s.tokens))
 
 
 def pins_missing(store: Store, s: Summary) -> tuple[str, ...]:
     """Labels (``#12``) of pinned episodes under ``s`` whose text ``s`` does not carry verbatim."""
-    marks = store.marks(s.session_id, s.first_seq, s.last_seq)
+    marks = store.marks.of(s.session_id, s.first_seq, s.last_seq)
     out = []
     for seq, mark in marks.items():
         if mark != "pin":
             continue
-        ep = store.episode_at(s.session_id, seq)
+        ep = store.episodes.at(s.session_id, seq)
         if ep is not None and ep.content not in s.content:
             out.append(f"#{seq}")
     return tuple(out)
@@ -104,7 +104,7 @@ def check_summary(store: Store, s: Summary, *, save: bool = True) -> CheckRow:
         fid = measure_summary(store, s)
         lost, novel = fid.lost[:MAX_STORED], fid.novel[:MAX_STORED]
         if save and not store.readonly:
-            store.set_fidelity(s.id, fid.identifiers, fid.kept, lost, novel, fid.key, fid.key_kept)
+            store.dag.set_fidelity(s.id, fid.identifiers, fid.kept, lost, novel, fid.key, fid.key_kept)
         return CheckRow(s, fid.identifiers, fid.kept, tuple(lost), tuple(novel), pins_missing(store, s),
                         fid.key, fid.key_kept)
     return CheckRow(s, s.fid_identifiers, s.fid_kept, tuple(s.fid_lost), tuple(s.fid_novel), pins_missing(store, s),
@@ -115,7 +115,7 @@ def check_session(store: Store, session_id: str, *, below: float | None = None, 
     """Every active summary of the session, worst first (by key names kept, then identifiers);
     with ``below``, only those keeping under that share of their key names (or fallbacks, or
     missing a pin)."""
-    rows = [check_summary(store, s, save=save) for s in store.summaries(session_id)]
+    rows = [check_summary(store, s, save=save) for s in store.dag.summaries(session_id)]
     if below is not None:
         rows = [r for r in rows if r.needs_repair(below)]
     rows.sort(key=lambda r: (r.key_retention, r.retention, r.summary.tier != "fallback", r.summary.depth,
@@ -127,7 +127,7 @@ def _ancestors(store: Store, s: Summary, cache: dict[str, Summary]) -> list[Summ
     out = []
     cur = s
     while cur.parent_id is not None:
-        parent = cache.get(cur.parent_id) or store.get_summary(cur.parent_id)
+        parent = cache.get(cur.parent_id) or store.dag.get(cur.parent_id)
         if parent is None:
             break
         cache[parent.id] = parent

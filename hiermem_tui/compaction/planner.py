@@ -1,8 +1,10 @@
-"""What is eligible for compaction: pure functions over lightweight shapes, no I/O.
+"""What is eligible for compaction: pure functions over lightweight shapes, and the
+:class:`Planner` that feeds them from the store.
 
-The runner feeds these with numbers it read cheaply from the store — ``(seq, tokens)``
-pairs and :class:`~hiermem_tui.store.SummarySpan` rows — so planning a 50k-episode session
-never loads episode text, and every rule of DESIGN §5 can be tested without a database.
+The functions take numbers read cheaply from the store — ``(seq, tokens)`` pairs and
+:class:`~hiermem_tui.store.SummarySpan` rows — so planning a 50k-episode session never loads
+episode text, and every rule of the compaction policy (docs/ARCHITECTURE.md) can be tested
+without a database. :class:`Planner` is the one place those reads happen.
 
 Leaf chunking rules (documented because the policy leaves two corners open):
 
@@ -27,9 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..config import Policy
 from ..store.models import SummarySpan
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,3 +230,47 @@ def simulate_condensations(
         state = [replace(s, tokens=sizes[s.id]) if s.id in sizes else s for s in state]
         rounds += 1
     return out
+
+
+class Planner:
+    """What a pass or a re-make would do now, read from the store (text never loaded).
+
+    ``policy`` may be replaced (the executor shrinks the chunk budget to fit a small model's
+    context once the backend is checked): plans made after that use the new one.
+    """
+
+    def __init__(self, store: Store, policy: Policy) -> None:
+        self.store = store
+        self.policy = policy
+
+    def leaf(self, session_id: str) -> list[LeafChunk]:
+        """The leaf chunks due now."""
+        session = self.store.sessions.get(session_id)
+        if session is None:
+            return []
+        return self._chunks(session_id, self.store.dag.unsummarised_ranges(session_id), session.episodes)
+
+    def session_leaves(self, session_id: str) -> list[LeafChunk]:
+        """The leaf chunks a whole-session re-summarise would make (every episode outside the
+        fresh tail, ignoring the current summaries)."""
+        session = self.store.sessions.get(session_id)
+        if session is None or not session.episodes:
+            return []
+        return self._chunks(session_id, [(0, session.episodes - 1)], session.episodes)
+
+    def condensations(self, session_id: str) -> int:
+        """How many condensed summaries a condensation pass would write now."""
+        return count_condensations(self.store.dag.spans(session_id), self.policy.condense_fanout)
+
+    def full(self, session_id: str, chunks: Sequence[LeafChunk]) -> int:
+        """How many summaries a full pass would write, given its leaf chunks."""
+        return count_full(self.store.dag.spans(session_id), chunks, self.policy.condense_fanout)
+
+    def condense_groups(self, session_id: str) -> list[CondenseGroup]:
+        """The groups a condensation would make next (the shallowest depth first)."""
+        return plan_condense(self.store.dag.spans(session_id), self.policy.condense_fanout)
+
+    def _chunks(self, session_id: str, gaps: Sequence[tuple[int, int]], episodes: int) -> list[LeafChunk]:
+        ranges = eligible_ranges(gaps, episodes, self.policy.fresh_tail)
+        rows = ((r, self.store.episodes.token_counts(session_id, r.first_seq, r.last_seq)) for r in ranges)
+        return plan_leaf_chunks(rows, self.policy)

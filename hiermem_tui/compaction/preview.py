@@ -13,11 +13,11 @@ from typing import Any
 
 from ..config import Policy
 from ..store import Store, SummarySpan
-from ..summarize import ExtractiveBackend, Summariser
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import MIN_TARGET, SOURCE_FRACTION
 from . import planner
-from .runner import LEAF_PROMPT_OVERHEAD, PassKind, Runner
+from .executor import LEAF_PROMPT_OVERHEAD
+from .runner import PassKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +67,7 @@ def plan_pass(
     """What a ``pass_`` over the session would make now with ``backend``. ``speed``: the
     model's measured speed (None or unmeasured: no estimate). Never contacts a model."""
     extractive = backend == "extractive"
-    planner_runner = Runner(store, Summariser(ExtractiveBackend(store.tokenizer), store.tokenizer), policy)
-    chunks = planner_runner.plan_leaf(session_id) if pass_ in ("leaf", "full") else []
+    chunks = planner.Planner(store, policy).leaf(session_id) if pass_ in ("leaf", "full") else []
     out = [
         PlannedSummary(0, c.first_seq, c.last_seq, c.tokens,
                        _seconds(speed, extractive, c.tokens, expected_size(policy, 0, c.tokens)))
@@ -76,7 +75,7 @@ def plan_pass(
     ]
     if pass_ == "leaf":
         return out
-    spans: list[SummarySpan] = [*store.spans(session_id), *planner.leaf_spans(chunks)]
+    spans: list[SummarySpan] = [*store.dag.spans(session_id), *planner.leaf_spans(chunks)]
     sizes = {f"~leaf{i}": expected_size(policy, 0, c.tokens) for i, c in enumerate(chunks)}
     spans = [s if s.id not in sizes else _sized(s, sizes[s.id]) for s in spans]
     for group, tokens in planner.simulate_condensations(

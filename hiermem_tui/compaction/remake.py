@@ -1,10 +1,11 @@
-"""The re-making half of the runner: new versions of existing summaries, never deleting.
+"""New versions of existing summaries, never deleting: the :class:`Remaker`.
 
-``resummarize_summary`` re-makes one summary and every ancestor; ``repair`` re-makes every
-summary that needs it (fallbacks, low identifier retention, missing pins) with their
-ancestors; ``resummarize_session`` supersedes everything and runs a fresh full pass. A tree
-is always re-made bottom-up (a parent from its children's new texts) and committed in one
-transaction, so a cancel or a failure leaves it exactly as it was.
+``summary`` re-makes one summary and every ancestor; ``repair`` re-makes every summary that
+needs it (fallbacks, too few key names kept, missing pins) with their ancestors; ``session``
+supersedes everything and runs a fresh full pass. A tree is always re-made bottom-up (a parent
+from its children's new texts) and committed in one transaction, so a cancel or a failure
+leaves it exactly as it was. It makes summaries with its runner's executor, and a whole-session
+redo with the runner's own passes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..store import Run, StoreError, Summary, SummaryWrite, parse_iso
+from ..store import Run, Summary, SummaryWrite, parse_iso
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem
 from . import planner
@@ -24,74 +25,81 @@ if TYPE_CHECKING:
     from .runner import Runner
 
 
-class RemakeMixin:
-    """Mixed into :class:`~hiermem_tui.compaction.runner.Runner`."""
+class Remaker:
+    """Re-summarising for one job, on its runner's executor (see the module docstring)."""
 
-    async def resummarize_summary(self: Runner, summary_id: str) -> Run:
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+        self.store = runner.store
+
+    async def summary(self, summary_id: str) -> Run:
         """A new version of one active summary from the same sources; every ancestor is
         re-condensed with the new child. The whole chain commits in one transaction (or,
         if cancelled or failed before that, nothing does)."""
-        s = self.store.get_summary(summary_id)
+        s = self.store.dag.get(summary_id)
         if s is None:
             raise RunRefused(f"no summary {summary_id} in this database")
         if s.status != "active":
             raise RunRefused(f"summary {summary_id} is superseded; re-summarise its active version instead")
         chain = [s]
         while chain[-1].parent_id is not None:
-            parent = self.store.get_summary(chain[-1].parent_id)
+            parent = self.store.dag.get(chain[-1].parent_id)
             if parent is None:
                 break
             chain.append(parent)
-        await self.check()
+        await self.runner.check()
 
         async def body(st: RunState) -> None:
             await self._remake(st, chain)
 
-        return await self._execute(s.session_id, "resummarize", s.id, len(chain), body)
+        return await self.runner.executor.execute(s.session_id, "resummarize", s.id, len(chain), body)
 
-    async def resummarize_session(self: Runner, session_id: str) -> Run:
+    async def session(self, session_id: str) -> Run:
         """Supersede every active summary of the session, then a full pass (with this
         Runner's backend). ``revert_run`` on the returned run restores the old summaries."""
-        session = self.store.get_session(session_id)
+        session = self.store.sessions.get(session_id)
         if session is None:
             raise RunRefused(f"no session {session_id} in this database")
-        await self.check()
-        chunks = self.plan_session_leaves(session_id)
-        planned = planner.count_full([], chunks, self.policy.condense_fanout)
+        runner = self.runner
+        await runner.check()
+        chunks = runner.planner.session_leaves(session_id)
+        planned = planner.count_full([], chunks, runner.policy.condense_fanout)
 
         async def body(st: RunState) -> None:
-            self.store.supersede_all(session_id, st.run.id)
-            await self._leaves(st, chunks)
-            await self._condense(st)
+            self.store.dag.supersede_all(session_id, st.run.id)
+            await runner.leaves(st, chunks)
+            await runner.condense(st)
 
-        return await self._execute(session_id, "resummarize-session", None, planned, body)
+        return await runner.executor.execute(session_id, "resummarize-session", None, planned, body)
 
-    async def repair(self: Runner, session_id: str, below: float | None = None, *, skip_idle: bool = False) -> Run | None:
+    async def repair(self, session_id: str, below: float | None = None, *, skip_idle: bool = False) -> Run | None:
         """Re-make, in one run, every active summary of the session that is a fallback, keeps
-        fewer identifiers than ``below`` (default: the policy threshold) or misses a pinned
+        under ``below`` of its key names (default: the policy threshold) or misses a pinned
         episode — with its ancestors, one tree (one commit) at a time. ``skip_idle``: no run
         is recorded when nothing needs repair (returns None)."""
-        if self.store.get_session(session_id) is None:
+        if self.store.sessions.get(session_id) is None:
             raise RunRefused(f"no session {session_id} in this database")
-        threshold = self.policy.fidelity_threshold if below is None else below
+        threshold = self.runner.policy.fidelity_threshold if below is None else below
         trees = repair_trees(self.store, repair_targets(self.store, session_id, threshold))
         if not trees and skip_idle:
             return None
-        await self.check()
+        await self.runner.check()
 
         async def body(st: RunState) -> None:
             for tree in trees:
                 await self._remake(st, tree)
 
-        return await self._execute(session_id, "repair", f"below:{threshold:g}", sum(map(len, trees)), body)
+        return await self.runner.executor.execute(session_id, "repair", f"below:{threshold:g}",
+                                                  sum(map(len, trees)), body)
 
-    async def repair_many(self: Runner, session_ids: Iterable[str], below: float | None = None, *,
+    async def repair_many(self, session_ids: Iterable[str], below: float | None = None, *,
                           skip_idle: bool = False) -> list[Run]:
         """``repair`` for each session in turn (stops after a cancel or when the server is gone)."""
-        self._stop_job = self._check_error is not None
+        ex = self.runner.executor
+        ex.stop_job = ex.check_failed
         runs = []
         for sid in session_ids:
-            if self.cancel.cancelled or self._stop_job:
+            if ex.cancel.cancelled or ex.stop_job:
                 break
             run = await self.repair(sid, below, skip_idle=skip_idle)
             if run is not None:
@@ -99,10 +107,11 @@ class RemakeMixin:
         return runs
 
     # ------------------------------------------------------------------ re-making a tree
-    async def _remake(self: Runner, st: RunState, nodes: Sequence[Summary]) -> None:
+    async def _remake(self, st: RunState, nodes: Sequence[Summary]) -> None:
         """New versions of ``nodes`` — a set closed under "parent of" within one tree — made
         bottom-up (a parent from its children's new texts), then committed in ONE transaction:
         a cancel or failure before that leaves the tree exactly as it was."""
+        ex = self.runner.executor
         sid = st.run.session_id
         order = sorted(nodes, key=lambda n: (n.depth, n.first_seq))
         parents = {n.id: n.parent_id for n in order}
@@ -111,29 +120,23 @@ class RemakeMixin:
         for node in order:
             verb = "re-summarise leaf" if node.depth == 0 else f"re-condense depth {node.depth}"
             what = f"{verb} #{node.first_seq}–{node.last_seq}"
-            async with self._slot():
-                self._started(st, what, node.depth, node.first_seq, node.last_seq)
+            async with ex.slot():
+                ex.started(st, what, node.depth, node.first_seq, node.last_seq)
                 if node.depth == 0:
-                    req = leaf_request(self.store, sid, node.first_seq, node.last_seq, self.policy.leaf_target_tokens)
+                    req = leaf_request(self.store, sid, node.first_seq, node.last_seq, ex.policy.leaf_target_tokens)
                     ids: list[str] | None = None
                 else:
-                    pairs = [replaced.get(k.id, (k.id, summary_item(k))) for k in self.store.children(node.id)]
+                    pairs = [replaced.get(k.id, (k.id, summary_item(k))) for k in self.store.dag.children(node.id)]
                     ids = [p[0] for p in pairs]
                     req = condensed_request(self.store, sid, node.depth, [p[1] for p in pairs], node.first_seq,
-                                            node.last_seq, self.policy.condensed_target_tokens)
-                res = await self._summarise(st, what, req)
-            ns = self._new(st, node.depth, res)
+                                            node.last_seq, ex.policy.condensed_target_tokens)
+                res = await ex.summarise(st, what, req)
+            ns = ex.new(st, node.depth, res)
             rng = (node.first_seq, node.last_seq) if ids is None else None
             writes.append(SummaryWrite(ns, episode_range=rng, source_ids=ids, supersede=[node.id]))
             item = SourceItem("summary", strip_pinned(ns.content), ns.tokens, parse_iso(node.start_at),
                               parse_iso(node.end_at), depth=node.depth, label=ns.id)
             replaced[node.id] = (ns.id, item)
-        self._check_cancel()
-        with self.store.transaction() as conn:
-            # the tree must be as it was planned: nobody superseded or re-parented it meanwhile
-            for node in order:
-                row = conn.execute("SELECT status, parent_id FROM summaries WHERE id = ?", (node.id,)).fetchone()
-                if row is None or row[0] != "active" or row[1] != parents[node.id]:
-                    raise StoreError(f"summary {node.id} changed while it was being re-summarised; run it again")
-            rows = self.store.write_summaries(writes)
-        self._written(st, rows)
+        ex.check_cancel()
+        # the tree must be as it was planned: nobody superseded or re-parented it meanwhile
+        ex.written(st, self.store.dag.write_unchanged(writes, parents))

@@ -36,11 +36,11 @@ def summary_item(s: Summary, text: str | None = None) -> SourceItem:
 
 
 def _pins(store: Store, session_id: str, first: int, last: int, marks: dict[int, str] | None = None) -> tuple[SourceItem, ...]:
-    marks = store.marks(session_id, first, last) if marks is None else marks
+    marks = store.marks.of(session_id, first, last) if marks is None else marks
     pins = [seq for seq, mark in marks.items() if mark == "pin"]
     out = []
     for seq in pins:
-        ep = store.episode_at(session_id, seq)
+        ep = store.episodes.at(session_id, seq)
         if ep is not None:
             out.append(episode_item(ep))
     return tuple(out)
@@ -48,10 +48,10 @@ def _pins(store: Store, session_id: str, first: int, last: int, marks: dict[int,
 
 def leaf_request(store: Store, session_id: str, first: int, last: int, target: int) -> SummaryRequest:
     """The request for a leaf over episodes ``first..last``."""
-    episodes = store.episode_range(session_id, first, last)
-    marks = store.marks(session_id, first, last)
+    episodes = store.episodes.range(session_id, first, last)
+    marks = store.marks.of(session_id, first, last)
     items = [episode_item(e) for e in episodes if marks.get(e.seq) != "exclude"]
-    prior = store.conn.execute(_PRIOR_SQL, (session_id, first)).fetchone()
+    prior = store.db.conn.execute(_PRIOR_SQL, (session_id, first)).fetchone()
     return SummaryRequest(0, items, target, strip_pinned(prior[0]) if prior else None,
                           pinned=_pins(store, session_id, first, last, marks))
 

@@ -45,11 +45,11 @@ def select_sessions(
     before anything runs; duplicates are taken once.
     """
     if all_sessions:
-        return (s for s in store.iter_sessions() if passes_triggers(s, if_over=if_over, min_new=min_new))
+        return (s for s in store.sessions.each() if passes_triggers(s, if_over=if_over, min_new=min_new))
     found: list[Session] = []
     missing: list[str] = []
     for sid in dict.fromkeys(session_ids or []):
-        s = store.get_session(sid)
+        s = store.sessions.get(sid)
         if s is None:
             missing.append(sid)
         else:

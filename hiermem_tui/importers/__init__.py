@@ -99,7 +99,7 @@ def import_paths(
         report.formats[str(path)] = name
         before = _counts(report)
         try:
-            with _counting(store, path), store.transaction():
+            with _counting(store, path), store.db.transaction():
                 # Pipeline: sessions are tokenised ahead (in a worker process for big inputs)
                 # while earlier ones are written here, so an import costs little more than
                 # tokenising its text. At most AHEAD sessions wait, which bounds memory.
@@ -218,7 +218,7 @@ def load_session(
     session_id = resolve_session_id(store, parsed)
     created = parsed.created_at or next((e.created_at for e in parsed.episodes if e.created_at), None)
     title = str(parsed.title).strip() if parsed.title else ""
-    is_new = store.upsert_session(
+    is_new = store.sessions.upsert(
         session_id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata
     )
     if is_new:
@@ -237,7 +237,7 @@ def load_session(
         for i in conflicts:
             report.problems.skip("message differs from the one already stored at its place (stored one kept)",
                                  f"{session_id} message {i}")
-    appended, present = store.append_episodes(session_id, episodes, tokens)
+    appended, present = store.episodes.append(session_id, episodes, tokens)
     report.episodes_appended += appended
     report.episodes_present += present
 

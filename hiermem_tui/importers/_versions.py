@@ -43,17 +43,17 @@ def episode_key(ep: ParsedEpisode, index: int) -> str:
 
 def resolve_session_id(store: Store, parsed: ParsedSession) -> str:
     """``parsed.id``, or the former id under which the store already holds this very conversation."""
-    if not parsed.former_ids or store.get_session(parsed.id) is not None:
+    if not parsed.former_ids or store.sessions.get(parsed.id) is not None:
         return parsed.id
     mine = _leading(
         (episode_key(ep, i), ep.role, ep.content) for i, ep in enumerate(parsed.episodes)
     )
     for old in parsed.former_ids:
-        if old == parsed.id or store.get_session(old) is None:
+        if old == parsed.id or store.sessions.get(old) is None:
             continue
         stored = _leading(
             (ep.id.removeprefix(f"{old}/"), ep.role, ep.content)
-            for ep in store.episodes_page(old, limit=COMPARED + 8)
+            for ep in store.episodes.page(old, limit=COMPARED + 8)
         )
         n = min(len(mine), len(stored))
         if n and stored[:n] == mine[:n]:
@@ -105,7 +105,7 @@ def mark_revisions(
     """
     prefix = f"{session_id}/"
     olds = list(former) if former is not None else [None] * len(episodes)
-    stored = store.episode_texts(prefix + ep.key for ep in episodes)
+    stored = store.episodes.texts(prefix + ep.key for ep in episodes)
     conflicts = [
         i for i, (ep, k, old) in enumerate(zip(episodes, keyed, olds))
         if not k and stored.get(prefix + ep.key, ep.content) not in (ep.content, old)
@@ -118,7 +118,7 @@ def mark_revisions(
     n = 2
     while pending:  # one query per version depth (rarely more than one or two)
         probe = {prefix + f"{key}{REVISION_MARK}{n}": key for key in pending}
-        found = store.episode_texts(probe)
+        found = store.episodes.texts(probe)
         pending = set()
         for eid, text in found.items():
             key = probe[eid]

@@ -81,12 +81,6 @@ def _match_expr(query: ParsedQuery, session_id: str | None) -> str:
     return expr
 
 
-_RANKED = """
-    SELECT d.kind, d.ref_id, f.rank FROM search_index f JOIN search_docs d ON d.docid = f.rowid
-    WHERE search_index MATCH ? AND f.rowid >= ? ORDER BY f.rank
-"""
-
-
 def search(
     store: Store,
     text: str | ParsedQuery,
@@ -104,47 +98,35 @@ def search(
     expr = _match_expr(query, session_id)
     build_search_index(store)
     status = search_index_status(store)
-    conn = store.conn
     try:
-        with store.read_snapshot():
-            edge = conn.execute(
-                "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                (expr, RANK_WINDOW),
-            ).fetchone()
-            lowest = edge[0] + 1 if edge else 0
+        with store.db.read_snapshot():
+            lowest = store.search.lowest_ranked_rowid(expr, RANK_WINDOW)
             hits: list[SearchHit] = []
             if limit > 0:
-                ranked = conn.execute(_RANKED, (expr, lowest))
-                while len(hits) < limit and (page := ranked.fetchmany(limit + 8)):
-                    for hit in _hits(conn, page, query, include_superseded, snippet_width):
+                for page in store.search.ranked(expr, lowest or 0, limit + 8):
+                    for hit in _hits(store, page, query, include_superseded, snippet_width):
                         if session_id is None or hit.session_id == session_id:
                             hits.append(hit)
                     del hits[limit:]
+                    if len(hits) >= limit:
+                        break
     except sqlite3.OperationalError as exc:
         if "fts5" in str(exc) or "syntax error" in str(exc):
             raise QueryError(f"the search index cannot read this query ({exc})") from None
         raise
-    return SearchResult(query, tuple(hits), edge is not None, status.missing if status.pending else 0)
-
-
-_EPISODE_SQL = "SELECT id, session_id, seq, seq, content, created_at, role, NULL, NULL, 'active' FROM episodes"
-# a summary's keywords are searchable with it (schema 4): the snippet is cut from both
-_SUMMARY_SQL = ("SELECT id, session_id, first_seq, last_seq, content || coalesce(char(10) || 'Keywords: ' || "
-                "(SELECT group_concat(value, ', ') FROM json_each(keywords)), ''), end_at, NULL, depth, tier, status "
-                "FROM summaries")
+    return SearchResult(query, tuple(hits), lowest is not None, status.missing if status.pending else 0)
 
 
 def _hits(
-    conn: sqlite3.Connection, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int
+    store: Store, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int
 ) -> list[SearchHit]:
     """Hits for a page of ranked rows, in rank order: two queries for the page, not two per row
     (each query hands the GIL back and forth, which a busy UI thread makes slow)."""
-    found: dict[str, tuple] = {}
-    for kind, sql in (("episode", _EPISODE_SQL), ("summary", _SUMMARY_SQL)):
+    found: dict[str, tuple[Any, ...]] = {}
+    for kind in ("episode", "summary"):
         ids = [ref for k, ref, _ in page if k == kind]
         if ids:
-            marks = ",".join("?" * len(ids))
-            found.update((row[0], row) for row in conn.execute(f"{sql} WHERE id IN ({marks})", ids))
+            found.update((row[0], row) for row in store.search.hit_rows(kind, ids))
     out = []
     for kind, ref_id, rank in page:
         row = found.get(ref_id)

@@ -1,7 +1,13 @@
-"""SQLite storage for sessions, episodes, summaries (with source edges) and runs."""
+"""SQLite storage for sessions, episodes, summaries (with source edges) and runs.
 
-from .dag import InvariantViolation, new_id
-from .db import DamagedDatabase, ForeignDatabase, NewerSchema, NotADatabase, ReadOnlyError, StoreError
+:class:`Store` is a small facade: ``store.sessions``, ``store.episodes``, ``store.dag``,
+``store.runs``, ``store.marks``, ``store.speeds``, ``store.search`` and ``store.stats`` are the
+repositories, sharing one :class:`Db` (``store.db``: connections, transactions, snapshots).
+"""
+
+from .dag import Dag, InvariantViolation
+from .rows import new_id
+from .db import DamagedDatabase, Db, ForeignDatabase, NewerSchema, NotADatabase, ReadOnlyError, StoreError
 from .models import (
     TIERS,
     Episode,
@@ -20,7 +26,7 @@ from .episodes import AppendResult, NewEpisode
 from .store import Store
 
 __all__ = [
-    "TIERS", "SCHEMA_VERSION", "AppendResult", "DamagedDatabase", "Episode", "ForeignDatabase",
+    "TIERS", "SCHEMA_VERSION", "AppendResult", "Dag", "DamagedDatabase", "Db", "Episode", "ForeignDatabase",
     "InvariantViolation", "NewEpisode", "NewSummary", "NewerSchema", "NotADatabase", "ReadOnlyError", "Run",
     "Session", "Store", "StoreError", "Summary", "SummarySpan", "SummaryWrite", "iso", "new_id", "parse_iso",
     "utcnow",

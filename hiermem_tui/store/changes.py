@@ -41,13 +41,13 @@ class ChangeFeed:
         baseline). Else the ids of sessions that got new rows (the session itself, episodes,
         summaries), or ``()`` when only other changes were committed (a run finished, a summary
         was superseded or restored, a title changed) and any session may be affected."""
-        conn = self.store.conn
+        conn = self.store.db.conn
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if version == self._version:
             return None
         first = self._version is None
         self._version = version
-        with self.store.read_snapshot():
+        with self.store.db.read_snapshot():
             marks = self._max_rowids(conn)
             if first:
                 self._marks = marks
@@ -99,8 +99,8 @@ class LiveSummaries:
 
     def load(self) -> None:
         """Read every active summary of the session (on open, and after a change that was not additive)."""
-        with self.store.read_snapshot():
-            spans, self._mark = self.store.spans(self.session_id), self._max_rowid()
+        with self.store.db.read_snapshot():
+            spans, self._mark = self.store.dag.spans(self.session_id), self._max_rowid()
         self.spans = {s.id: s for s in spans}
         self.roots = {s.id for s in spans if s.parent_id is None}
         self._leaves = sorted((s.first_seq, s.last_seq) for s in spans if s.depth == 0)
@@ -109,10 +109,10 @@ class LiveSummaries:
 
     def catch_up(self) -> tuple[Session | None, SummaryDelta]:
         """Apply what was written since the last look; returns the session row read with it."""
-        with self.store.read_snapshot():
-            session = self.store.get_session(self.session_id)
-            rows, top = self.store.spans_since(self.session_id, self._mark)
-            adopted = {span.id: self.store.source_ids(span.id) for span, status, _ in rows
+        with self.store.db.read_snapshot():
+            session = self.store.sessions.get(self.session_id)
+            rows, top = self.store.dag.spans_since(self.session_id, self._mark)
+            adopted = {span.id: self.store.dag.source_ids(span.id) for span, status, _ in rows
                        if status == "active" and span.kind == "condensed"}
         self._mark = top
         delta = SummaryDelta()
@@ -177,4 +177,4 @@ class LiveSummaries:
             session.summaries, session.top_tokens, session.fallbacks)
 
     def _max_rowid(self) -> int:
-        return int(self.store.conn.execute("SELECT coalesce(max(rowid), 0) FROM summaries").fetchone()[0])
+        return int(self.store.db.conn.execute("SELECT coalesce(max(rowid), 0) FROM summaries").fetchone()[0])

@@ -1,25 +1,24 @@
-"""Summaries, their source edges, and runs: the DAG half of the Store.
+"""Summaries and their source edges: the DAG of each session.
 
 Every summary is written together with its edges, its parent links and its run's
-counters in one transaction, after checking the DESIGN §3 invariants against what is in
-the file at that moment — so no code path (or concurrent writer) can commit a summary that
-breaks them, and a crash leaves either the whole write or none of it.
+counters in one transaction, after checking the invariants (docs/ARCHITECTURE.md,
+"Invariants") against what is in the file at that moment — so no code path (or concurrent
+writer) can commit a summary that breaks them, and a crash leaves either the whole write or
+none of it.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .db import StoreError
+from .db import Db, StoreError
+from .episodes import Episodes
 from .models import Summary, SummarySpan, SummaryWrite, utcnow
-
-if TYPE_CHECKING:
-    from .store import Store
+from .rows import jdict, jdump, jlist
+from .sessions import Sessions
 
 _SUMMARY_COLS = (
     "id, session_id, depth, kind, status, tier, backend, model, prompt_version, content, tokens, "
@@ -40,40 +39,13 @@ class InvariantViolation(StoreError):
     """A write would break a DAG invariant; nothing was written."""
 
 
-def new_id(prefix: str) -> str:
-    """Time-ordered, collision-resistant ids (``s_`` summaries, ``r_`` runs)."""
-    return f"{prefix}_{time.time_ns() // 1_000_000:x}{secrets.token_hex(4)}"
-
-
-def _jlist(text: str | None) -> tuple[Any, ...]:
-    if not text:
-        return ()
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return ()
-    return tuple(value) if isinstance(value, list) else ()
-
-
-def _jdump(items: Sequence[Any]) -> str | None:
-    return json.dumps(list(items), ensure_ascii=False) if items else None
-
-
-def _jdict(text: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _summary(r: Sequence[Any]) -> Summary:
     base = r[:25]
     return Summary(
-        *base, fid_identifiers=r[25], fid_kept=r[26], fid_lost=_jlist(r[27]), fid_novel=_jlist(r[28]),
-        fid_added=bool(r[29]), fid_pins_missing=_jlist(r[30]),
-        rejections=tuple(x for x in _jlist(r[31]) if isinstance(x, dict)),
-        keywords=tuple(str(k) for k in _jlist(r[32])), trimmed=r[33], fid_key=r[34], fid_key_kept=r[35],
+        *base, fid_identifiers=r[25], fid_kept=r[26], fid_lost=jlist(r[27]), fid_novel=jlist(r[28]),
+        fid_added=bool(r[29]), fid_pins_missing=jlist(r[30]),
+        rejections=tuple(x for x in jlist(r[31]) if isinstance(x, dict)),
+        keywords=tuple(str(k) for k in jlist(r[32])), trimmed=r[33], fid_key=r[34], fid_key_kept=r[35],
     )
 
 
@@ -81,56 +53,61 @@ def _span(r: Sequence[Any]) -> SummarySpan:
     return SummarySpan(*r)
 
 
-class DagMixin:
-    """Summary and run queries; mixed into :class:`Store`."""
+class Dag:
+    """The summaries of every session and their source edges; reads and checked writes."""
+
+    def __init__(self, db: Db, sessions: Sessions, episodes: Episodes) -> None:
+        self.db = db
+        self.sessions = sessions
+        self.episodes = episodes
 
     # ------------------------------------------------------------------ reads
-    def get_summary(self: Store, summary_id: str) -> Summary | None:
-        row = self.conn.execute(f"SELECT {_READ_COLS} FROM summaries WHERE id = ?", (summary_id,)).fetchone()
+    def get(self, summary_id: str) -> Summary | None:
+        row = self.db.conn.execute(f"SELECT {_READ_COLS} FROM summaries WHERE id = ?", (summary_id,)).fetchone()
         return _summary(row) if row else None
 
-    def summaries(self: Store, session_id: str, *, status: str | None = "active") -> list[Summary]:
+    def summaries(self, session_id: str, *, status: str | None = "active") -> list[Summary]:
         """Summaries of a session (with text), by depth then position."""
         where = "session_id = ?" + (" AND status = ?" if status else "")
         params: tuple[Any, ...] = (session_id, status) if status else (session_id,)
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {_READ_COLS} FROM summaries WHERE {where} ORDER BY depth, first_seq, created_at", params
         )
         return [_summary(r) for r in rows]
 
-    def spans(self: Store, session_id: str) -> list[SummarySpan]:
+    def spans(self, session_id: str) -> list[SummarySpan]:
         """Active summaries without text: the shape the planner and the coverage map need."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {_SPAN_COLS} FROM summaries WHERE session_id = ? AND status = 'active' ORDER BY depth, first_seq",
             (session_id,),
         )
         return [_span(r) for r in rows]
 
     def spans_since(
-        self: Store, session_id: str, after_rowid: int
+        self, session_id: str, after_rowid: int
     ) -> tuple[list[tuple[SummarySpan, str, str | None]], int]:
         """Summaries of a session written after ``after_rowid``, in write order, each with its
         status now and the summary it superseded; and the table's highest rowid. Summaries are
         never deleted, so a view that keeps the rowid reads only what is new (``changes.py``)."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {_SPAN_COLS}, status, supersedes FROM summaries WHERE rowid > ? AND session_id = ? ORDER BY rowid",
             (after_rowid, session_id),
         ).fetchall()
-        top = self.conn.execute("SELECT coalesce(max(rowid), 0) FROM summaries").fetchone()[0]
+        top = self.db.conn.execute("SELECT coalesce(max(rowid), 0) FROM summaries").fetchone()[0]
         return [(_span(r[:11]), r[11], r[12]) for r in rows], top
 
-    def top_summaries(self: Store, session_id: str) -> list[Summary]:
+    def top(self, session_id: str) -> list[Summary]:
         """Active summaries with no active parent, oldest coverage first (the DAG's roots)."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND parent_id IS NULL "
             "ORDER BY first_seq, depth DESC",
             (session_id,),
         )
         return [_summary(r) for r in rows]
 
-    def children(self: Store, summary_id: str) -> list[Summary]:
+    def children(self, summary_id: str) -> list[Summary]:
         """The source summaries of a condensed summary, in order (empty for a leaf)."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {', '.join('s.' + c.strip() for c in _READ_COLS.split(','))} FROM summary_sources e "
             "JOIN summaries s ON s.id = e.source_id WHERE e.summary_id = ? AND e.source_type = 'summary' "
             "ORDER BY e.position",
@@ -138,16 +115,16 @@ class DagMixin:
         )
         return [_summary(r) for r in rows]
 
-    def source_ids(self: Store, summary_id: str) -> list[str]:
+    def source_ids(self, summary_id: str) -> list[str]:
         """Ids of a summary's sources (episodes for a leaf, summaries for a condensed one)."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             "SELECT source_id FROM summary_sources WHERE summary_id = ? ORDER BY position", (summary_id,)
         )
         return [r[0] for r in rows]
 
-    def covering_chain(self: Store, session_id: str, seq: int) -> list[Summary]:
+    def covering_chain(self, session_id: str, seq: int) -> list[Summary]:
         """Active summaries covering episode ``seq``: its leaf, then each parent up to the top."""
-        row = self.conn.execute(
+        row = self.db.conn.execute(
             f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
             "AND first_seq <= ? AND last_seq >= ? ORDER BY first_seq DESC LIMIT 1",
             (session_id, seq, seq),
@@ -158,28 +135,18 @@ class DagMixin:
             chain.append(s)
             if s.parent_id is None:
                 break
-            row = self.conn.execute(f"SELECT {_READ_COLS} FROM summaries WHERE id = ?", (s.parent_id,)).fetchone()
+            row = self.db.conn.execute(f"SELECT {_READ_COLS} FROM summaries WHERE id = ?", (s.parent_id,)).fetchone()
         return chain
 
-    def summaries_covering(self: Store, session_id: str, seq: int, *, include_superseded: bool = True) -> list[Summary]:
-        """Every summary (any depth, optionally any status) whose coverage includes ``seq``."""
-        status = "" if include_superseded else " AND status = 'active'"
-        rows = self.conn.execute(
-            f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND first_seq <= ? AND last_seq >= ?{status} "
-            "ORDER BY status, depth, created_at",
-            (session_id, seq, seq),
-        )
-        return [_summary(r) for r in rows]
-
-    def versions(self: Store, summary_id: str) -> list[Summary]:
+    def versions(self, summary_id: str) -> list[Summary]:
         """All versions of a summary (following supersedes/superseded_by), oldest first."""
-        s = self.get_summary(summary_id)
+        s = self.get(summary_id)
         if s is None:
             return []
         older: list[Summary] = []
         cur = s
         while cur.supersedes:
-            prev = self.get_summary(cur.supersedes)
+            prev = self.get(cur.supersedes)
             if prev is None:
                 break
             older.append(prev)
@@ -187,21 +154,21 @@ class DagMixin:
         newer: list[Summary] = []
         cur = s
         while cur.superseded_by:
-            nxt = self.get_summary(cur.superseded_by)
+            nxt = self.get(cur.superseded_by)
             if nxt is None:
                 break
             newer.append(nxt)
             cur = nxt
         return [*reversed(older), s, *newer]
 
-    def unsummarised_ranges(self: Store, session_id: str) -> list[tuple[int, int]]:
+    def unsummarised_ranges(self, session_id: str) -> list[tuple[int, int]]:
         """Seq ranges of episodes under no active leaf, in order."""
-        session = self.get_session(session_id)
+        session = self.sessions.get(session_id)
         if session is None or session.episodes == 0:
             return []
         gaps: list[tuple[int, int]] = []
         nxt = 0
-        for first, last in self.conn.execute(
+        for first, last in self.db.conn.execute(
             "SELECT first_seq, last_seq FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
             "ORDER BY first_seq",
             (session_id,),
@@ -214,18 +181,18 @@ class DagMixin:
         return gaps
 
     # ------------------------------------------------------------------ writes
-    def write_summaries(self: Store, writes: Sequence[SummaryWrite]) -> list[Summary]:
+    def write(self, writes: Sequence[SummaryWrite]) -> list[Summary]:
         """Write summaries with their edges in ONE transaction, checking invariants first.
 
         Order matters: a later write may name an earlier one of the same batch as a source
         (re-summarising a node and re-condensing its ancestors commit together).
         """
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             for w in writes:
                 self._write_one(conn, w)
-            return [s for w in writes if (s := self.get_summary(w.summary.id)) is not None]
+            return [s for w in writes if (s := self.get(w.summary.id)) is not None]
 
-    def _write_one(self: Store, conn: sqlite3.Connection, w: SummaryWrite) -> None:
+    def _write_one(self, conn: sqlite3.Connection, w: SummaryWrite) -> None:
         s = w.summary
         for old_id in w.supersede:
             old = conn.execute("SELECT status, session_id FROM summaries WHERE id = ?", (old_id,)).fetchone()
@@ -252,15 +219,9 @@ class DagMixin:
             ).fetchone()
             if clash:
                 raise InvariantViolation(f"episodes #{first}–{last} overlap active leaf {clash[0]}")
-            source_tokens, start_at, end_at = self.episode_stats(s.session_id, first, last)
+            source_tokens, start_at, end_at = self.episodes.stats(s.session_id, first, last, conn)
             kind = "leaf"
-            edges = [
-                (s.id, i, "episode", r[0])
-                for i, r in enumerate(conn.execute(
-                    "SELECT id FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                    (s.session_id, first, last),
-                ))
-            ]
+            edges = [(s.id, i, "episode", eid) for i, eid in enumerate(self.episodes.ids(s.session_id, first, last, conn))]
         else:
             ids = list(w.source_ids or [])
             if not ids:
@@ -305,9 +266,9 @@ class DagMixin:
                 s.id, s.session_id, s.depth, kind, "active", s.tier, s.backend, s.model, s.prompt_version,
                 s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last, start_at, end_at,
                 None, w.supersede[0] if w.supersede else None, None, utcnow(), s.duration_s, s.llm_seconds, s.run_id,
-                s.fid_identifiers, s.fid_kept, _jdump(s.fid_lost), _jdump(s.fid_novel), int(s.fid_added),
-                _jdump(s.fid_pins_missing), _jdump([dict(r) for r in s.rejections]),
-                _jdump(s.keywords), s.trimmed, s.fid_key, s.fid_key_kept,
+                s.fid_identifiers, s.fid_kept, jdump(s.fid_lost), jdump(s.fid_novel), int(s.fid_added),
+                jdump(s.fid_pins_missing), jdump([dict(r) for r in s.rejections]),
+                jdump(s.keywords), s.trimmed, s.fid_key, s.fid_key_kept,
             ),
         )
         conn.executemany(
@@ -323,15 +284,15 @@ class DagMixin:
             )
             if s.rejections:
                 row = conn.execute("SELECT rejections FROM runs WHERE id = ?", (s.run_id,)).fetchone()
-                counts = _jdict(row[0] if row else None)
+                counts = jdict(row[0] if row else None)
                 for r in s.rejections:
                     reason = str(r.get("reason", "unknown"))
                     counts[reason] = int(counts.get(reason, 0)) + 1
                 conn.execute("UPDATE runs SET rejections = ? WHERE id = ?", (json.dumps(counts, sort_keys=True), s.run_id))
 
-    def supersede_all(self: Store, session_id: str, run_id: str | None = None) -> int:
+    def supersede_all(self, session_id: str, run_id: str | None = None) -> int:
         """Mark every active summary of a session superseded (the start of a whole-session redo)."""
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             cur = conn.execute(
                 "UPDATE summaries SET status = 'superseded', parent_id = NULL, "
                 "superseded_by = coalesce(superseded_by, ?) WHERE session_id = ? AND status = 'active'",
@@ -339,12 +300,12 @@ class DagMixin:
             )
             return cur.rowcount
 
-    def revert_run(self: Store, run_id: str) -> int:
+    def revert_run(self, run_id: str) -> int:
         """Undo a re-summarise: its summaries become superseded and the ones it replaced active again.
 
         Refused if anything newer builds on the run's summaries. Returns how many were restored.
         """
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             made = [r[0] for r in conn.execute(
                 "SELECT id FROM summaries WHERE run_id = ? AND status = 'active'", (run_id,)
             )]
@@ -392,7 +353,7 @@ class DagMixin:
                 self._check_leaves_disjoint(conn, session[0])
             return restored
 
-    def _check_leaves_disjoint(self: Store, conn: sqlite3.Connection, session_id: str) -> None:
+    def _check_leaves_disjoint(self, conn: sqlite3.Connection, session_id: str) -> None:
         last = -1
         for first, end in conn.execute(
             "SELECT first_seq, last_seq FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
@@ -402,3 +363,61 @@ class DagMixin:
             if first <= last:
                 raise InvariantViolation("this change would leave overlapping active leaves")
             last = end
+
+    # ------------------------------------------------------------------ what runs and checks read
+    def prior_leaf_text(self, session_id: str, first_seq: int) -> str | None:
+        """The text of the active leaf just before episode ``first_seq`` (a leaf's context)."""
+        row = self.db.conn.execute(
+            "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+            "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1",
+            (session_id, first_seq),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def texts(self, summary_ids: Sequence[str]) -> dict[str, str]:
+        """``{id: content}`` of the given summaries that exist."""
+        out: dict[str, str] = {}
+        for start in range(0, len(summary_ids), 500):
+            chunk = list(summary_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            out.update(self.db.conn.execute(f"SELECT id, content FROM summaries WHERE id IN ({marks})", chunk))
+        return out
+
+    def made_by(self, run_id: str) -> list[tuple[SummarySpan, str]]:
+        """What one run wrote, as it stands now (with its status), in coverage order, deepest
+        first where ranges start together."""
+        rows = self.db.conn.execute(
+            "SELECT id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, status "
+            "FROM summaries WHERE run_id = ? ORDER BY first_seq, depth DESC",
+            (run_id,),
+        ).fetchall()
+        return [(SummarySpan(*r[:10]), r[10]) for r in rows]
+
+    def content(self, summary_id: str) -> str | None:
+        """One summary's text by id (None if there is no such summary)."""
+        row = self.db.conn.execute("SELECT content FROM summaries WHERE id = ?", (summary_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    def write_unchanged(self, writes: Sequence[SummaryWrite], expected: dict[str, str | None]) -> list[Summary]:
+        """:meth:`write`, only if each summary in ``expected`` is still active with that parent
+        (``{id: parent_id}``): a tree re-made from a plan commits only onto the tree it was planned
+        from, so a concurrent writer cannot have its changes silently replaced."""
+        with self.db.transaction() as conn:
+            for sid, parent in expected.items():
+                row = conn.execute("SELECT status, parent_id FROM summaries WHERE id = ?", (sid,)).fetchone()
+                if row is None or row[0] != "active" or row[1] != parent:
+                    raise StoreError(f"summary {sid} changed while it was being re-summarised; run it again")
+            return self.write(writes)
+
+    def set_fidelity(
+        self, summary_id: str, identifiers: int, kept: int, lost: Sequence[str], novel: Sequence[str],
+        key: int | None = None, key_kept: int | None = None,
+    ) -> None:
+        """Record a measurement for a summary made before fidelity was measured (``check``)."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE summaries SET fid_identifiers = ?, fid_kept = ?, fid_lost = ?, fid_novel = ?, fid_key = ?, "
+                "fid_key_kept = ? WHERE id = ?",
+                (identifiers, kept, json.dumps(list(lost), ensure_ascii=False) if lost else None,
+                 json.dumps(list(novel), ensure_ascii=False) if novel else None, key, key_kept, summary_id),
+            )

@@ -1,8 +1,12 @@
-"""Opening a database file safely.
+"""The database file itself: opening it safely, one connection per thread, transactions.
 
 Every check that can refuse a file runs *before* anything is written to it: a file that is
 not SQLite, belongs to another application, is damaged or has a newer schema is left
 byte-identical and reported in one line. Only then do we switch on WAL and migrate.
+
+:class:`Db` is what every repository of the store (sessions, episodes, the DAG, runs, …)
+shares: the file's path and mode, a connection for the calling thread, ``transaction()`` and
+``read_snapshot()``.
 """
 
 from __future__ import annotations
@@ -10,10 +14,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from .schema import APP_ID, MIGRATIONS, OUR_TABLES, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from hiermem_tui.tokens import Tokenizer
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000
@@ -258,3 +268,83 @@ class ConnectionPool:
                     pass
             self._all.clear()
         self._local = threading.local()
+
+
+class Db:
+    """One open database file, shared by the store's repositories.
+
+    Reads go through :attr:`conn` (the calling thread's connection); every write happens in
+    a short :meth:`transaction` (``BEGIN IMMEDIATE``, so a concurrent process waits on the busy
+    timeout instead of failing, and a crash leaves either all of a write or none of it).
+    """
+
+    def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._pool = ConnectionPool(path, readonly)
+        self._tokenizer = tokenizer
+        self._tx_depth: dict[int, int] = {}
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use)."""
+        return self._pool.get()
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The token counter writes use (created on first use: it loads a 1.7 MB vocabulary)."""
+        if self._tokenizer is None:
+            from hiermem_tui.tokens import Tokenizer
+
+            self._tokenizer = Tokenizer()
+        return self._tokenizer
+
+    def require_writable(self) -> None:
+        if self.readonly:
+            raise ReadOnlyError(f"{self.path} is open read-only: browsing works, changes are refused")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one."""
+        self.require_writable()
+        conn = self.conn
+        key = id(conn)
+        depth = self._tx_depth.get(key, 0)
+        if depth == 0:
+            conn.execute("BEGIN IMMEDIATE")
+        self._tx_depth[key] = depth + 1
+        try:
+            yield conn
+        except BaseException:
+            self._tx_depth[key] = depth
+            if depth == 0:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            self._tx_depth[key] = depth
+            if depth == 0:
+                conn.execute("COMMIT")
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Reads that must agree with each other (an export) see one moment of the file,
+        even while another process writes: one read transaction around all of them."""
+        conn = self.conn
+        key = id(conn)
+        if self._tx_depth.get(key, 0) or conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        self._tx_depth[key] = 1
+        try:
+            yield conn
+        finally:
+            self._tx_depth[key] = 0
+            conn.execute("COMMIT")
+
+    def release_thread(self) -> None:
+        """Close the calling thread's connection; the thread may open a new one later."""
+        self._pool.release()
+
+    def close(self) -> None:
+        self._pool.close()

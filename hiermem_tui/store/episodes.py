@@ -1,23 +1,21 @@
 """Episodes: appending a session's messages idempotently, and reading them back in pages.
 
-Why apart from :mod:`store`: episodes are the one table that grows without bound, and every
-read here is a keyset page or a range on the ``(session_id, seq)`` index — keeping these
-queries together keeps that rule in one place. Mixed into :class:`~hiermem_tui.store.Store`.
+Episodes are the one table that grows without bound, and every read here is a keyset page or
+a range on the ``(session_id, seq)`` index: keeping these queries together keeps that rule in
+one place. Episodes are never changed nor deleted (triggers refuse it).
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .db import StoreError
+from .db import Db, StoreError
 from .models import Episode, iso, parse_iso
-
-if TYPE_CHECKING:
-    from .store import Store
 
 _EPISODE_COLS = "id, session_id, seq, role, content, created_at, tokens, synthetic_time, metadata"
 
@@ -50,18 +48,21 @@ def _shift(when: datetime, seconds: int) -> datetime:
         return when
 
 
-def _episode(row: tuple) -> Episode:
+def _episode(row: Sequence[Any]) -> Episode:
     return Episode(
         id=row[0], session_id=row[1], seq=row[2], role=row[3], content=row[4], created_at=row[5],
         tokens=row[6] or 0, synthetic_time=bool(row[7]), metadata=json.loads(row[8]) if row[8] else None,
     )
 
 
-class EpisodesMixin:
-    """Appending and paging episodes; mixed into :class:`Store`."""
+class Episodes:
+    """The episodes table: appending, and reading back by page, range or position."""
 
-    def append_episodes(
-        self: Store, session_id: str, episodes: Sequence[NewEpisode], tokens: Sequence[int] | None = None
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    def append(
+        self, session_id: str, episodes: Sequence[NewEpisode], tokens: Sequence[int] | None = None
     ) -> tuple[int, int]:
         """Append the episodes not already stored (by key), in order, with seq, tokens and times.
 
@@ -72,7 +73,7 @@ class EpisodesMixin:
         """
         if tokens is not None and len(tokens) != len(episodes):
             raise ValueError("tokens must align with episodes")
-        with self.transaction() as conn:
+        with self.db.transaction() as conn:
             row = conn.execute(
                 "SELECT episode_count, created_at FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
@@ -102,7 +103,7 @@ class EpisodesMixin:
             if prev is None:
                 prev = _shift(parse_iso(row[1]), -1)
             if tokens is None:
-                fresh_tokens = self.tokenizer.count_many([e.content for e in fresh])
+                fresh_tokens = self.db.tokenizer.count_many([e.content for e in fresh])
             rows = []
             seq = count
             for ep, n in zip(fresh, fresh_tokens):
@@ -121,61 +122,63 @@ class EpisodesMixin:
             )
             return len(rows), len(episodes) - len(rows)
 
-    def fill_missing_tokens(self: Store, *, batch: int = 2000) -> int:
+    def fill_missing_tokens(self, *, batch: int = 2000) -> int:
         """Count tokens for episodes another tool wrote without them (tokens IS NULL)."""
-        if self.readonly:
+        if self.db.readonly:
             return 0
         total = 0
         while True:
-            rows = self.conn.execute(
+            rows = self.db.conn.execute(
                 "SELECT id, content FROM episodes WHERE tokens IS NULL LIMIT ?", (batch,)
             ).fetchall()
             if not rows:
                 return total
-            counts = self.tokenizer.count_many([r[1] for r in rows])
-            with self.transaction() as conn:
+            counts = self.db.tokenizer.count_many([r[1] for r in rows])
+            with self.db.transaction() as conn:
                 conn.executemany("UPDATE episodes SET tokens = ? WHERE id = ?", [(n, r[0]) for r, n in zip(rows, counts)])
             total += len(rows)
 
-    def episodes_page(self: Store, session_id: str, *, after_seq: int = -1, limit: int = 200) -> list[Episode]:
+    def page(self, session_id: str, *, after_seq: int = -1, limit: int = 200) -> list[Episode]:
         """Episodes with seq > after_seq, ascending (keyset paging)."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (session_id, after_seq, limit),
         )
         return [_episode(r) for r in rows]
 
-    def episodes_before(self: Store, session_id: str, *, before_seq: int, limit: int = 200) -> list[Episode]:
+    def before(self, session_id: str, *, before_seq: int, limit: int = 200) -> list[Episode]:
         """Episodes with seq < before_seq, returned ascending (paging backwards)."""
-        rows = self.conn.execute(
+        rows = self.db.conn.execute(
             f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
             (session_id, before_seq, limit),
         ).fetchall()
         return [_episode(r) for r in reversed(rows)]
 
-    def episode_range(self: Store, session_id: str, first_seq: int, last_seq: int) -> list[Episode]:
-        rows = self.conn.execute(
+    def range(self, session_id: str, first_seq: int, last_seq: int) -> list[Episode]:
+        """Episodes ``first_seq``..``last_seq`` of a session, in order."""
+        rows = self.db.conn.execute(
             f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
             (session_id, first_seq, last_seq),
         )
         return [_episode(r) for r in rows]
 
-    def iter_episodes(self: Store, session_id: str, *, batch: int = 1000) -> Iterator[Episode]:
+    def each(self, session_id: str, *, batch: int = 1000) -> Iterator[Episode]:
+        """Every episode of a session, in order, a page at a time."""
         after = -1
         while True:
-            page = self.episodes_page(session_id, after_seq=after, limit=batch)
+            page = self.page(session_id, after_seq=after, limit=batch)
             if not page:
                 return
             yield from page
             after = page[-1].seq
 
-    def episode_at(self: Store, session_id: str, seq: int) -> Episode | None:
-        row = self.conn.execute(
+    def at(self, session_id: str, seq: int) -> Episode | None:
+        row = self.db.conn.execute(
             f"SELECT {_EPISODE_COLS} FROM episodes WHERE session_id = ? AND seq = ?", (session_id, seq)
         ).fetchone()
         return _episode(row) if row else None
 
-    def episode_texts(self: Store, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, str]:
+    def texts(self, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, str]:
         """Content of the given episodes that exist, by id: lets an import tell a message the
         source changed from one it already holds, reading only the episodes it names."""
         wanted = list(dict.fromkeys(episode_ids))
@@ -183,12 +186,19 @@ class EpisodesMixin:
         for start in range(0, len(wanted), batch):
             chunk = wanted[start : start + batch]
             marks = ", ".join("?" * len(chunk))
-            out.update(self.conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", chunk).fetchall())
+            out.update(self.db.conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", chunk).fetchall())
         return out
 
-    def episode_stats(self: Store, session_id: str, first_seq: int, last_seq: int) -> tuple[int, str, str]:
-        """(tokens, min created_at, max created_at) of a seq range, from the unique index."""
-        row = self.conn.execute(
+    def content(self, episode_id: str) -> str | None:
+        """One episode's text by id (None if there is no such episode)."""
+        row = self.db.conn.execute("SELECT content FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    def stats(self, session_id: str, first_seq: int, last_seq: int, conn: sqlite3.Connection | None = None
+              ) -> tuple[int, str, str]:
+        """(tokens, min created_at, max created_at) of a seq range, from the unique index
+        (``conn``: inside a caller's transaction)."""
+        row = (conn or self.db.conn).execute(
             "SELECT coalesce(sum(tokens), 0), min(created_at), max(created_at), count(*) FROM episodes "
             "WHERE session_id = ? AND seq BETWEEN ? AND ?",
             (session_id, first_seq, last_seq),
@@ -196,3 +206,29 @@ class EpisodesMixin:
         if row[3] != last_seq - first_seq + 1:
             raise StoreError(f"episodes #{first_seq}–{last_seq} of {session_id} are not all present")
         return row[0], row[1], row[2]
+
+    def token_counts(self, session_id: str, first_seq: int, last_seq: int) -> Iterator[tuple[int, int]]:
+        """``(seq, tokens)`` of a range, in order, without the text (what the planner sizes chunks
+        with; an episode another tool wrote without a count is estimated at 4 characters a token)."""
+        yield from self.db.conn.execute(
+            "SELECT seq, CASE WHEN tokens IS NULL THEN length(content) / 4 ELSE tokens END "
+            "FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+            (session_id, first_seq, last_seq),
+        )
+
+    def ids(self, session_id: str, first_seq: int, last_seq: int, conn: sqlite3.Connection | None = None
+            ) -> list[str]:
+        """Ids of a range, in order (a leaf's source edges)."""
+        return [r[0] for r in (conn or self.db.conn).execute(
+            "SELECT id FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+            (session_id, first_seq, last_seq),
+        )]
+
+    def headers(self, session_id: str, after_seq: int, last_seq: int, limit: int) -> list[tuple[str, int, int, str, str]]:
+        """``(id, seq, tokens, created_at, role)`` of up to ``limit`` episodes after ``after_seq``, up
+        to ``last_seq``: what a context listing needs, without the text."""
+        return [tuple(r) for r in self.db.conn.execute(  # type: ignore[misc]
+            "SELECT id, seq, coalesce(tokens, 0), created_at, role FROM episodes "
+            "WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            (session_id, after_seq, last_seq, limit),
+        )]

@@ -86,7 +86,7 @@ def _last_doc(conn: sqlite3.Connection) -> int:
 
 def search_index_status(store: Store) -> IndexStatus:
     """Three indexed lookups (no counting): cheap enough to ask before every search."""
-    conn = store.conn
+    conn = store.db.conn
     done, last = _indexed(conn), _last_doc(conn)
     backfill = _meta(conn, BACKFILL_KEY) is not None
     if not backfill and done >= last:
@@ -115,7 +115,7 @@ def build_search_index(store: Store, on_progress: Progress | None = None, *, bat
     indexed = 0
     total = status.total
     while True:
-        with store.transaction() as conn:
+        with store.db.transaction() as conn:
             recorded = _record_older_rows(conn, batch)
             done = _indexed(conn)
             upto = min(_last_doc(conn), done + batch)

@@ -109,7 +109,7 @@ class HiermemCommands(Provider):
         opener = getattr(self.app, "open_session", None)
         if store is None or opener is None or len(query.strip()) < 2:
             return
-        for session in store.list_sessions(text=query.strip(), limit=SESSION_HITS):
+        for session in store.sessions.page(text=query.strip(), limit=SESSION_HITS):
             title = one_line(session.title or session.id, 70)
             detail = f"{session.episodes:,} episodes · {one_line(session.source, 20)} · {one_line(session.id, 40)}"
             yield Hit(

@@ -78,11 +78,11 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
                                "Run cancelled"))
             return None
         if job.action == "resummarize-summary":
-            return await runner.resummarize_summary(job.summary_id or "")
+            return await runner.remake.summary(job.summary_id or "")
         if job.action == "resummarize-session":
-            return await runner.resummarize_session(job.session_id)
+            return await runner.remake.session(job.session_id)
         if job.action == "repair":
-            repaired = await runner.repair(job.session_id, skip_idle=True)
+            repaired = await runner.remake.repair(job.session_id, skip_idle=True)
             if repaired is None:
                 post(RunNotStarted(job, "Nothing to repair: no fallback, no summary under the fidelity threshold, "
                                         "no missing pin.", "information", "Nothing to do"))

@@ -227,8 +227,8 @@ class RunsMixin:
         from hiermem_tui.tui.screens.compare import CompareScreen
 
         app = self._hmapp
-        old = app.store.get_summary(summary_id)
-        new = app.store.get_summary(old.superseded_by) if old is not None and old.superseded_by else None
+        old = app.store.dag.get(summary_id)
+        new = app.store.dag.get(old.superseded_by) if old is not None and old.superseded_by else None
         if old is None or new is None:
             app.notify("The re-summarised version could not be found; press r in the session to refresh.",
                        severity="warning")

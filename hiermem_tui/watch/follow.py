@@ -319,7 +319,7 @@ class Watcher:
                 parsed.created_at = episode.created_at
         done = FileImport(f.path, native.NAME, skipped=problems.reasons)
         if sessions:
-            with self.store.transaction():
+            with self.store.db.transaction():
                 done.landed = [self._load(parsed, f.path) for parsed in sessions.values()]
         f.offset, f.lines, f.counts, f.titled = pos, lineno, counts, titled
         if done.landed or done.skipped:
@@ -336,7 +336,7 @@ class Watcher:
         done = FileImport(f.path, f.fmt or "")
         _ = self.store.tokenizer  # built once per store (seconds): not a cost of this file
         started = time.monotonic()
-        with self.store.transaction():
+        with self.store.db.transaction():
             for parsed in module.parse(f.path, problems):
                 if log and not settled and parsed.episodes:
                     parsed.episodes.pop()

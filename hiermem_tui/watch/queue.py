@@ -61,7 +61,7 @@ class CompactionQueue:
             return []
         due: list[str] = []
         for sid in list(self._waiting):
-            session = self.store.get_session(sid)
+            session = self.store.sessions.get(sid)
             if session is None or not passes_triggers(session, if_over=self.if_over, min_new=self.min_new):
                 del self._waiting[sid]
             else:

@@ -98,11 +98,11 @@ def test_what_the_model_sees(snap_compare, store: Store, tmp_path: Path) -> None
 
 def test_run_history(snap_compare, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The newest run (a repair) with its rejections and the summaries it made; an older failed one."""
-    failed = store.start_run("dag", "full", "ollama", "llama3.2")
-    store.finish_run(failed.id, "failed", wall_seconds=1.0, error="the server went away: [b]gone[/b]")
-    repair = store.start_run("dag", "repair", "ollama", "llama3.2", planned=2)
-    store.finish_run(repair.id, "done", wall_seconds=42.0)
-    with store.transaction() as conn:  # fixed ids and times: the picture must not depend on the clock
+    failed = store.runs.start("dag", "full", "ollama", "llama3.2")
+    store.runs.finish(failed.id, "failed", wall_seconds=1.0, error="the server went away: [b]gone[/b]")
+    repair = store.runs.start("dag", "repair", "ollama", "llama3.2", planned=2)
+    store.runs.finish(repair.id, "done", wall_seconds=42.0)
+    with store.db.transaction() as conn:  # fixed ids and times: the picture must not depend on the clock
         conn.execute("UPDATE runs SET id = 'r_failed', started_at = '2026-01-01T09:00:00.000Z', finished_at = "
                      "'2026-01-01T09:00:01.000Z' WHERE id = ?", (failed.id,))
         conn.execute("UPDATE runs SET id = 'r_repair', started_at = '2026-01-02T10:00:00.000Z', finished_at = "

@@ -140,11 +140,11 @@ def test_compare_after_resummarise(snap_compare, store: Store, tmp_path: Path, f
         await pilot.press("enter")
         await screen_shown(pilot, CompareScreen)
         # the session behind the dialog reloaded after the run (its new top summary is in the tree), nothing pending
-        [top] = [s for s in store.summaries("dag") if s.depth == 2]
+        [top] = [s for s in store.dag.summaries("dag") if s.depth == 2]
         assert top.id != DAG_IDS["D0"]
         await wait_for(pilot, lambda: screen.tree.node_for(f"s:{top.id}") is not None and screen._reload_timer is None)
         await _select(pilot, screen, "t:44")  # behind the dialog: the new leaf's detail has a fresh id and time
-        session = store.get_session("dag")
+        session = store.sessions.get("dag")
         assert session is not None
         # the header behind the dialog shows the figures after the run (the photo once caught the old ones)
         await _settle(pilot, f"model sees {fmt.tokens(session.uncompacted_tokens)} tok",

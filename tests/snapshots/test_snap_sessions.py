@@ -68,8 +68,8 @@ async def _table(pilot: Pilot, rows: int) -> SessionsTable:
 def _measure(store: Store) -> None:
     """Fidelity figures: zeta lost much of what its sources named (flagged), delta kept it."""
     for sid, kept in (("zeta", 7), ("delta", 19)):
-        for s in store.summaries(sid):
-            store.set_fidelity(s.id, 20, kept if s.first_seq == 16 else 20, ["lost_name"], [])
+        for s in store.dag.summaries(sid):
+            store.dag.set_fidelity(s.id, 20, kept if s.first_seq == 16 else 20, ["lost_name"], [])
 
 
 def test_sessions_screen_with_data(snap_compare, in_tmp: Path) -> None:

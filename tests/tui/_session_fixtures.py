@@ -47,26 +47,26 @@ def summary(session_id: str, sid: str, depth: int, tier: str = "normal", content
 
 def add_episodes(store: Store, session_id: str, title: str, count: int, *, hostile_at: int | None = None,
                  step: timedelta = timedelta(minutes=3)) -> None:
-    store.upsert_session(session_id, title=title, source="jsonl", created_at=T0)
+    store.sessions.upsert(session_id, title=title, source="jsonl", created_at=T0)
     episodes = []
     for i in range(count):
         content = f"message {i}: " + " ".join(f"word{k}" for k in range(12 + i % 7))
         if i == hostile_at:
             content = HOSTILE
         episodes.append(NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", content, T0 + i * step))
-    store.append_episodes(session_id, episodes)
+    store.episodes.append(session_id, episodes)
 
 
 def pin_times(store: Store, session_id: str) -> None:
     """Fix the write-time stamps the store sets to "now" (display only; no invariant involved)."""
-    store.conn.execute("UPDATE summaries SET created_at = ? WHERE session_id = ?", (CREATED, session_id))
+    store.db.conn.execute("UPDATE summaries SET created_at = ? WHERE session_id = ?", (CREATED, session_id))
 
 
 def build_dag_session(store: Store, session_id: str = "dag") -> None:
     """The multi-level DAG described in the module docstring."""
     add_episodes(store, session_id, "Refactor the [config] loader", 60, hostile_at=5)
     ids = DAG_IDS
-    w = store.write_summaries
+    w = store.dag.write
     w([SummaryWrite(summary(session_id, ids["L0"], 0), episode_range=(0, 5))])
     w([SummaryWrite(summary(session_id, ids["L1v1"], 0, "fallback"), episode_range=(6, 11))])
     w([SummaryWrite(summary(session_id, ids["L1"], 0, content="Second version of leaf 1."), episode_range=(6, 11),
@@ -91,13 +91,13 @@ def build_empty_session(store: Store, session_id: str = "raw") -> None:
 
 def build_big_session(store: Store, session_id: str = "big", count: int = 20_000, leaves: int = 0) -> None:
     """``count`` short episodes (and optionally ``leaves`` leaves of 4 episodes), written in bulk."""
-    store.upsert_session(session_id, title="A very long session", source="jsonl", created_at=T0)
-    store.append_episodes(session_id, [
+    store.sessions.upsert(session_id, title="A very long session", source="jsonl", created_at=T0)
+    store.episodes.append(session_id, [
         NewEpisode(str(i), ("user", "assistant")[i % 2], f"episode {i} says hello", T0 + timedelta(seconds=30 * i))
         for i in range(count)
     ])
     if leaves:
-        store.write_summaries([
+        store.dag.write([
             SummaryWrite(summary(session_id, f"s_big_{k}", 0), episode_range=(4 * k, 4 * k + 3)) for k in range(leaves)
         ])
         pin_times(store, session_id)

@@ -53,9 +53,9 @@ class SessionSpec:
 
 def add_session(store: Store, spec: SessionSpec) -> None:
     """Write one session, its episodes, and the summaries the spec asks for."""
-    store.upsert_session(spec.id, title=spec.title, source=spec.source, created_at=spec.start)
+    store.sessions.upsert(spec.id, title=spec.title, source=spec.source, created_at=spec.start)
     body = " ".join(f"word{i}" for i in range(spec.words))
-    store.append_episodes(
+    store.episodes.append(
         spec.id,
         [
             NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", f"message {i}: {body}", spec.start + i * spec.gap)
@@ -66,11 +66,11 @@ def add_session(store: Store, spec: SessionSpec) -> None:
     for first, last, tier in spec.leaves:
         sid = new_id("s")
         leaf_ids.append(sid)
-        store.write_summaries([SummaryWrite(_summary(spec.id, sid, 0, tier), episode_range=(first, last))])
+        store.dag.write([SummaryWrite(_summary(spec.id, sid, 0, tier), episode_range=(first, last))])
     for group in spec.condense:
         sid = new_id("s")
         sources = [leaf_ids[i] for i in group]
-        store.write_summaries([SummaryWrite(_summary(spec.id, sid, 1, "normal"), source_ids=sources)])
+        store.dag.write([SummaryWrite(_summary(spec.id, sid, 1, "normal"), source_ids=sources)])
 
 
 def _summary(session_id: str, sid: str, depth: int, tier: str) -> NewSummary:
@@ -90,12 +90,12 @@ def build_db(path: Path, specs: Sequence[SessionSpec]) -> Store:
 
 def bulk_sessions(store: Store, count: int, *, start: datetime = NOW - timedelta(days=400)) -> None:
     """``count`` one-episode sessions ``s00000``… in one transaction (fast enough for 10k)."""
-    with store.transaction():
+    with store.db.transaction():
         for i in range(count):
             sid = f"s{i:05d}"
             when = start + timedelta(minutes=i)
-            store.upsert_session(sid, title=f"Bulk session {i:05d}", source="demo", created_at=when)
-            store.append_episodes(sid, [NewEpisode("0", "user", f"hello {i}", when)])
+            store.sessions.upsert(sid, title=f"Bulk session {i:05d}", source="demo", created_at=when)
+            store.episodes.append(sid, [NewEpisode("0", "user", f"hello {i}", when)])
 
 
 STANDARD = [

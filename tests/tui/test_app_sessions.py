@@ -65,7 +65,7 @@ async def test_sessions_are_listed_with_their_figures(settings: Settings, standa
     async with app.run_test(size=SIZE) as pilot:
         await table_shown(pilot, 3)
         text = screen_text(app)
-        alpha = standard_store.get_session("alpha")
+        alpha = standard_store.sessions.get("alpha")
         assert alpha is not None
         line = row_line(text, "Alpha: fix the flaky CI build")
         # episodes, tokens (compact), 3 leaves + 1 condensed, depth 1, 24/40 covered, 1 fallback

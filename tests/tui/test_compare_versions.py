@@ -95,13 +95,13 @@ async def test_resummarize_one_node_compare_and_revert(tmp_path: Path, store: St
             await pilot.press("d")
             await wait_for(pilot, lambda: "- Summary s_leaf_4:" in compare.plain and "+ Leaf four again:" in compare.plain,
                            show=lambda: compare.plain)
-            assert store.get_summary(IDS["L4"]).status == "superseded"  # type: ignore[union-attr]
+            assert store.dag.get(IDS["L4"]).status == "superseded"  # type: ignore[union-attr]
             new_id = compare.new.id
             await pilot.press("u")
             await wait_for(pilot, lambda: app.screen is screen)
         for sid in ("L4", "C1", "D0"):
-            assert store.get_summary(IDS[sid]).status == "active", sid  # type: ignore[union-attr]
-        reverted = store.get_summary(new_id)
+            assert store.dag.get(IDS[sid]).status == "active", sid  # type: ignore[union-attr]
+        reverted = store.dag.get(new_id)
         assert reverted is not None and reverted.status == "superseded" and reverted.superseded_by == f"revert:{compare.run_id}"
 
 
@@ -110,15 +110,15 @@ async def test_keep_closes_and_the_tree_shows_the_new_version(tmp_path: Path, st
         compare = await resummarize(app, pilot, screen, IDS["L5"])
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen)
-        assert store.get_summary(compare.new.id).status == "active"  # type: ignore[union-attr]
+        assert store.dag.get(compare.new.id).status == "active"  # type: ignore[union-attr]
         await wait_for(pilot, lambda: screen.tree.node_for(f"s:{compare.new.id}") is not None
                        or screen.tree.reveal_summary(compare.new.id))
-        [run] = store.runs("dag")
+        [run] = store.runs.of_session("dag")
         assert run.kind == "resummarize" and run.backend == "extractive" and run.summaries_created == 3
 
 
 async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path: Path, store: Store) -> None:
-    before = sorted(s.id for s in store.summaries("dag"))
+    before = sorted(s.id for s in store.dag.summaries("dag"))
     async with opened(tmp_path, store, backend="extractive") as (app, pilot, screen):
         await run_from_dialog(app, pilot, "W")
         body = str((await screen_shown(pilot, ConfirmScreen)).query_one("#confirm-body", Static).content)
@@ -126,15 +126,15 @@ async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path
                 "a fresh full pass will run with extractive.") in body
         await pilot.press("n")  # cancel at the confirmation: nothing changes
         await wait_for(pilot, lambda: app.screen is screen)
-        assert sorted(s.id for s in store.summaries("dag")) == before and store.runs("dag") == []
+        assert sorted(s.id for s in store.dag.summaries("dag")) == before and store.runs.of_session("dag") == []
         await run_from_dialog(app, pilot, "W")
         await screen_shown(pilot, ConfirmScreen)
         await pilot.press("y")
-        await wait_for(pilot, lambda: app.run_state is None and store.runs("dag") != [])
-        [run] = store.runs("dag")
+        await wait_for(pilot, lambda: app.run_state is None and store.runs.of_session("dag") != [])
+        [run] = store.runs.of_session("dag")
         assert run.kind == "resummarize-session" and run.status == "done"
-        assert all(store.get_summary(i).superseded_by == f"run:{run.id}" for i in before)  # type: ignore[union-attr]
-        new_leaf = min((s for s in store.summaries("dag") if s.depth == 0), key=lambda s: s.first_seq)
+        assert all(store.dag.get(i).superseded_by == f"run:{run.id}" for i in before)  # type: ignore[union-attr]
+        new_leaf = min((s for s in store.dag.summaries("dag") if s.depth == 0), key=lambda s: s.first_seq)
         await wait_for(pilot, lambda: screen.tree.reveal_summary(new_leaf.id))
         await pilot.press("v")
         versions = await screen_shown(pilot, VersionsScreen)
@@ -145,8 +145,8 @@ async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path
         await wait_for(pilot, lambda: f"reverts run {run.id}" in str(head.content), show=lambda: str(head.content))
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("Restored" in n.title for n in app._notifications))
-        assert store.get_summary(IDS["L0"]).status == "active"  # type: ignore[union-attr]
-        assert sorted(s.id for s in store.summaries("dag")) == before
+        assert store.dag.get(IDS["L0"]).status == "active"  # type: ignore[union-attr]
+        assert sorted(s.id for s in store.dag.summaries("dag")) == before
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
         await wait_for(pilot, lambda: screen.tree.node_for(f"s:{IDS['D0']}") is not None)
@@ -184,7 +184,7 @@ async def test_versions_restore_and_the_stores_refusal_verbatim(tmp_path: Path, 
         assert "not made by a run" in await restore(IDS["L1v1"])
         # the version the second run replaced comes back
         await restore(first.new.id)
-        await wait_for(pilot, lambda: store.get_summary(first.new.id).status == "active")  # type: ignore[union-attr]
-        assert store.get_summary(second.new.id).status == "superseded"  # type: ignore[union-attr]
+        await wait_for(pilot, lambda: store.dag.get(first.new.id).status == "active")  # type: ignore[union-attr]
+        assert store.dag.get(second.new.id).status == "superseded"  # type: ignore[union-attr]
         assert not versions.query_one("#versions-error").display
         await wait_for_text(pilot, "Versions of d0 #6–11 (6)")

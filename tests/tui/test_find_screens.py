@@ -227,12 +227,12 @@ async def test_empty_file_stats_and_history_say_what_to_do(tmp_path: Path) -> No
 
 async def test_run_history_says_why_and_opens_what_a_run_made(env) -> None:  # type: ignore[no-untyped-def]
     settings, store = env
-    done = store.start_run("dag", "leaf", "ollama", "llama3.2")
-    store.conn.execute("UPDATE summaries SET run_id = ? WHERE id IN (?, ?)", (done.id, DAG_IDS["L6"], DAG_IDS["L1v1"]))
-    store.finish_run(done.id, "done", wall_seconds=4.0)
-    failed = store.start_run("dag", "full", "ollama", "llama3.2")
-    store.finish_run(failed.id, "failed", wall_seconds=1.0, error="the server went away")
-    store.conn.execute("UPDATE runs SET started_at = '2026-01-01T00:00:00.000Z' WHERE id = ?", (done.id,))
+    done = store.runs.start("dag", "leaf", "ollama", "llama3.2")
+    store.db.conn.execute("UPDATE summaries SET run_id = ? WHERE id IN (?, ?)", (done.id, DAG_IDS["L6"], DAG_IDS["L1v1"]))
+    store.runs.finish(done.id, "done", wall_seconds=4.0)
+    failed = store.runs.start("dag", "full", "ollama", "llama3.2")
+    store.runs.finish(failed.id, "failed", wall_seconds=1.0, error="the server went away")
+    store.db.conn.execute("UPDATE runs SET started_at = '2026-01-01T00:00:00.000Z' WHERE id = ?", (done.id,))
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
         await open_dag(app, pilot)

@@ -76,7 +76,7 @@ def map_is_what_a_rebuild_draws(screen: SessionScreen) -> None:
     """The map updated in place holds exactly what ``set_data`` builds from a fresh read."""
     fresh = CoverageMap()
     extras = [screen._extra(ref) for ref in screen.tree.roots if ref.kind in ("gap", "tail")]
-    fresh.set_data(screen.store.spans(screen.session_id), extras, screen.map.total)
+    fresh.set_data(screen.store.dag.spans(screen.session_id), extras, screen.map.total)
 
     def shape(m: CoverageMap) -> list[tuple]:
         return [(r.label, r.keys, r.kinds, r.tiers, r.first, r.last, r.start, r.end, r.hi_max) for r in m.rows]
@@ -85,7 +85,7 @@ def map_is_what_a_rebuild_draws(screen: SessionScreen) -> None:
 
 
 def more_episodes(store: Store, session_id: str, start: int, count: int) -> None:
-    store.append_episodes(session_id, [
+    store.episodes.append(session_id, [
         NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", f"late message {i}",
                    T0 + timedelta(hours=5, minutes=i))
         for i in range(start, start + count)
@@ -105,14 +105,14 @@ async def test_summaries_from_another_connection_land_in_the_tree_in_place(
         assert tree.reveal_key(f"s:{IDS['L6']}")
         await pilot.pause()
 
-        writer.write_summaries([SummaryWrite(summary("dag", "s_leaf_7", 0), episode_range=(40, 43))])
+        writer.dag.write([SummaryWrite(summary("dag", "s_leaf_7", 0), episode_range=(40, 43))])
         await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "s:s_leaf_7", "t:44"])
         assert tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded  # kept, not rebuilt
         assert tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['L6']}"
         assert screen.map.item("s:s_leaf_7") is not None and screen.map.item("g:40") is None
         map_is_what_a_rebuild_draws(screen)
 
-        writer.write_summaries([SummaryWrite(summary("dag", "s_cond_2", 1), source_ids=[IDS["L6"], "s_leaf_7"])])
+        writer.dag.write([SummaryWrite(summary("dag", "s_cond_2", 1), source_ids=[IDS["L6"], "s_leaf_7"])])
         await wait_for(pilot, lambda: roots(screen) == [f"s:{IDS['D0']}", "s:s_cond_2", "t:44"])
         # the selected summary was adopted: still selected, now shown under its new parent
         assert tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['L6']}"
@@ -151,7 +151,7 @@ async def test_new_episodes_grow_the_tail_the_gap_the_map_and_the_transcript(
 async def test_the_cursor_keeps_its_height_when_roots_above_it_collapse(tmp_path: Path, store: Store,
                                                                         writer: Store) -> None:
     add_episodes(store, "many", "Many roots", 200)
-    store.write_summaries([SummaryWrite(summary("many", f"s_m_{k}", 0), episode_range=(2 * k, 2 * k + 1))
+    store.dag.write([SummaryWrite(summary("many", f"s_m_{k}", 0), episode_range=(2 * k, 2 * k + 1))
                            for k in range(80)])
     async with opened(tmp_path, store, "many", size=(120, 30)) as (app, pilot, screen):
         tree = screen.tree
@@ -162,7 +162,7 @@ async def test_the_cursor_keeps_its_height_when_roots_above_it_collapse(tmp_path
         height = node.line - round(tree.scroll_y)
         before = tree.scroll_y
 
-        writer.write_summaries([SummaryWrite(summary("many", "s_m_top", 1),
+        writer.dag.write([SummaryWrite(summary("many", "s_m_top", 1),
                                              source_ids=[f"s_m_{k}" for k in range(4)])])
         await wait_for(pilot, lambda: "s:s_m_top" in roots(screen))
         await wait_for(pilot, lambda: tree.scroll_y == before - 3)  # the view is kept after a refresh

@@ -81,4 +81,4 @@ async def test_the_footer_follows_one_streaming_call(tmp_path: Path, store: Stor
             assert app.run_state.call.tokens_per_s is not None and app.run_state.done == 0  # still the one call
             await wait_for(pilot, lambda: app.run_state is None)
         assert fake.chat_bodies[0]["think"] == "low"
-        assert not any("hmm" in s.content for s in store.summaries("work"))
+        assert not any("hmm" in s.content for s in store.dag.summaries("work"))

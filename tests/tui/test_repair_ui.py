@@ -33,8 +33,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
     store = Store.open(tmp_path / "hiermem.db")
     build_dag_session(store)
     # L0 lost most of what its episodes named; L5 kept it all; a literal markup name among the lost
-    store.set_fidelity(IDS["L0"], 12, 3, ["[bold]not_bold[/bold]", "src/app.py", "4096"], ["made_up_name"])
-    store.set_fidelity(IDS["L5"], 10, 10, [], [])
+    store.dag.set_fidelity(IDS["L0"], 12, 3, ["[bold]not_bold[/bold]", "src/app.py", "4096"], ["made_up_name"])
+    store.dag.set_fidelity(IDS["L5"], 10, 10, [], [])
     yield store
     store.close()
 
@@ -74,7 +74,7 @@ async def test_the_detail_pane_shows_fidelity_literally(tmp_path: Path, store: S
 
 
 async def test_rejections_are_listed_in_the_detail_pane(tmp_path: Path, store: Store) -> None:
-    store.write_summaries([SummaryWrite(NewSummary(
+    store.dag.write([SummaryWrite(NewSummary(
         "s_rejected", "dag", 0, "fallback", "extractive", None, "extractive-v1", "- digest", 4,
         rejections=[{"tier": "normal", "reason": "echo", "detail": "copies '[2025] user:' lines"},
                     {"tier": "aggressive", "reason": "continues_chat", "detail": "opens like a chat reply ('Sure')"}],
@@ -119,16 +119,16 @@ async def test_pin_and_exclude_are_shown_and_undone(tmp_path: Path, store: Store
         screen.transcript.jump_to(2)
         await wait_for(pilot, lambda: screen.transcript.cursor == 2)
         await pilot.press("P")
-        await wait_for(pilot, lambda: store.marks("dag") == {2: "pin"})
+        await wait_for(pilot, lambda: store.marks.of("dag") == {2: "pin"})
         await wait_for(pilot, lambda: "#2  user  ⚑ pinned" in screen_text(app))
         ep_row = screen.map.rows[-1]
         assert ep_row.first[ep_row.kinds.index("pin")] == 2  # a tick on the map's episode row
         assert any("Pinned #2" in n and "already cover it: x re-makes them" in n for n in notices(app))
         await pilot.press("E")
-        await wait_for(pilot, lambda: store.marks("dag") == {2: "exclude"})
+        await wait_for(pilot, lambda: store.marks.of("dag") == {2: "exclude"})
         await wait_for(pilot, lambda: "#2  user  × excluded" in screen_text(app))
         await pilot.press("E")
-        await wait_for(pilot, lambda: store.marks("dag") == {})
+        await wait_for(pilot, lambda: store.marks.of("dag") == {})
         await wait_for(pilot, lambda: "× excluded" not in screen_text(app) and "⚑ pinned" not in screen_text(app))
         assert "exclude" not in screen.map.rows[-1].kinds and "pin" not in screen.map.rows[-1].kinds
 
@@ -169,12 +169,12 @@ async def test_capital_x_repairs_the_whole_session_in_one_run(tmp_path: Path, st
             plan = str(dialog.query_one("#run-plan").render())
             assert "summaries to re-make" in plan
             await pilot.press("enter")
-            await wait_for(pilot, lambda: any(r.kind == "repair" and r.status == "done" for r in store.runs("dag")),
+            await wait_for(pilot, lambda: any(r.kind == "repair" and r.status == "done" for r in store.runs.of_session("dag")),
                            timeout=20)
             await wait_for(pilot, lambda: app.run_state is None)
-            (run,) = [r for r in store.runs("dag") if r.kind == "repair"]
+            (run,) = [r for r in store.runs.of_session("dag") if r.kind == "repair"]
             assert run.summaries_created == dialog.counts["repair"]
-            assert not [s for s in store.summaries("dag") if s.tier == "fallback"]
+            assert not [s for s in store.dag.summaries("dag") if s.tier == "fallback"]
             await wait_for(pilot, lambda: any(n.title == "Repair done" for n in app._notifications))
 
 

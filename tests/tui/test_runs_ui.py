@@ -115,7 +115,7 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         fake.release()
         await wait_for(pilot, lambda: app.run_state is None)
         assert not indicator(screen).has_class("-active")
-        [run] = store.runs("work")
+        [run] = store.runs.of_session("work")
         assert (run.status, run.normal, run.aggressive, run.fallback) == ("done", 2, 1, 1)
         assert any("Full pass done" in n and "4 summaries (2 normal · 1 aggressive · 1 fallback)" in n
                    and "press f" in n for n in notices(app))
@@ -142,9 +142,9 @@ async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path
         assert "Cancelling…" in phases and phases[-1] == "idle"
         assert fake.chat_requests[2].disconnected.wait(DEADLINE), "the hanging HTTP request was not aborted"
         assert len(fake.chat_requests) == 3
-        [run] = store.runs("work")
+        [run] = store.runs.of_session("work")
         assert run.status == "cancelled" and run.summaries_created == 2
-        assert len(store.summaries("work")) == 2
+        assert len(store.dag.summaries("work")) == 2
         assert not indicator(screen).has_class("-active")
         assert "Cancel run" not in await wait_for_footer(pilot, "esc Back")
         await pilot.press("escape")  # no run now: esc is Back again
@@ -167,7 +167,7 @@ async def test_ollama_down_is_a_notice_and_nothing_is_recorded(tmp_path: Path, s
         await wait_for(pilot, lambda: any("not reachable" in n for n in notices(app)) and app.run_state is None)
         [notice] = [n for n in app._notifications if "not reachable" in str(n.message)]
         assert notice.severity == "error" and "ollama serve" in str(notice.message) and "\n" not in str(notice.message)
-        assert store.runs("work") == [] and store.summaries("work") == []
+        assert store.runs.of_session("work") == [] and store.dag.summaries("work") == []
 
 
 async def test_missing_model_notice_lists_the_installed_ones(tmp_path: Path, store: Store, fake: FakeOllama) -> None:
@@ -180,7 +180,7 @@ async def test_missing_model_notice_lists_the_installed_ones(tmp_path: Path, sto
         await wait_for(pilot, lambda: any("nope:1b" in n for n in notices(app)) and app.run_state is None)
         message = next(n for n in notices(app) if "nope:1b" in n)
         assert "llama3.2:latest" in message and "qwen2.5:0.5b" in message
-        assert store.runs("work") == [] and fake.chat_requests == []
+        assert store.runs.of_session("work") == [] and fake.chat_requests == []
 
 
 async def test_server_dying_mid_run_says_why_and_what_was_kept(tmp_path: Path, store: Store,
@@ -189,8 +189,8 @@ async def test_server_dying_mid_run_says_why_and_what_was_kept(tmp_path: Path, s
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         await open_dialog(app, pilot, "l")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.run_state is None and store.runs("work") != [], timeout=2 * DEADLINE)
-        [run] = store.runs("work")
+        await wait_for(pilot, lambda: app.run_state is None and store.runs.of_session("work") != [], timeout=2 * DEADLINE)
+        [run] = store.runs.of_session("work")
         assert run.status == "failed" and run.summaries_created == 1 and run.fallback == 0
         [notice] = [n for n in app._notifications if "Leaf pass failed" in n.title]
         assert notice.severity == "error"
@@ -215,11 +215,11 @@ async def test_one_run_at_a_time_and_remembering_the_choice(tmp_path: Path, stor
         await wait_for(pilot, lambda: dialog.chosen is not None and dialog.chosen.backend == "extractive"
                        and remember.value, show=lambda: (dialog.chosen, remember.value))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.run_state is None and len(store.runs("work")) == 2)
+        await wait_for(pilot, lambda: app.run_state is None and len(store.runs.of_session("work")) == 2)
         assert app.settings.backend == "extractive"
         assert 'backend = "extractive"' in (tmp_path / "config.toml").read_text()
-        assert sorted(r.status for r in store.runs("work")) == ["cancelled", "done"]
-        assert any(r.backend == "extractive" and r.status == "done" for r in store.runs("work"))
+        assert sorted(r.status for r in store.runs.of_session("work")) == ["cancelled", "done"]
+        assert any(r.backend == "extractive" and r.status == "done" for r in store.runs.of_session("work"))
 
 
 async def test_compact_from_the_sessions_list(tmp_path: Path, store: Store) -> None:
@@ -233,11 +233,11 @@ async def test_compact_from_the_sessions_list(tmp_path: Path, store: Store) -> N
         assert dialog.session_id == "work" and dialog.action == "full"
         assert dialog.chosen is not None and dialog.chosen.backend == "extractive"  # remembered in settings
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.run_state is None and store.runs("work") != [])
+        await wait_for(pilot, lambda: app.run_state is None and store.runs.of_session("work") != [])
         assert app.screen.id == "sessions-screen"  # never opened the session
-        [run] = store.runs("work")
+        [run] = store.runs.of_session("work")
         assert run.status == "done" and run.summaries_created == 4
-        session = store.get_session("work")
+        session = store.sessions.get("work")
         assert session is not None and session.summaries == 4 and session.max_depth == 1
         await wait_for(pilot, lambda: "Full pass done" in " ".join(notices(app)))
 
@@ -277,7 +277,7 @@ async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: S
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 1)
     # the app has exited: its unmount cancelled the run and waited for it to record that
     assert fake.chat_requests[1].disconnected.wait(DEADLINE)
-    [run] = store.runs("work")
+    [run] = store.runs.of_session("work")
     assert run.status == "cancelled" and run.summaries_created == 1
 
 

@@ -47,7 +47,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
     settings, store = open_store(tmp_path)
     build_dag_session(store)
     build_empty_session(store)
-    store.upsert_session("evil", title=HOSTILE_TITLE, source="jsonl")
+    store.sessions.upsert("evil", title=HOSTILE_TITLE, source="jsonl")
     yield store
     store.close()
 
@@ -237,7 +237,7 @@ async def test_reload_keeps_open_nodes_and_selection(tmp_path: Path, store: Stor
     async with opened(tmp_path, store) as (app, pilot, screen):
         assert screen.tree.reveal_summary(IDS["L4"])
         await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L4']}")
-        store.write_summaries([SummaryWrite(summary("dag", "s_new_leaf", 0), episode_range=(40, 43))])
+        store.dag.write([SummaryWrite(summary("dag", "s_new_leaf", 0), episode_range=(40, 43))])
         screen.reload()
         assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['L4']}"
         assert screen.tree.node_for(f"s:{IDS['C1']}").is_expanded  # type: ignore[union-attr]
@@ -328,7 +328,7 @@ async def test_sessions_changed_message_reloads_once_the_burst_settles(tmp_path:
     async with opened(tmp_path, store) as (app, pilot, screen):
         for i in range(3):  # a run writing summaries one by one: three messages, one reload
             screen.post_message(SessionsChanged(("dag",)))
-        store.write_summaries([SummaryWrite(summary("dag", "s_late_leaf", 0), episode_range=(40, 43))])
+        store.dag.write([SummaryWrite(summary("dag", "s_late_leaf", 0), episode_range=(40, 43))])
         await wait_for(pilot, lambda: "s:s_late_leaf" in root_keys(screen))  # after the coalescing timer
         assert screen.session is not None and screen.session.summaries == 11
 
@@ -341,7 +341,7 @@ async def test_unknown_session_says_so(tmp_path: Path, store: Store) -> None:
 
 async def test_long_episodes_fold_and_expand_in_the_transcript(tmp_path: Path, store: Store) -> None:
     long_text = "\n".join(f"line {i} [red]not markup[/red]" for i in range(40))
-    store.append_episodes("raw", [NewEpisode("long", "assistant", long_text, T0 + timedelta(days=1))])
+    store.episodes.append("raw", [NewEpisode("long", "assistant", long_text, T0 + timedelta(days=1))])
     async with opened(tmp_path, store, "raw") as (app, pilot, screen):
         transcript = await show_transcript(pilot, screen)
         await focus(pilot, transcript)
@@ -359,10 +359,10 @@ async def test_long_episodes_fold_and_expand_in_the_transcript(tmp_path: Path, s
 async def test_a_leaf_names_its_episode_range_and_the_source_message_ids(tmp_path: Path, store: Store) -> None:
     """Episode ids are "<session>/<key>": the detail shows the keys that tell them apart, not the session
     id again (a Claude Code id clipped to "claude-code:6dc88126-2048-…" said nothing)."""
-    store.upsert_session("cc", title="Claude Code chat", source="claude-code", created_at=T0)
-    store.append_episodes("cc", [NewEpisode(f"msg-{c}", "user", f"message {c}", T0 + timedelta(minutes=i))
+    store.sessions.upsert("cc", title="Claude Code chat", source="claude-code", created_at=T0)
+    store.episodes.append("cc", [NewEpisode(f"msg-{c}", "user", f"message {c}", T0 + timedelta(minutes=i))
                                  for i, c in enumerate("abcd")])
-    store.write_summaries([SummaryWrite(summary("cc", "s_cc_leaf", 0), episode_range=(0, 3))])
+    store.dag.write([SummaryWrite(summary("cc", "s_cc_leaf", 0), episode_range=(0, 3))])
     async with opened(tmp_path, store, "cc") as (app, pilot, screen):
         assert screen.tree.reveal_summary("s_cc_leaf")
         text = await wait_for_text(pilot, "4 episodes, #0–3 · ids msg-a … msg-d")

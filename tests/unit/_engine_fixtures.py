@@ -26,9 +26,9 @@ def episode_text(session_id: str, i: int, words: int = 20) -> str:
 
 def add_episodes(store: Store, session_id: str, start: int, count: int, *, words: int = 20) -> None:
     """Append episodes ``start..start+count-1`` (creating the session if needed)."""
-    if store.get_session(session_id) is None:
-        store.upsert_session(session_id, title=f"Session {session_id}", source="test", created_at=T0)
-    store.append_episodes(session_id, [
+    if store.sessions.get(session_id) is None:
+        store.sessions.upsert(session_id, title=f"Session {session_id}", source="test", created_at=T0)
+    store.episodes.append(session_id, [
         NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", episode_text(session_id, i, words),
                    T0 + timedelta(minutes=2 * i))
         for i in range(start, start + count)

@@ -28,8 +28,8 @@ def fresh_store(path: Path, tokenizer: Tokenizer) -> Iterator[Store]:
 def contents(store: Store) -> Contents:
     """Everything the store holds, as plain values to compare."""
     return {
-        s.id: (s.title, [(e.role, e.content) for e in store.iter_episodes(s.id)])
-        for s in store.iter_sessions()
+        s.id: (s.title, [(e.role, e.content) for e in store.episodes.each(s.id)])
+        for s in store.sessions.each()
     }
 
 

@@ -34,7 +34,7 @@ def check_invariants(
     ``known_summaries``: ids seen earlier (invariant 5: nothing was ever deleted).
     ``allow_running``: False after a reopen, when no run may still read ``running``.
     """
-    conn = store.conn
+    conn = store.db.conn
     sid = session_id
     # ---- database-level health (6): a consistent file
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

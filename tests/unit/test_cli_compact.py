@@ -98,7 +98,7 @@ def test_named_idle_session_still_reports_a_run(db: Path) -> None:
 
 def test_triggers_select_from_aggregates(db: Path, tokenizer: Tokenizer) -> None:
     with Store.open(db, tokenizer=tokenizer) as store:
-        big, mid = store.get_session("big"), store.get_session("mid")
+        big, mid = store.sessions.get("big"), store.sessions.get("mid")
     assert big and mid and big.uncompacted_tokens > mid.uncompacted_tokens
     code, out, _ = ext(db, "compact", "--all", "--if-over", str(mid.uncompacted_tokens), "--json")
     assert code == 0 and [r["session"] for r in json.loads(out)] == ["big"]
@@ -145,7 +145,7 @@ def test_ollama_down_is_one_line_exit_1_and_records_nothing(db: Path, tokenizer:
     assert code == 1 and out == ""
     assert "not reachable" in one_error_line(err)
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.runs("big") == []
+        assert store.runs.of_session("big") == []
 
 
 def test_missing_model_is_one_line_exit_1(db: Path, fake: FakeOllama) -> None:
@@ -179,7 +179,7 @@ def test_parallel_flag(db: Path, fake: FakeOllama) -> None:
 def test_resummarize_summary_and_session(db: Path, tokenizer: Tokenizer) -> None:
     assert ext(db, "compact", "--session", "big")[0] == 0
     with Store.open(db, tokenizer=tokenizer) as store:
-        leaf = store.summaries("big")[0]
+        leaf = store.dag.summaries("big")[0]
     code, out, err = ext(db, "resummarize", "--session", "big", "--summary", leaf.id, "--json")
     obj = json.loads(out)
     assert code == 0 and set(obj) == RUN_KEYS and obj["status"] == "done" and obj["summaries_created"] >= 2
@@ -191,7 +191,7 @@ def test_resummarize_summary_and_session(db: Path, tokenizer: Tokenizer) -> None
     obj = json.loads(out)
     assert code == 0 and obj["status"] == "done"
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert {s.run_id for s in store.summaries("big")} == {obj["run_id"]}
+        assert {s.run_id for s in store.dag.summaries("big")} == {obj["run_id"]}
         check_invariants(store, "big", fresh_tail=SMALL.fresh_tail, allow_running=False)
 
 
@@ -218,5 +218,5 @@ def test_ctrl_c_cancels_the_run_and_exits_130(db: Path, config: Path, tokenizer:
     assert obj["status"] == "cancelled" and obj["summaries_created"] == 1
     assert "Traceback" not in err
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert [r.status for r in store.runs("big")] == ["cancelled"]
+        assert [r.status for r in store.runs.of_session("big")] == ["cancelled"]
         check_invariants(store, "big", fresh_tail=SMALL.fresh_tail, allow_running=False)

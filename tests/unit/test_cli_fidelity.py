@@ -50,8 +50,8 @@ def db(tmp_path: Path, tokenizer: Tokenizer) -> Path:
     path = tmp_path / "f.db"
     with Store.open(path, tokenizer=tokenizer) as store:
         for sid, n in (("work", 120), ("other", 40)):
-            store.upsert_session(sid, title=sid, source="test", created_at=T0)
-            store.append_episodes(sid, [
+            store.sessions.upsert(sid, title=sid, source="test", created_at=T0)
+            store.episodes.append(sid, [
                 NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", chat_text(i), T0 + timedelta(minutes=i))
                 for i in range(n)
             ])
@@ -81,11 +81,11 @@ def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: F
     assert code == 0 and rows and all(set(r) == CHECK_KEYS for r in rows)
     assert all(r["retention"] == 0 and r["key_retention"] == 0 for r in rows)
     with Store.open(db) as store:
-        leaves = store.summaries("work")
+        leaves = store.dag.summaries("work")
         assert all(s.content == FEW_WORDS and s.fid_added and s.keywords for s in leaves)
         assert all(set(s.keywords) <= set(s.fid_lost) | set(s.keywords) and s.keywords[0] == s.fid_lost[0]
                    for s in leaves)
-        assert store.get_session("work").min_retention == 0  # type: ignore[union-attr]
+        assert store.sessions.get("work").min_retention == 0  # type: ignore[union-attr]
     code, out, _ = cli("search", "--db", str(db), leaves[0].keywords[0].split("/")[-1].split(".")[0],
                        "--session", "work", "--json")
     assert any(h["kind"] == "summary" for h in json.loads(out))  # a lost name finds its summary
@@ -95,21 +95,21 @@ def test_check_lists_worst_first_measures_old_summaries_and_filters(db: Path, to
     with Store.open(db, tokenizer=tokenizer) as store:
         sid_good, sid_bad = new_id("s"), new_id("s")
         good = "handler_0.py parse_item_1 HTTP 402 make test-3 https://tracker.example.org/issues/2004 ValueError5"
-        store.write_summaries([
+        store.dag.write([
             SummaryWrite(NewSummary(sid_good, "work", 0, "normal", "extractive", None, "leaf-v1", good, 30),
                          episode_range=(0, 5)),
             SummaryWrite(NewSummary(sid_bad, "work", 0, "normal", "extractive", None, "leaf-v1", "Nothing kept.", 3),
                          episode_range=(6, 11)),
         ])
-        assert store.get_summary(sid_bad).fid_identifiers is None  # type: ignore[union-attr]
+        assert store.dag.get(sid_bad).fid_identifiers is None  # type: ignore[union-attr]
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json")
     rows = json.loads(out)
     assert code == 0 and [r["summary_id"] for r in rows] == [sid_bad, sid_good]
     assert rows[0]["retention"] == 0 and rows[0]["kept"] == 0 and len(rows[0]["lost"]) == rows[0]["identifiers"] >= 6
     assert rows[1]["retention"] >= 5 / 6 and rows[1]["tier"] == "normal" and rows[1]["depth"] == 0
     with Store.open(db, tokenizer=tokenizer) as store:  # measured once, stored for the lists
-        assert store.get_summary(sid_bad).fid_identifiers == rows[0]["identifiers"]  # type: ignore[union-attr]
-        assert store.get_session("work").min_retention == 0  # type: ignore[union-attr]
+        assert store.dag.get(sid_bad).fid_identifiers == rows[0]["identifiers"]  # type: ignore[union-attr]
+        assert store.sessions.get("work").min_retention == 0  # type: ignore[union-attr]
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json", "--below", "0.5")
     assert [r["summary_id"] for r in json.loads(out)] == [sid_bad]
     code, out, _ = cli("check", "--db", str(db), "--session", "work")
@@ -125,7 +125,7 @@ def test_repair_remakes_fallbacks_and_low_fidelity_summaries_in_one_run(
     code, obj, _ = run(db, fake, "compact", "--session", "work")
     assert code == 0 and isinstance(obj, dict) and obj["tiers"]["fallback"] == 3
     with Store.open(db, tokenizer=tokenizer) as store:
-        before = {s.id for s in store.summaries("work")}
+        before = {s.id for s in store.dag.summaries("work")}
     def faithful(body: dict) -> str:
         """A model that names everything its material names (not what the previous summary did)."""
         material = re.split(r"<(?:conversation|summaries)>", body["messages"][1]["content"])[-1]
@@ -140,12 +140,12 @@ def test_repair_remakes_fallbacks_and_low_fidelity_summaries_in_one_run(
     code, obj, err = run(db, fake, "repair", "--session", "work")
     assert code == 0 and isinstance(obj, dict) and set(obj) == RUN_KEYS, err
     with Store.open(db, tokenizer=tokenizer) as store:
-        (rep,) = [r for r in store.runs("work") if r.kind == "repair"]
+        (rep,) = [r for r in store.runs.of_session("work") if r.kind == "repair"]
         assert rep.id == obj["run_id"] and rep.status == "done" and rep.summaries_created == obj["summaries_created"]
-        now = store.summaries("work")
+        now = store.dag.summaries("work")
         assert not [s for s in now if s.tier == "fallback"]
         replaced = before - {s.id for s in now}
-        assert len(replaced) >= 3 and all(store.get_summary(i).status == "superseded" for i in replaced)  # type: ignore[union-attr]
+        assert len(replaced) >= 3 and all(store.dag.get(i).status == "superseded" for i in replaced)  # type: ignore[union-attr]
         check_invariants(store, "work", fresh_tail=POLICY.fresh_tail)
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json", "--below", "0.8")
     still = json.loads(out)  # a repair is a new attempt, not a promise: what it could not fix is listed
@@ -164,7 +164,7 @@ def test_dry_run_plans_what_compact_then_makes_and_writes_nothing(db: Path, fake
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest and not fake.requests
     code, obj, _ = run(db, fake, "compact", "--session", "work")
     with Store.open(db) as store:
-        made = sorted((s.depth, s.first_seq, s.last_seq) for s in store.summaries("work"))
+        made = sorted((s.depth, s.first_seq, s.last_seq) for s in store.dag.summaries("work"))
     assert made == sorted((p["depth"], p["first_seq"], p["last_seq"]) for p in plan["planned"])
     code, out, _ = cli("compact", "--db", str(db), "--all", "--dry-run", "--json", "--model", "llama3.2")
     arr = json.loads(out)
@@ -190,7 +190,7 @@ def test_prompts_show_defaults_and_edits_and_summaries_record_the_version(
     assert fake.chat_bodies[0]["messages"][1]["content"].startswith("Notes on:\n")
     with Store.open(db) as store:
         # each leaf is the one answer, made with the edited prompt
-        assert {s.prompt_version for s in store.summaries("work")} == {edited["version"]}
+        assert {s.prompt_version for s in store.dag.summaries("work")} == {edited["version"]}
     config.write_text(config.read_text().replace("{material}", "nothing"))
     code, _, err = cli("prompts")
     assert code == 2 and "must contain {material}" in one_error_line(err)

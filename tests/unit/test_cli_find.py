@@ -36,7 +36,7 @@ def db(tmp_path: Path, tokenizer: Tokenizer) -> Path:
         add_episodes(store, "alpha", 0, 30)
         add_episodes(store, "beta", 0, 6)
         asyncio.run(extractive_runner(store, tokenizer).compact("alpha"))
-        store.append_episodes("beta", [NewEpisode("evil", "user", "\x1b]0;pwned\x07[bold]wombat[/] \x1b[2J", None)])
+        store.episodes.append("beta", [NewEpisode("evil", "user", "\x1b]0;pwned\x07[bold]wombat[/] \x1b[2J", None)])
     return path
 
 

@@ -80,8 +80,8 @@ def test_once_imports_then_compacts_what_is_due(tmp_path: Path, logs: Path, toke
     done = [t for t in text if t.startswith("compacted ")]
     assert len(done) == 1 and done[0].startswith("compacted big: done — ")  # tiny is under the trigger
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.get_session("big").summaries > 0 and store.get_session("tiny").summaries == 0
-        assert store.get_session("big").title == "Big one"
+        assert store.sessions.get("big").summaries > 0 and store.sessions.get("tiny").summaries == 0
+        assert store.sessions.get("big").title == "Big one"
         check_invariants(store, "big", fresh_tail=SMALL.fresh_tail, allow_running=False)
     code, out, _ = cli("watch", "--db", str(db), str(logs), "--once", "--backend", "extractive")
     assert code == 0 and [line[9:] for line in out.splitlines()][1:] == []  # nothing new, nothing due
@@ -135,7 +135,7 @@ def test_ollama_down_keeps_the_imports_and_says_so_once(tmp_path: Path, logs: Pa
     postponed = [line[9:] for line in out.splitlines() if "postponed" in line]
     assert len(postponed) == 1 and "not reachable" in postponed[0] and postponed[0].endswith("trying again in 5s")
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.get_session("big").episodes == 30 and store.runs("big") == []
+        assert store.sessions.get("big").episodes == 30 and store.runs.of_session("big") == []
 
 
 # ---------------------------------------------------------------- a real process
@@ -225,8 +225,8 @@ def test_a_live_watcher_waits_out_a_dead_ollama_then_stops_cleanly_mid_run(
     assert proc.seen[-1].endswith(f"stopped: 40 episodes imported, {made} summaries written")
     assert integrity(db) == "ok"
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert [r.status for r in store.runs("live")] == ["done", "cancelled"]
-        assert store.get_session("live").episodes == 40
+        assert [r.status for r in store.runs.of_session("live")] == ["done", "cancelled"]
+        assert store.sessions.get("live").episodes == 40
         check_invariants(store, "live", fresh_tail=SMALL.fresh_tail, allow_running=False)
 
 
@@ -249,7 +249,7 @@ def test_ctrl_c_during_an_import_leaves_each_file_whole(
     assert code == 130, err
     assert integrity(db) == "ok"
     with Store.open(db, tokenizer=tokenizer) as store:
-        counts = [s.episodes for s in store.iter_sessions()]
+        counts = [s.episodes for s in store.sessions.each()]
     assert counts and set(counts) == {150}  # every imported file whole, none half
     assert len(counts) < files  # it stopped between files instead of finishing the tick
     assert proc.seen[-1].endswith(f"stopped: {150 * len(counts)} episodes imported, 0 summaries written")

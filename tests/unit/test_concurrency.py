@@ -179,13 +179,13 @@ def test_import_and_reads_during_a_run_lose_nothing(
     assert any(during), f"no import overlapped a summary being made: {during}"
 
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert {s.id: s.episodes for s in store.iter_sessions()} == {k: len(v) for k, v in source.sessions.items()}
+        assert {s.id: s.episodes for s in store.sessions.each()} == {k: len(v) for k, v in source.sessions.items()}
         for sid, texts in source.sessions.items():
-            assert [e.content for e in store.iter_episodes(sid)] == texts  # in order, none lost
-        statuses = {r.status for sid in source.sessions for r in store.runs(sid)}
+            assert [e.content for e in store.episodes.each(sid)] == texts  # in order, none lost
+        statuses = {r.status for sid in source.sessions for r in store.runs.of_session(sid)}
         assert statuses == {"done"}  # the concurrent opens did not take the live run for a dead one
         limit = {sid: len(texts) - SMALL.fresh_tail for sid, texts in source.sessions.items()}
-        pending = {sid for sid in source.sessions if any(a < limit[sid] for a, _ in store.unsummarised_ranges(sid))}
+        pending = {sid for sid in source.sessions if any(a < limit[sid] for a, _ in store.dag.unsummarised_ranges(sid))}
     assert "chat-0" in pending  # its run was planned before the first import: the new episodes wait
 
     again = run_cli(env, "compact", "--db", str(db), "--all", "--ollama-host", fake.url, "--model", "llama3.2",
@@ -196,9 +196,9 @@ def test_import_and_reads_during_a_run_lose_nothing(
     with Store.open(db, tokenizer=tokenizer) as store:
         for sid, texts in source.sessions.items():
             n = len(texts)
-            assert store.unsummarised_ranges(sid) == [(n - SMALL.fresh_tail, n - 1)], sid  # only the fresh tail
+            assert store.dag.unsummarised_ranges(sid) == [(n - SMALL.fresh_tail, n - 1)], sid  # only the fresh tail
             assert listing[sid]["covered_episodes"] == n - SMALL.fresh_tail
-            episodes = {e.seq: (e.role, e.content, e.created_at) for e in store.iter_episodes(sid)}
+            episodes = {e.seq: (e.role, e.content, e.created_at) for e in store.episodes.each(sid)}
             check_invariants(store, sid, fresh_tail=SMALL.fresh_tail, episodes=episodes, allow_running=False)
     print(f"{reader.reads} list+export reads during the run; model calls during each import: {during}")
 

@@ -29,12 +29,12 @@ def test_roots_and_tail_cover_every_episode_once_in_order(store: Store, tokenize
     asyncio.run(extractive_runner(store, tokenizer).compact("a"))
     view = build_context(store, "a")
     assert covered(view.items) == list(range(40))
-    tops = {s.id for s in store.top_summaries("a")}
+    tops = {s.id for s in store.dag.top("a")}
     assert {i.id for i in view.items if i.kind == "summary"} == tops and tops
     tail = [i for i in view.items if i.kind == "episode"]
     assert [i.first_seq for i in tail] == list(range(40 - len(tail), 40)) and len(tail) >= SMALL.fresh_tail
     assert view.total_tokens == sum(i.tokens for i in view.items) and view.complete
-    session = store.get_session("a")
+    session = store.sessions.get("a")
     assert session is not None and view.total_tokens == session.uncompacted_tokens
 
 
@@ -80,8 +80,8 @@ def test_render_gives_headers_and_exact_texts_in_order(store: Store, tokenizer: 
     assert text.startswith(f"# Context of session a: {len(view.items)} items, {view.total_tokens:,} tokens")
     position = 0
     for item in view.items:
-        body = (store.get_summary(item.id).content if item.kind == "summary"  # type: ignore[union-attr]
-                else store.episode_at("a", item.first_seq).content)  # type: ignore[union-attr]
+        body = (store.dag.get(item.id).content if item.kind == "summary"  # type: ignore[union-attr]
+                else store.episodes.at("a", item.first_seq).content)  # type: ignore[union-attr]
         found = text.index(body, position)
         assert found > position
         position = found + len(body)
@@ -112,12 +112,12 @@ def test_property_every_episode_exactly_once_and_the_budget_keeps_a_newest_suffi
             for count, step in plan:
                 add_episodes(store, "s", total, count, words=5 + count)
                 total += count
-                if step == "resummarize" and store.summaries("s"):
-                    asyncio.run(runner.resummarize_summary(store.summaries("s")[total % len(store.summaries("s"))].id))
+                if step == "resummarize" and store.dag.summaries("s"):
+                    asyncio.run(runner.remake.summary(store.dag.summaries("s")[total % len(store.dag.summaries("s"))].id))
                 elif step in ("leaf", "condense", "full"):
                     asyncio.run(runner.compact("s", step))  # type: ignore[arg-type]
-            if store.get_session("s") is None:
-                store.upsert_session("s", title="s", source="test", created_at=T0)
+            if store.sessions.get("s") is None:
+                store.sessions.upsert("s", title="s", source="test", created_at=T0)
             full = build_context(store, "s")
             assert covered(full.items) == list(range(total))  # each episode exactly once, in order
             view = build_context(store, "s", budget)

@@ -77,7 +77,7 @@ def test_sigkill_mid_run_leaves_a_consistent_resumable_file(
     db = tmp_path / "crash.db"
     with Store.open(db, tokenizer=tokenizer) as store:
         add_episodes(store, "s", 0, 60)
-        episodes = {e.seq: (e.role, e.content, e.created_at) for e in store.iter_episodes("s")}
+        episodes = {e.seq: (e.role, e.content, e.created_at) for e in store.episodes.each("s")}
     proc = subprocess.Popen(compact_cmd(db, slow_fake.url), env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -93,13 +93,13 @@ def test_sigkill_mid_run_leaves_a_consistent_resumable_file(
 
     chats = len(slow_fake.chat_requests)
     with Store.open(db, tokenizer=tokenizer) as store:  # reopening marks the stale run
-        runs = store.runs("s")
+        runs = store.runs.of_session("s")
         assert [r.status for r in runs] == ["interrupted"] and runs[0].error
         made = runs[0].summaries_created
         # request k is sent only after summary k-1 was committed
         assert made >= (int(arg) - 1 if kind == "chat" else 1) and made <= chats
         check_invariants(store, "s", fresh_tail=SMALL.fresh_tail, episodes=episodes, allow_running=False)
-        known = {s.id for s in store.summaries("s")}
+        known = {s.id for s in store.dag.summaries("s")}
 
     with FakeOllama() as fast:  # Ollama back up, answering at once
         rerun = subprocess.run(compact_cmd(db, fast.url), env=env, cwd=tmp_path, capture_output=True,
@@ -110,9 +110,9 @@ def test_sigkill_mid_run_leaves_a_consistent_resumable_file(
         check_invariants(store, "s", fresh_tail=SMALL.fresh_tail, episodes=episodes, known_summaries=known,
                          allow_running=False)
         assert extractive_runner(store, tokenizer).plan_leaf("s") == []  # the rerun resumed and finished
-        assert plan_condense(store.spans("s"), SMALL.condense_fanout) == []
-        assert {s.id for s in store.summaries("s")} >= known  # kept what the killed run wrote
-        assert [r.status for r in store.runs("s")] == ["interrupted", "done"]
+        assert plan_condense(store.dag.spans("s"), SMALL.condense_fanout) == []
+        assert {s.id for s in store.dag.summaries("s")} >= known  # kept what the killed run wrote
+        assert [r.status for r in store.runs.of_session("s")] == ["interrupted", "done"]
 
 
 def test_appending_from_another_process_during_a_run_loses_nothing(
@@ -135,7 +135,7 @@ def test_appending_from_another_process_during_a_run_loses_nothing(
             proc.wait()
     assert proc.returncode == 0, err
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.get_session("s").episodes == 90  # type: ignore[union-attr]
-        episodes = {e.seq: (e.role, e.content, e.created_at) for e in store.iter_episodes("s")}
+        assert store.sessions.get("s").episodes == 90  # type: ignore[union-attr]
+        episodes = {e.seq: (e.role, e.content, e.created_at) for e in store.episodes.each("s")}
         assert [episodes[i][1] for i in range(90)] == [episode_text("s", i) for i in range(90)]
         check_invariants(store, "s", fresh_tail=SMALL.fresh_tail, episodes=episodes, allow_running=False)

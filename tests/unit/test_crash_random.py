@@ -148,9 +148,9 @@ def state_after_kill(db: Path) -> tuple[list[str], int]:
 
 def assert_done_runs_really_finished(store: Store, tokenizer: Tokenizer, sid: str) -> None:
     """A ``done`` full pass leaves nothing eligible (nothing else writes these sessions)."""
-    if any(r.status == "done" for r in store.runs(sid)):
+    if any(r.status == "done" for r in store.runs.of_session(sid)):
         assert extractive_runner(store, tokenizer).plan_leaf(sid) == []
-        assert plan_condense(store.spans(sid), SMALL.condense_fanout) == []
+        assert plan_condense(store.dag.spans(sid), SMALL.condense_fanout) == []
 
 
 def test_twenty_random_sigkills_over_one_full_pass(
@@ -160,7 +160,7 @@ def test_twenty_random_sigkills_over_one_full_pass(
     with Store.open(db, tokenizer=tokenizer) as store:
         for sid in SESSIONS:
             add_episodes(store, sid, 0, EPISODES)
-        episodes = {sid: {e.seq: (e.role, e.content, e.created_at) for e in store.iter_episodes(sid)}
+        episodes = {sid: {e.seq: (e.role, e.content, e.created_at) for e in store.episodes.each(sid)}
                     for sid in SESSIONS}
     digest = episode_digest(db)
     kills = plan_kills(random.Random(SEED))
@@ -203,16 +203,16 @@ def test_twenty_random_sigkills_over_one_full_pass(
 
             with Store.open(db, tokenizer=tokenizer) as store:  # the next open marks the stale run
                 for rid in stale:
-                    run = store.get_run(rid)
+                    run = store.runs.get(rid)
                     assert run is not None and run.status == "interrupted" and run.error, f"{kill}: {run}"
                     assert run.finished_at is not None
                 interrupted.update(stale)
-                where = [f"{r.session_id}/{r.summaries_created}" for r in map(store.get_run, stale) if r]
+                where = [f"{r.session_id}/{r.summaries_created}" for r in map(store.runs.get, stale) if r]
                 for sid in SESSIONS:
                     check_invariants(store, sid, fresh_tail=SMALL.fresh_tail, episodes=episodes[sid],
                                      known_summaries=known[sid], allow_running=False)
                     assert_done_runs_really_finished(store, tokenizer, sid)
-                    known[sid] = {s.id for s in store.summaries(sid, status=None)}
+                    known[sid] = {s.id for s in store.dag.summaries(sid, status=None)}
             log.append(f"{kill}: {chats} calls, {made} summaries, interrupted run (session/made): {where}")
 
         assert sum(map(len, known.values())) < 3 * 95, "the pass finished before the last kill"
@@ -230,10 +230,10 @@ def test_twenty_random_sigkills_over_one_full_pass(
             check_invariants(store, sid, fresh_tail=SMALL.fresh_tail, episodes=episodes[sid],
                              known_summaries=known[sid], allow_running=False)
             assert extractive_runner(store, tokenizer).plan_leaf(sid) == []  # resumed and finished
-            assert plan_condense(store.spans(sid), SMALL.condense_fanout) == []
-            assert {s.id for s in store.summaries(sid, status=None)} >= known[sid]
-            statuses.update((r.id, r.status) for r in store.runs(sid))
-            assert any(r.status == "done" for r in store.runs(sid))
+            assert plan_condense(store.dag.spans(sid), SMALL.condense_fanout) == []
+            assert {s.id for s in store.dag.summaries(sid, status=None)} >= known[sid]
+            statuses.update((r.id, r.status) for r in store.runs.of_session(sid))
+            assert any(r.status == "done" for r in store.runs.of_session(sid))
     assert {rid for rid, st in statuses.items() if st == "interrupted"} == interrupted
     assert set(statuses.values()) <= {"interrupted", "done"}
     print("\n".join(log))  # shown with -s / -rP: where the 20 kills landed

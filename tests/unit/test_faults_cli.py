@@ -72,12 +72,12 @@ def compact(db: Path, url: str, *extra: str) -> tuple[int, dict, str]:
 def stored(db: Path, tokenizer: Tokenizer, obj: dict) -> list:
     """The run's leaves in order, after checking its counters in the file against the JSON."""
     with Store.open(db, tokenizer=tokenizer) as store:
-        run = store.get_run(obj["run_id"])
+        run = store.runs.get(obj["run_id"])
         assert run is not None and run.status == obj["status"] and run.tiers == obj["tiers"]
-        mine = [s for s in store.summaries(obj["session"], status=None) if s.run_id == run.id]
+        mine = [s for s in store.dag.summaries(obj["session"], status=None) if s.run_id == run.id]
         assert len(mine) == run.summaries_created == obj["summaries_created"]
         assert {t: sum(s.tier == t for s in mine) for t in ("normal", "aggressive", "fallback")} == obj["tiers"]
-        session = store.get_session(obj["session"])
+        session = store.sessions.get(obj["session"])
         assert session is not None and session.fallbacks == obj["tiers"]["fallback"]
         for sid in ("a", "b"):
             check_invariants(store, sid, fresh_tail=SMALL.fresh_tail, allow_running=False)
@@ -101,8 +101,8 @@ def test_down_at_start_via_ollama_host_env_records_nothing(
     line = one_error_line(err)
     assert "not reachable" in line and url.rsplit(":", 1)[1] in line
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.runs("a") == store.runs("b") == []
-        assert store.conn.execute("SELECT count(*) FROM summaries").fetchone()[0] == 0
+        assert store.runs.of_session("a") == store.runs.of_session("b") == []
+        assert store.db.conn.execute("SELECT count(*) FROM summaries").fetchone()[0] == 0
     assert all(s["summaries"] == 0 and s["fallbacks"] == 0 for s in sessions_json(db).values())
 
 
@@ -133,9 +133,9 @@ def test_server_dying_mid_run_fails_the_run_keeps_its_work_and_stops_the_job(
     assert line.startswith("hiermem-tui: session a:") and "not reachable" in line and "3 failed attempts" in line
     stored(db, tokenizer, runs[0])
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.runs("b") == []
-        assert store.get_run(runs[0]["run_id"]).error  # type: ignore[union-attr]
-        assert store.conn.execute("SELECT count(*) FROM summaries WHERE tier = 'fallback'").fetchone()[0] == 0
+        assert store.runs.of_session("b") == []
+        assert store.runs.get(runs[0]["run_id"]).error  # type: ignore[union-attr]
+        assert store.db.conn.execute("SELECT count(*) FROM summaries WHERE tier = 'fallback'").fetchone()[0] == 0
     assert sessions_json(db)["a"]["summaries"] >= 2
 
 
@@ -168,7 +168,7 @@ def test_a_hang_past_timeout_moves_that_summary_to_the_next_tier(
     cfg = config.parent / "timeout.toml"
     cfg.write_text("timeout_s = 1.0\n" + config.read_text(), encoding="utf-8")
     with Store.open(db, tokenizer=tokenizer) as store:  # earlier runs measured this model as fast
-        store.add_model_speed("ollama", "llama3.2:latest", ModelSpeed(4, 4000, 0.01, 400, 0.01))
+        store.speeds.add("ollama", "llama3.2:latest", ModelSpeed(4, 4000, 0.01, 400, 0.01))
     fake.script(
         Hang(), Reply(leaf("ONE")),            # leaf 1: no byte for 1 s
         Reply(leaf("TWO")),
@@ -247,7 +247,7 @@ def test_missing_model_is_one_line_listing_installed_models(
     assert "no model chosen" in line and "llama3.2:latest" in line and "qwen2.5:0.5b" in line
     assert fake.chat_requests == []
     with Store.open(db, tokenizer=tokenizer) as store:
-        assert store.runs("a") == store.runs("b") == []
+        assert store.runs.of_session("a") == store.runs.of_session("b") == []
     fake.loaded.append("qwen2.5:0.5b")  # now Ollama has one loaded: it is the default
     code, out, err = cli("compact", "--db", str(db), "--session", "a", "--ollama-host", fake.url, "--json")
     obj = json.loads(out)

@@ -98,7 +98,7 @@ def import_and_recount(tokenizer: Tokenizer, fmt: str, path: Path, parsed: list[
         store = Store.open(Path(tmp) / "fuzz.db", tokenizer=tokenizer)
         try:
             report = import_paths(store, [path], fmt)
-            conn = store.conn
+            conn = store.db.conn
             for sid, count, tokens in conn.execute("SELECT id, episode_count, token_count FROM sessions"):
                 real = conn.execute(
                     "SELECT count(*), coalesce(sum(tokens), 0), coalesce(max(seq), -1), count(DISTINCT seq)"
@@ -634,9 +634,9 @@ def test_lone_surrogates_in_ids_titles_and_metadata_are_stored_as_replacement_ch
     try:
         report = import_paths(store, [path], "claude")
         assert report.episodes_appended == 1
-        sid, title, meta = store.conn.execute("SELECT id, title, metadata FROM sessions").fetchone()
+        sid, title, meta = store.db.conn.execute("SELECT id, title, metadata FROM sessions").fetchone()
         assert (sid, title) == ("claude:u\ufffd", "t\ufffd") and "s\ufffd" in json.loads(meta).values()
-        content, tokens = store.conn.execute("SELECT content, tokens FROM episodes").fetchone()
+        content, tokens = store.db.conn.execute("SELECT content, tokens FROM episodes").fetchone()
         assert content == "a\ufffdb" and tokens == tokenizer.count("a\ufffdb")
         assert import_paths(store, [path], "claude").episodes_present == 1  # the scrubbed ids are stable
     finally:

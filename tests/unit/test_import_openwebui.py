@@ -313,7 +313,7 @@ def test_replies_stored_with_raw_details_by_an_earlier_version_are_not_new_versi
                 ep.content = ep.former_content or ep.content
                 ep.metadata = {"model": ep.metadata["model"]} if ep.metadata else None
             load_session(store, parsed, str(export), report)
-        assert sum("<details" in e.content for s in store.iter_sessions() for e in store.iter_episodes(s.id)) == 2
+        assert sum("<details" in e.content for s in store.sessions.each() for e in store.episodes.each(s.id)) == 2
         (again,) = import_each(store, export)
         assert (again.episodes_appended, again.episodes_present, again.episodes_revised) == (0, 4, 0)
         assert again.problems.count == 0

@@ -161,13 +161,13 @@ def test_regenerated_reply_is_a_new_version_and_the_old_one_stays(tmp_path: Path
         assert (second.sessions_created, second.episodes_appended, second.episodes_present) == (0, 1, 6)
         assert second.episodes_revised == 1 and second.problems.count == 0
         assert (again.episodes_appended, again.episodes_present, again.episodes_revised) == (0, 7, 0)
-        sourdough = next(s for s in store.iter_sessions() if s.title == "Sourdough starter")
-        episodes = list(store.iter_episodes(sourdough.id))
+        sourdough = next(s for s in store.sessions.each() if s.title == "Sourdough starter")
+        episodes = list(store.episodes.each(sourdough.id))
         old, new = episodes[4], episodes[5]
         assert old.content.startswith("Not dead, just hungry") and old.id == f"{sourdough.id}/4"
         assert new.content.startswith("It is alive.") and new.id == f"{sourdough.id}/4~2"
         assert new.metadata == {"revision_of": old.id, "revision": 2}
-        renamed = next(s for s in store.iter_sessions() if s.id != sourdough.id)
+        renamed = next(s for s in store.sessions.each() if s.id != sourdough.id)
         assert renamed.title == "Borrow checker"  # a rename in oterm is the chat's own new name
 
 
@@ -186,10 +186,10 @@ def test_legacy_sessions_keep_their_ids_on_reimport(tmp_path: Path, tokenizer: T
         assert contents(store) == before
         (report,) = import_each(store, OTERM / "machine-a-regenerated.db")  # a legacy session still grows
         assert (report.sessions_created, report.episodes_revised) == (0, 1)
-        assert store.get_session("oterm:2").title == "Borrow checker"
+        assert store.sessions.get("oterm:2").title == "Borrow checker"
         (report,) = import_each(store, OTERM / "machine-b.db")  # another chat 1: a session of its own
         assert report.sessions_created == 1 and report.episodes_present == 0
-        assert store.get_session("oterm:1").title == "Sourdough starter"
+        assert store.sessions.get("oterm:1").title == "Sourdough starter"
         assert len(contents(store)) == 3
 
 
@@ -201,12 +201,12 @@ def test_legacy_session_a_second_store_was_merged_into_is_left_to_its_own_chat(
     with fresh_store(tmp_path / "h.db", tokenizer) as store:
         _import_as_legacy(store, OTERM / "machine-a.db")
         _import_as_legacy(store, OTERM / "machine-b.db")
-        assert store.get_session("oterm:1").title == "Tax questions"  # the damage, as it was
+        assert store.sessions.get("oterm:1").title == "Tax questions"  # the damage, as it was
         (b,) = import_each(store, OTERM / "machine-b.db")
         assert (b.sessions_created, b.episodes_appended) == (1, 4)
-        tax = next(s for s in store.iter_sessions() if s.id.startswith("oterm:1-"))
+        tax = next(s for s in store.sessions.each() if s.id.startswith("oterm:1-"))
         assert tax.title == "Tax questions"
-        assert [e.content for e in store.iter_episodes(tax.id)][:2] == ["hello", "Hi there! What's on your mind?"]
+        assert [e.content for e in store.episodes.each(tax.id)][:2] == ["hello", "Hi there! What's on your mind?"]
         (a,) = import_each(store, OTERM / "machine-a.db")
         assert (a.sessions_created, a.episodes_appended) == (0, 0)
-        assert store.get_session("oterm:1").title == "Sourdough starter"
+        assert store.sessions.get("oterm:1").title == "Sourdough starter"

@@ -147,8 +147,8 @@ def test_claude_code_session_imported_mid_reply_gets_the_whole_reply_later(
         (early,) = import_each(store, live)
         shutil.copy(BAKERY, live)
         (later,) = import_each(store, live)
-        (session,) = list(store.iter_sessions())
-        episodes = list(store.iter_episodes(session.id))
+        (session,) = list(store.sessions.each())
+        episodes = list(store.episodes.each(session.id))
     assert later.episodes_revised == 1 and later.problems.count == 0
     partial = next(e for e in episodes if e.id.endswith("/msg_01A"))
     whole = next(e for e in episodes if e.id.endswith("/msg_01A~2"))

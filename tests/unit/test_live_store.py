@@ -28,13 +28,13 @@ def test_the_feed_names_the_sessions_another_connection_touched(
         make_session(writer, "x", 5)
         assert feed.poll() == ("x",)
         assert feed.poll() is None
-        writer.upsert_session("empty", title="no episodes yet", source="test")
+        writer.sessions.upsert("empty", title="no episodes yet", source="test")
         assert feed.poll() == ("empty",)
-        writer.write_summaries([leaf("old", 0, 3)])
+        writer.dag.write([leaf("old", 0, 3)])
         make_session(writer, "y", 2)
         assert sorted(feed.poll() or ()) == ["old", "y"]
-        run = writer.start_run("old", "leaf", "extractive", None)
-        writer.finish_run(run.id, "done", wall_seconds=0.1)
+        run = writer.runs.start("old", "leaf", "extractive", None)
+        writer.runs.finish(run.id, "done", wall_seconds=0.1)
         assert feed.poll() == ()  # something changed, no new rows: any session may be affected
         assert feed.poll() is None
 
@@ -49,33 +49,33 @@ def test_the_pollers_own_writes_are_not_reported(store: Store) -> None:
 def test_session_position_agrees_with_list_sessions_for_every_order(store: Store) -> None:
     from datetime import timedelta
 
-    from hiermem_tui.store.store import SESSION_SORTS
+    from hiermem_tui.store.sessions import SESSION_SORTS
     from tests.conftest import T0
 
     for i, (sid, n) in enumerate([("b", 5), ("A", 3), ("c", 5), ("a2", 1), ("d", 8), ("e", 3)]):
         make_session(store, sid, n, title=["Same", "same", "Other", "zeta", "Alpha", "Same"][i],
                      start=T0 + timedelta(hours=[3, 1, 3, 0, 2, 1][i]))
-    store.write_summaries([leaf("d", 0, 3)])
+    store.dag.write([leaf("d", 0, 3)])
     for sort in SESSION_SORTS:
         for descending in (True, False):
             for text in (None, "same", "nothing matches"):
-                listed = [s.id for s in store.list_sessions(sort=sort, descending=descending, text=text)]
+                listed = [s.id for s in store.sessions.page(sort=sort, descending=descending, text=text)]
                 for sid in ["b", "A", "c", "a2", "d", "e"]:
                     want = listed.index(sid) if sid in listed else None
-                    assert store.session_position(sid, sort=sort, descending=descending, text=text) == want, (
+                    assert store.sessions.position(sid, sort=sort, descending=descending, text=text) == want, (
                         sort, descending, text, sid)
-    assert store.session_position("missing") is None
+    assert store.sessions.position("missing") is None
 
 
 # ---------------------------------------------------------------- LiveSummaries
 def same_as_a_fresh_read(live: LiveSummaries, store: Store, session_id: str) -> None:
     fresh = LiveSummaries(store, session_id)
     fresh.load()
-    session = store.get_session(session_id)
+    session = store.sessions.get(session_id)
     assert session is not None
     assert live.spans == fresh.spans
-    assert live.roots == fresh.roots == {s.id for s in store.top_summaries(session_id)}
-    assert live.unsummarised(session.episodes) == store.unsummarised_ranges(session_id)
+    assert live.roots == fresh.roots == {s.id for s in store.dag.top(session_id)}
+    assert live.unsummarised(session.episodes) == store.dag.unsummarised_ranges(session_id)
 
 
 async def test_live_summaries_follow_passes_rechains_redos_and_reverts(
@@ -98,16 +98,16 @@ async def test_live_summaries_follow_passes_rechains_redos_and_reverts(
             session, delta = live.catch_up()
             assert delta and not delta.reloaded and session is not None and session.episodes == start + 12
             same_as_a_fresh_read(live, store, "s")
-        leaf = next(s for s in writer.summaries("s") if s.depth == 0 and s.parent_id is not None)
-        await runner.resummarize_summary(leaf.id)  # the leaf and every ancestor get new versions
+        leaf = next(s for s in writer.dag.summaries("s") if s.depth == 0 and s.parent_id is not None)
+        await runner.remake.summary(leaf.id)  # the leaf and every ancestor get new versions
         _, delta = live.catch_up()
         assert leaf.id in delta.removed and not delta.reloaded
         same_as_a_fresh_read(live, store, "s")
-        redo = await runner.resummarize_session("s")  # everything superseded at once: not additive
+        redo = await runner.remake.session("s")  # everything superseded at once: not additive
         _, delta = live.catch_up()
         assert delta.reloaded
         same_as_a_fresh_read(live, store, "s")
-        writer.revert_run(redo.id)
+        writer.dag.revert_run(redo.id)
         _, delta = live.catch_up()
         assert delta.reloaded
         same_as_a_fresh_read(live, store, "s")

@@ -45,23 +45,23 @@ def test_version_1_file_upgrades_in_place_and_keeps_everything(tmp_path: Path, t
     path = tmp_path / "v1.db"
     sid, leaf_id = _write_version_1(path, tokenizer)
     with Store.open(path, tokenizer=tokenizer) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        session = store.get_session(sid)
+        assert store.db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        session = store.sessions.get(sid)
         assert session is not None
         assert (session.episodes, session.tokens, session.summaries, session.fallbacks) == (8, 80, 1, 1)
         assert session.min_retention is None  # nothing measured yet
-        old = store.get_summary(leaf_id)
+        old = store.dag.get(leaf_id)
         assert old is not None and old.content == "leaf text"
         assert old.fid_identifiers is None and old.retention is None and old.rejections == ()
         # the new triggers keep the old aggregates and add the retention one
         new = NewSummary(new_id("s"), sid, 1, "normal", "extractive", None, "c-v1", "cond", 3,
                          fid_identifiers=10, fid_kept=7, fid_lost=["foo_bar", "`x`", "1234"])
-        store.write_summaries([SummaryWrite(new, source_ids=[leaf_id])])
-        session = store.get_session(sid)
+        store.dag.write([SummaryWrite(new, source_ids=[leaf_id])])
+        session = store.sessions.get(sid)
         assert session is not None
         assert session.summaries == 2 and session.max_depth == 1 and session.top_tokens == 3
         assert session.min_retention == 0.7
-        written = store.get_summary(new.id)
+        written = store.dag.get(new.id)
         assert written is not None and written.fid_lost == ("foo_bar", "`x`", "1234")
         assert written.retention == 0.7
 
@@ -69,16 +69,16 @@ def test_version_1_file_upgrades_in_place_and_keeps_everything(tmp_path: Path, t
 def test_rejections_are_kept_per_summary_and_counted_per_run(tmp_path: Path, tokenizer) -> None:
     with Store.open(tmp_path / "r.db", tokenizer=tokenizer) as store:
         make_session(store, "s", 8)
-        run = store.start_run("s", "leaf", "ollama", "m")
+        run = store.runs.start("s", "leaf", "ollama", "m")
         rejected = [{"tier": "normal", "reason": "loop", "detail": "a sentence repeated 3 times"},
                     {"tier": "aggressive", "reason": "echo", "detail": "transcript line prefix"}]
         for i, (a, b) in enumerate(((0, 3), (4, 7))):
             ns = NewSummary(new_id("s"), "s", 0, "fallback", "extractive", None, "extractive-v1", f"d{i}", 4,
                             run_id=run.id, rejections=rejected[: i + 1])
-            store.write_summaries([SummaryWrite(ns, episode_range=(a, b))])
-        got = store.get_run(run.id)
+            store.dag.write([SummaryWrite(ns, episode_range=(a, b))])
+        got = store.runs.get(run.id)
         assert got is not None and got.rejections == {"loop": 2, "echo": 1}
-        leaves = store.summaries("s")
+        leaves = store.dag.summaries("s")
         assert [len(s.rejections) for s in leaves] == [1, 2]
         assert leaves[1].rejections[1]["reason"] == "echo"
 
@@ -94,12 +94,12 @@ def test_runs_of_a_version_1_file_survive_the_table_rebuild(tmp_path: Path, toke
     conn.execute("UPDATE summaries SET run_id = 'r_old' WHERE id = ?", (leaf_id,))
     conn.close()
     with Store.open(path, tokenizer=tokenizer) as store:
-        run = store.get_run("r_old")
+        run = store.runs.get("r_old")
         assert run is not None and (run.status, run.error, run.normal) == ("failed", "Ollama went away", 1)
         assert run.rejections == {} and run.planned is None
-        assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
-        assert store.get_summary(leaf_id).run_id == "r_old"
+        assert store.db.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert store.db.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert store.dag.get(leaf_id).run_id == "r_old"
         # the new kind is accepted
-        repair = store.start_run(sid, "repair", "ollama", "m")
-        assert store.get_run(repair.id).kind == "repair"
+        repair = store.runs.start(sid, "repair", "ollama", "m")
+        assert store.runs.get(repair.id).kind == "repair"

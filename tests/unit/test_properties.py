@@ -70,8 +70,8 @@ class Model:
             self.next_key += 1
             when = None if minute is None else T0 + timedelta(minutes=minute)
             new.append(NewEpisode(f"k{self.next_key}", role, content, when))
-        self.store.append_episodes(sid, new)
-        stored = self.store.episode_range(sid, before, before + len(eps) - 1)
+        self.store.episodes.append(sid, new)
+        stored = self.store.episodes.range(sid, before, before + len(eps) - 1)
         assert [(e.role, e.content) for e in stored] == [(r, c) for r, c, _ in eps]
         for e in stored:
             self.episodes[sid][e.seq] = (e.role, e.content, e.created_at)
@@ -80,7 +80,7 @@ class Model:
         for sid in SESSIONS:
             check_invariants(self.store, sid, fresh_tail=policy.fresh_tail, episodes=self.episodes[sid],
                              known_summaries=self.known[sid])
-            self.known[sid] |= {r[0] for r in self.store.conn.execute("SELECT id FROM summaries WHERE session_id = ?", (sid,))}
+            self.known[sid] |= {r[0] for r in self.store.db.conn.execute("SELECT id FROM summaries WHERE session_id = ?", (sid,))}
 
 
 def apply(op: tuple[Any, ...], model: Model, runner: Runner, par_runner: Runner) -> None:
@@ -100,37 +100,37 @@ def apply(op: tuple[Any, ...], model: Model, runner: Runner, par_runner: Runner)
         if kind != "leaf":  # a condensation leaves no full group behind
             from hiermem_tui.compaction.planner import plan_condense
 
-            assert plan_condense(store.spans(sid), runner.policy.condense_fanout) == []
+            assert plan_condense(store.dag.spans(sid), runner.policy.condense_fanout) == []
         if kind != "condense":  # a leaf pass leaves no eligible chunk behind
             assert runner.plan_leaf(sid) == []
     elif kind == "resummarize":
-        active = store.summaries(sid)
+        active = store.dag.summaries(sid)
         if not active:
             return
         target = active[op[2] % len(active)]
-        before_tops = len(store.top_summaries(sid))
-        run = asyncio.run(runner.resummarize_summary(target.id))
+        before_tops = len(store.dag.top(sid))
+        run = asyncio.run(runner.remake.summary(target.id))
         assert run.status == "done", run
-        new = store.get_summary(target.id)
+        new = store.dag.get(target.id)
         assert new is not None and new.status == "superseded" and new.superseded_by is not None
-        replacement = store.get_summary(new.superseded_by)
+        replacement = store.dag.get(new.superseded_by)
         assert replacement is not None and replacement.status == "active"
         assert (replacement.first_seq, replacement.last_seq, replacement.depth) == (target.first_seq, target.last_seq, target.depth)
         # every ancestor was redone: the chain from the new version reaches a top made by this run
-        chain = store.covering_chain(sid, target.first_seq)
-        assert chain[-1].run_id == run.id and len(store.top_summaries(sid)) == before_tops
+        chain = store.dag.covering_chain(sid, target.first_seq)
+        assert chain[-1].run_id == run.id and len(store.dag.top(sid)) == before_tops
     elif kind == "resummarize-session":
-        run = asyncio.run(runner.resummarize_session(sid))
+        run = asyncio.run(runner.remake.session(sid))
         assert run.status == "done", run
-        assert all(s.run_id == run.id for s in store.summaries(sid))
+        assert all(s.run_id == run.id for s in store.dag.summaries(sid))
     elif kind == "revert":
         # revert any run, newest or older, plain pass or re-summarise: it either undoes the
         # run consistently or refuses (nothing to revert, built upon, replaced since)
-        runs = store.runs(sid)
+        runs = store.runs.of_session(sid)
         if not runs:
             return
         try:
-            store.revert_run(runs[-1 - (len(runs) > 1 and len(store.summaries(sid)) % 2)].id)
+            store.dag.revert_run(runs[-1 - (len(runs) > 1 and len(store.dag.summaries(sid)) % 2)].id)
         except StoreError:
             pass  # refused (nothing to revert, or built upon): must have changed nothing
 
@@ -143,7 +143,7 @@ def test_every_invariant_holds_after_every_operation(tokenizer: Tokenizer, polic
         store = Store.open(Path(tmp) / "p.db", tokenizer=tokenizer)
         try:
             for sid in SESSIONS:
-                store.upsert_session(sid, title=sid, source="test", created_at=T0)
+                store.sessions.upsert(sid, title=sid, source="test", created_at=T0)
             model = Model(store)
             model.append("alpha", [("user", f"Opening message {i}. Details follow here.", i) for i in range(12)])
             runner = extractive_runner(store, tokenizer, policy)
@@ -163,7 +163,7 @@ def test_reverting_a_plain_pass_keeps_parent_links(store: Store, tokenizer: Toke
     add_episodes(store, "a", 30, 30)
     second = asyncio.run(runner.compact("a"))
     assert second is not None
-    store.revert_run(second.id)  # its condensed summaries had adopted the first run's tops
+    store.dag.revert_run(second.id)  # its condensed summaries had adopted the first run's tops
     check_invariants(store, "a", fresh_tail=4)
 
 
@@ -171,11 +171,11 @@ def test_reverting_an_older_resummarize_is_refused_or_consistent(store: Store, t
     add_episodes(store, "a", 0, 30)
     runner = extractive_runner(store, tokenizer)
     asyncio.run(runner.compact("a"))
-    top = store.top_summaries("a")[0]
-    older = asyncio.run(runner.resummarize_summary(top.id))
-    asyncio.run(runner.resummarize_session("a"))
+    top = store.dag.top("a")[0]
+    older = asyncio.run(runner.remake.summary(top.id))
+    asyncio.run(runner.remake.session("a"))
     try:
-        store.revert_run(older.id)
+        store.dag.revert_run(older.id)
     except StoreError:
         pass
     check_invariants(store, "a", fresh_tail=4)

@@ -34,7 +34,7 @@ def fake() -> Iterator[FakeOllama]:
 
 
 def tiers_in_order(store: Store, sid: str) -> list[tuple[int, str, str]]:
-    return [(s.first_seq, s.tier, s.backend) for s in store.summaries(sid) if s.depth == 0]
+    return [(s.first_seq, s.tier, s.backend) for s in store.dag.summaries(sid) if s.depth == 0]
 
 
 def leaves_by_tier(made: list, tier: str) -> list:
@@ -60,7 +60,7 @@ async def test_full_pass_tiers_and_prior_summary(store: Store, tokenizer: Tokeni
     leaves = tiers_in_order(store, "s")
     assert [t for _, t, _ in leaves[:3]] == ["normal", "aggressive", "fallback"]
     assert leaves[2][2] == "extractive" and leaves[0][2] == "ollama"
-    made = store.summaries("s")
+    made = store.dag.summaries("s")
     assert (run.normal, run.aggressive, run.fallback) == (
         sum(s.tier == "normal" for s in made), sum(s.tier == "aggressive" for s in made), 1)
     assert len(leaves) == len(chunks) and run.summaries_created == len(made) > len(chunks)
@@ -109,7 +109,7 @@ async def test_server_dying_mid_run_fails_the_run_without_fallbacks(
     assert "not reachable" in (run.error or "") and "3 failed attempts" in (run.error or "")
     assert "\n" not in (run.error or "")
     assert run.summaries_created == 1 and run.fallback == 0
-    assert [s.tier for s in store.summaries("s")] == ["normal"]
+    assert [s.tier for s in store.dag.summaries("s")] == ["normal"]
     check_invariants(store, "s", fresh_tail=SMALL.fresh_tail)
 
 
@@ -124,7 +124,7 @@ async def test_dropped_connections_count_as_server_failures(
     finally:
         await backend.aclose()
     assert run is not None and run.status == "failed" and run.summaries_created == 1
-    assert len(fake.chat_requests) == 4 and store.get_session("s").fallbacks == 0  # type: ignore[union-attr]
+    assert len(fake.chat_requests) == 4 and store.sessions.get("s").fallbacks == 0  # type: ignore[union-attr]
 
 
 async def test_cancel_aborts_the_http_call_and_keeps_finished_work(
@@ -148,7 +148,7 @@ async def test_cancel_aborts_the_http_call_and_keeps_finished_work(
         t.join()
         await backend.aclose()
     assert run is not None and run.status == "cancelled"
-    assert run.summaries_created == 1 and len(store.summaries("s")) == 1
+    assert run.summaries_created == 1 and len(store.dag.summaries("s")) == 1
     hung = fake.chat_requests[1]
     assert hung.disconnected.wait(5), "the in-flight HTTP request was not aborted"
     assert len(fake.chat_requests) == 2  # nothing started after the cancel
@@ -204,7 +204,7 @@ async def test_condensation_groups_of_one_depth_run_concurrently(
 ) -> None:
     add_episodes(store, "s", 0, 40)
     assert (await extractive_runner(store, tokenizer).compact("s", "leaf")).status == "done"  # type: ignore[union-attr]
-    leaves = [s for s in store.spans("s") if s.depth == 0]
+    leaves = [s for s in store.dag.spans("s") if s.depth == 0]
     assert len(leaves) >= 4
     fake.script(Hang(), Hang())
     runner, backend = ollama_runner(store, tokenizer, fake.url, parallel=4)
@@ -234,7 +234,7 @@ async def test_backend_not_ready_records_nothing(store: Store, tokenizer: Tokeni
     with pytest.raises(BackendUnavailable, match="not reachable"):
         await runner.compact("s")
     await backend.aclose()
-    assert store.runs("s") == [] and store.summaries("s") == []
+    assert store.runs.of_session("s") == [] and store.dag.summaries("s") == []
 
 
 async def test_resummarize_summary_redoes_the_chain_in_one_commit(
@@ -242,23 +242,23 @@ async def test_resummarize_summary_redoes_the_chain_in_one_commit(
 ) -> None:
     add_episodes(store, "s", 0, 30)
     assert (await extractive_runner(store, tokenizer).compact("s")).status == "done"  # type: ignore[union-attr]
-    leaf = store.summaries("s")[1]
-    old_chain = store.covering_chain("s", leaf.first_seq)
+    leaf = store.dag.summaries("s")[1]
+    old_chain = store.dag.covering_chain("s", leaf.first_seq)
     assert leaf.depth == 0 and len(old_chain) >= 3
     texts = [f"REDONE LEVEL {i} of the chain." for i in range(len(old_chain))]
     fake.script(*[Reply(t) for t in texts])
     events: list[RunEvent] = []
     runner, backend = ollama_runner(store, tokenizer, fake.url, events=events)
     try:
-        run = await runner.resummarize_summary(leaf.id)
+        run = await runner.remake.summary(leaf.id)
     finally:
         await backend.aclose()
     assert run.status == "done" and run.kind == "resummarize" and run.target == leaf.id
     assert run.summaries_created == len(old_chain)
-    chain = store.covering_chain("s", leaf.first_seq)
+    chain = store.dag.covering_chain("s", leaf.first_seq)
     assert [s.content for s in chain] == texts
     assert [s.supersedes for s in chain] == [s.id for s in old_chain]
-    assert all(store.get_summary(s.id).status == "superseded" for s in old_chain)  # type: ignore[union-attr]
+    assert all(store.dag.get(s.id).status == "superseded" for s in old_chain)  # type: ignore[union-attr]
     for i in range(1, len(texts)):  # each ancestor was condensed with its new child's text
         assert texts[i - 1] in fake.chat_bodies[i]["messages"][-1]["content"]
     # nothing was committed until every text existed: all writes come after the last start
@@ -270,7 +270,7 @@ async def test_resummarize_summary_redoes_the_chain_in_one_commit(
 async def test_cancelled_resummarize_writes_nothing(store: Store, tokenizer: Tokenizer, fake: FakeOllama) -> None:
     add_episodes(store, "s", 0, 30)
     assert (await extractive_runner(store, tokenizer).compact("s")).status == "done"  # type: ignore[union-attr]
-    before = store.summaries("s")
+    before = store.dag.summaries("s")
     leaf = before[0]
     fake.script(Reply("New leaf."), Hang())
     cancel = CancelToken()
@@ -278,12 +278,12 @@ async def test_cancelled_resummarize_writes_nothing(store: Store, tokenizer: Tok
     t = threading.Thread(target=lambda: (fake.wait_for_chats(2, timeout=10), cancel.cancel()))
     t.start()
     try:
-        run = await runner.resummarize_summary(leaf.id)
+        run = await runner.remake.summary(leaf.id)
     finally:
         t.join()
         await backend.aclose()
     assert run.status == "cancelled" and run.summaries_created == 0
-    assert store.summaries("s") == before
+    assert store.dag.summaries("s") == before
     check_invariants(store, "s", fresh_tail=SMALL.fresh_tail)
 
 
@@ -294,16 +294,16 @@ async def test_resummarize_session_with_another_model(store: Store, tokenizer: T
     await backend.aclose()
     runner, backend = ollama_runner(store, tokenizer, fake.url, model="qwen2.5:0.5b")
     try:
-        redo = await runner.resummarize_session("s")
+        redo = await runner.remake.session("s")
     finally:
         await backend.aclose()
     assert first is not None and first.status == redo.status == "done" and redo.model == "qwen2.5:0.5b"
-    active = store.summaries("s")
+    active = store.dag.summaries("s")
     assert active and all(s.model == "qwen2.5:0.5b" and s.run_id == redo.id for s in active)
-    old = [s for s in store.summaries("s", status="superseded")]
+    old = [s for s in store.dag.summaries("s", status="superseded")]
     assert len(old) == first.summaries_created and all(s.model == "llama3.2:latest" for s in old)
     check_invariants(store, "s", fresh_tail=SMALL.fresh_tail)
-    assert store.revert_run(redo.id) == len(old)  # the old DAG comes back
+    assert store.dag.revert_run(redo.id) == len(old)  # the old DAG comes back
     check_invariants(store, "s", fresh_tail=SMALL.fresh_tail)
 
 
@@ -311,12 +311,12 @@ async def test_incremental_pass_only_summarises_new_material(store: Store, token
     add_episodes(store, "s", 0, 30)
     runner = extractive_runner(store, tokenizer)
     await runner.compact("s", "leaf")
-    before = {s.id for s in store.summaries("s")}
+    before = {s.id for s in store.dag.summaries("s")}
     add_episodes(store, "s", 30, 20)
     run = await runner.compact("s", "leaf")
-    new = [s for s in store.summaries("s") if s.id not in before]
+    new = [s for s in store.dag.summaries("s") if s.id not in before]
     assert run is not None and run.summaries_created == len(new) > 0
-    assert min(s.first_seq for s in new) > max(s.last_seq for s in store.summaries("s") if s.id in before)
+    assert min(s.first_seq for s in new) > max(s.last_seq for s in store.dag.summaries("s") if s.id in before)
     assert runner.plan_leaf("s") == []
     check_invariants(store, "s", fresh_tail=SMALL.fresh_tail)
 
@@ -339,7 +339,7 @@ async def test_cancel_during_parallel_sessions_stops_the_job(
         await backend.aclose()
     assert [(r.session_id, r.status) for r in runs] == [("a", "cancelled"), ("b", "cancelled")]
     assert all(r.disconnected.wait(5) for r in fake.chat_requests)
-    assert store.runs("c") == [] and store.runs("d") == []  # never started
+    assert store.runs.of_session("c") == [] and store.runs.of_session("d") == []  # never started
 
 
 async def test_cancelling_the_awaiting_task_records_the_run_as_cancelled(
@@ -355,5 +355,5 @@ async def test_cancelling_the_awaiting_task_records_the_run_as_cancelled(
     with pytest.raises(asyncio.CancelledError):
         await task
     await backend.aclose()
-    assert [r.status for r in store.runs("s")] == ["cancelled"]
+    assert [r.status for r in store.runs.of_session("s")] == ["cancelled"]
     assert fake.chat_requests[0].disconnected.wait(5)

@@ -54,7 +54,7 @@ async def test_a_rambling_server_cannot_make_a_pass_run_away(store: Store, token
             await backend.aclose()
         bodies = fake.chat_bodies
     assert run is not None and run.status == "done"
-    made = store.summaries("s")
+    made = store.dag.summaries("s")
     assert made and all(s.tokens <= getattr(tier_targets(s, DEFAULT), s.tier) for s in made)
     assert all(s.tokens < s.source_tokens for s in made)
     # nothing the server said was accepted as a summary: it only ever echoed the prompt
@@ -85,10 +85,10 @@ async def test_a_small_context_shrinks_chunks_and_clips_condensed_input(store: S
         opts = body["options"]
         assert opts["num_ctx"] <= 2048
         assert prompt_tokens(tokenizer, body) * 1.1 + opts["num_predict"] <= opts["num_ctx"], opts
-    leaves = [s for s in store.summaries("s") if s.depth == 0]
+    leaves = [s for s in store.dag.summaries("s") if s.depth == 0]
     assert runner.policy.leaf_chunk_tokens < policy.leaf_chunk_tokens  # shrunk to fit the context
     assert max(s.source_tokens for s in leaves) <= runner.policy.leaf_chunk_tokens
-    assert any(s.depth >= 1 for s in store.summaries("s"))
+    assert any(s.depth >= 1 for s in store.dag.summaries("s"))
 
 
 async def test_the_run_estimate_comes_from_the_models_measured_speed(store: Store, tokenizer: Tokenizer) -> None:
@@ -99,7 +99,7 @@ async def test_the_run_estimate_comes_from_the_models_measured_speed(store: Stor
     with FakeOllama(responder=lambda body: "The user and the assistant went through the items.") as fake:
         for measured in (False, True):
             if measured:  # an earlier run measured this model: 100 tok/s in, 10 tok/s out
-                store.add_model_speed("ollama", "llama3.2:latest", ModelSpeed(2, 2000, 20.0, 200, 20.0))
+                store.speeds.add("ollama", "llama3.2:latest", ModelSpeed(2, 2000, 20.0, 200, 20.0))
             backend = OllamaBackend(fake.url, "llama3.2", tokenizer)
             runner = Runner(store, Summariser(backend, tokenizer), DEFAULT,
                             on_event=lambda ev: started.append(ev) if isinstance(ev, RunStarted) else None)
@@ -108,7 +108,7 @@ async def test_the_run_estimate_comes_from_the_models_measured_speed(store: Stor
             finally:
                 await backend.aclose()
             # the next run starts from the same unsummarised state: supersede what this one made
-            store.supersede_all("s")
+            store.dag.supersede_all("s")
     first, second = started
     assert first.est_seconds is None  # never measured: no estimate rather than a guess
     assert second.est_seconds is not None and second.est_seconds > 0

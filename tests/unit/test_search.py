@@ -15,16 +15,16 @@ from tests.conftest import T0, make_session
 
 
 def add(store: Store, sid: str, texts: list[str], *, roles: tuple[str, ...] = ("user", "assistant")) -> None:
-    if store.get_session(sid) is None:
-        store.upsert_session(sid, title=f"title {sid}", source="test", created_at=T0)
-    have = store.get_session(sid).episodes  # type: ignore[union-attr]
-    store.append_episodes(sid, [NewEpisode(str(have + i), roles[i % len(roles)], t, None)
+    if store.sessions.get(sid) is None:
+        store.sessions.upsert(sid, title=f"title {sid}", source="test", created_at=T0)
+    have = store.sessions.get(sid).episodes  # type: ignore[union-attr]
+    store.episodes.append(sid, [NewEpisode(str(have + i), roles[i % len(roles)], t, None)
                                 for i, t in enumerate(texts)])
 
 
 def leaf(store: Store, sid: str, first: int, last: int, text: str) -> str:
     s = NewSummary(new_id("s"), sid, 0, "normal", "extractive", None, "t", text, 5)
-    store.write_summaries([SummaryWrite(s, episode_range=(first, last))])
+    store.dag.write([SummaryWrite(s, episode_range=(first, last))])
     return s.id
 
 
@@ -123,7 +123,7 @@ def test_superseded_summaries_only_when_asked(store: Store) -> None:
     make_session(store, "s", 8)
     old = leaf(store, "s", 0, 3, "old wording about zebras")
     new = NewSummary(new_id("s"), "s", 0, "normal", "extractive", None, "t", "new wording about zebras", 5)
-    store.write_summaries([SummaryWrite(new, episode_range=(0, 3), supersede=[old])])
+    store.dag.write([SummaryWrite(new, episode_range=(0, 3), supersede=[old])])
     assert [h.id for h in search(store, "zebras").hits] == [new.id]
     both = search(store, "zebras", include_superseded=True).hits
     assert {h.id: h.active for h in both} == {new.id: True, old: False}

@@ -44,14 +44,14 @@ def write_version_2(path: Path, episodes: int = 25) -> None:
 
 def indexed_rows(store: Store) -> tuple[int, int]:
     """(rows recorded in search_docs, rows in the FTS index); each row recorded once, indexed at most once."""
-    docs, distinct = store.conn.execute("SELECT count(*), count(DISTINCT ref_id || kind) FROM search_docs").fetchone()
-    fts = store.conn.execute("SELECT count(*) FROM search_index_docsize").fetchone()[0]
+    docs, distinct = store.db.conn.execute("SELECT count(*), count(DISTINCT ref_id || kind) FROM search_docs").fetchone()
+    fts = store.db.conn.execute("SELECT count(*) FROM search_index_docsize").fetchone()[0]
     assert docs == distinct and fts <= docs
     return docs, fts
 
 
 def has_dedup_index(store: Store) -> bool:
-    return store.conn.execute(
+    return store.db.conn.execute(
         "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'search_docs'").fetchone()[0] > 0
 
 
@@ -59,7 +59,7 @@ def test_upgrade_indexes_older_rows_in_batches_with_progress(tmp_path: Path, tok
     path = tmp_path / "v2.db"
     write_version_2(path)
     with Store.open(path, tokenizer=tokenizer) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert store.db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         status = search_index_status(store)
         assert status.pending and (status.done, status.total) == (0, 51)
         assert indexed_rows(store)[1] == 0  # nothing indexed yet: the migration itself is instant
@@ -94,7 +94,7 @@ def test_a_killed_build_resumes_and_rows_written_meanwhile_are_not_indexed_twice
         assert has_dedup_index(store)  # while older rows are being recorded, none is recorded twice
         # Meanwhile a new session arrives (indexed by the trigger), and an old one grows.
         make_session(store, "new", 3)
-        store.append_episodes("older", [NewEpisode("late", "user", "a late pelican", None)])
+        store.episodes.append("older", [NewEpisode("late", "user", "a late pelican", None)])
     with Store.open(path, tokenizer=tokenizer) as store:  # "next start"
         assert build_search_index(store, batch=5) == 45  # the 41 older rows left and the 4 new ones
         assert indexed_rows(store) == (55, 55)

@@ -17,21 +17,21 @@ def test_stats_of_a_session_match_its_summaries(store: Store, tokenizer: Tokeniz
     add_episodes(store, "b", 0, 5)
     runner = extractive_runner(store, tokenizer)
     asyncio.run(runner.compact("a"))
-    asyncio.run(runner.resummarize_summary(store.top_summaries("a")[0].id))
+    asyncio.run(runner.remake.summary(store.dag.top("a")[0].id))
     s = compute_stats(store, "a")
-    active = store.summaries("a")
+    active = store.dag.summaries("a")
     assert s.sessions == 1 and s.episodes == 60
-    assert s.active == len(active) and s.superseded == len(store.summaries("a", status="superseded")) > 0
+    assert s.active == len(active) and s.superseded == len(store.dag.summaries("a", status="superseded")) > 0
     assert [(d.depth, d.count) for d in s.by_depth] == sorted(
         {(x.depth, sum(1 for y in active if y.depth == x.depth)) for x in active})
     assert sum(s.by_tier.values()) == s.active
-    session = store.get_session("a")
+    session = store.sessions.get("a")
     assert session is not None
     assert (s.raw_tokens, s.model_tokens) == (session.tokens, session.uncompacted_tokens)
     assert s.compression is not None and s.compression > 1
     assert s.runs_by_status["done"] == 2 and s.runs == 2
     assert s.engines[0].backend == "extractive" and s.engines[0].runs == 2
-    assert s.engines[0].summaries == sum(r.summaries_created for r in store.runs("a"))
+    assert s.engines[0].summaries == sum(r.summaries_created for r in store.runs.of_session("a"))
     data = s.as_json()
     assert data["scope"] == "session" and data["summaries"]["active"] == s.active
     assert data["tokens"]["raw"] == session.tokens and data["fallbacks"] == s.by_tier["fallback"]
@@ -58,7 +58,7 @@ def test_fidelity_counts_low_measured_and_unmeasured(store: Store) -> None:
     def leaf(first: int, last: int, identifiers: int | None, kept: int | None) -> None:
         s = NewSummary(new_id("s"), "a", 0, "normal", "ollama", "m", "t", "text", 3,
                        fid_identifiers=identifiers, fid_kept=kept)
-        store.write_summaries([SummaryWrite(s, episode_range=(first, last))])
+        store.dag.write([SummaryWrite(s, episode_range=(first, last))])
 
     leaf(0, 3, 10, 5)      # 0.5: low
     leaf(4, 7, 10, 8)      # 0.8: not under 0.8
@@ -82,7 +82,7 @@ def test_run_history_newest_first_paged_with_what_each_run_made(store: Store, to
     runner = extractive_runner(store, tokenizer)
     first = asyncio.run(runner.compact("a"))
     second = asyncio.run(runner.compact("b"))
-    redo = asyncio.run(runner.resummarize_summary(store.top_summaries("a")[0].id))
+    redo = asyncio.run(runner.remake.summary(store.dag.top("a")[0].id))
     assert first and second
     page = list_runs(store, limit=2)
     assert [r.id for r in page.runs] == [redo.id, second.id] and page.more
@@ -101,13 +101,13 @@ def test_run_history_newest_first_paged_with_what_each_run_made(store: Store, to
 
 def test_interrupted_and_failed_runs_say_why(store: Store) -> None:
     add_episodes(store, "a", 0, 4)
-    run = store.start_run("a", "leaf", "ollama", "m")
-    store.conn.execute("UPDATE runs SET pid = 999999999, host = 'elsewhere' WHERE id = ?", (run.id,))
-    store.mark_interrupted_runs()
-    failed = store.start_run("a", "full", "ollama", "m")
-    store.finish_run(failed.id, "failed", wall_seconds=1.5, error="Ollama at http://x went away")
-    cancelled = store.start_run("a", "full", "ollama", "m")
-    store.finish_run(cancelled.id, "cancelled", wall_seconds=0.5)
+    run = store.runs.start("a", "leaf", "ollama", "m")
+    store.db.conn.execute("UPDATE runs SET pid = 999999999, host = 'elsewhere' WHERE id = ?", (run.id,))
+    store.runs.mark_interrupted()
+    failed = store.runs.start("a", "full", "ollama", "m")
+    store.runs.finish(failed.id, "failed", wall_seconds=1.5, error="Ollama at http://x went away")
+    cancelled = store.runs.start("a", "full", "ollama", "m")
+    store.runs.finish(cancelled.id, "cancelled", wall_seconds=0.5)
     by_id = {r.id: r for r in list_runs(store, "a").runs}
     assert why(by_id[run.id]) == "the process running it stopped"
     assert why(by_id[failed.id]) == "Ollama at http://x went away" and duration(by_id[failed.id]) == 1.5

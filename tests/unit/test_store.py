@@ -36,14 +36,14 @@ def digest(path: Path) -> str:
 
 def leaf(store: Store, sid: str, a: int, b: int, *, tier: str = "normal", run_id: str | None = None) -> str:
     i = new_id("s")
-    store.write_summaries([SummaryWrite(NewSummary(i, sid, 0, tier, "extractive", None, "leaf-v1", f"leaf {a}-{b}", 5,
+    store.dag.write([SummaryWrite(NewSummary(i, sid, 0, tier, "extractive", None, "leaf-v1", f"leaf {a}-{b}", 5,
                                                    run_id=run_id), episode_range=(a, b))])
     return i
 
 
 def condense(store: Store, sid: str, sources: list[str], depth: int = 1, tier: str = "normal") -> str:
     i = new_id("s")
-    store.write_summaries([SummaryWrite(NewSummary(i, sid, depth, tier, "extractive", None, "c-v1", "cond", 3),
+    store.dag.write([SummaryWrite(NewSummary(i, sid, depth, tier, "extractive", None, "c-v1", "cond", 3),
                                         source_ids=sources)])
     return i
 
@@ -54,12 +54,12 @@ def condense(store: Store, sid: str, sources: list[str], depth: int = 1, tier: s
 def test_new_path_creates_wal_database_with_schema(db_path: Path) -> None:
     s = Store.open(db_path)
     try:
-        conn = s.conn
+        conn = s.db.conn
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
-        tables = set(s.db.table_names())
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert {"sessions", "episodes", "summaries", "summary_sources", "runs", "meta"} <= tables
     finally:
         s.close()
@@ -69,7 +69,7 @@ def test_reopen_keeps_data_and_version(db_path: Path, tokenizer) -> None:
     with Store.open(db_path, tokenizer=tokenizer) as s:
         make_session(s, "a", 5)
     with Store.open(db_path, tokenizer=tokenizer) as s:
-        assert s.get_session("a").episodes == 5
+        assert s.sessions.get("a").episodes == 5
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_truncated_database_is_refused_and_untouched(tmp_path: Path, tokenizer) 
     good = tmp_path / "good.db"
     with Store.open(good, tokenizer=tokenizer) as s:
         make_session(s, "a", 200, words=60)
-        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = good.read_bytes()
     bad = tmp_path / "bad.db"
     bad.write_bytes(data[: len(data) // 2])
@@ -151,17 +151,17 @@ def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 def test_read_only_file_opens_for_browsing_and_refuses_writes(db_path: Path, tokenizer) -> None:
     with Store.open(db_path, tokenizer=tokenizer) as s:
         make_session(s, "a", 6)
-        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     os.chmod(db_path, 0o444)
     try:
         before = digest(db_path)
         s = Store.open(db_path, tokenizer=tokenizer)
         try:
             assert s.readonly
-            assert s.get_session("a").episodes == 6
-            assert len(s.episodes_page("a", limit=3)) == 3
+            assert s.sessions.get("a").episodes == 6
+            assert len(s.episodes.page("a", limit=3)) == 3
             with pytest.raises(ReadOnlyError, match="read-only"):
-                s.upsert_session("b", title="x", source="t")
+                s.sessions.upsert("b", title="x", source="t")
         finally:
             s.close()
         assert digest(db_path) == before
@@ -174,28 +174,28 @@ def test_read_only_file_opens_for_browsing_and_refuses_writes(db_path: Path, tok
 
 def test_append_is_idempotent_and_appends_only_new_tail(store: Store) -> None:
     make_session(store, "a", 10)
-    first = store.get_session("a")
+    first = store.sessions.get("a")
     # same source again: nothing changes
     eps = [NewEpisode(str(i), "user", f"x{i}", T0) for i in range(10)]
-    assert store.append_episodes("a", eps) == (0, 10)
-    assert store.get_session("a") == first
+    assert store.episodes.append("a", eps) == (0, 10)
+    assert store.sessions.get("a") == first
     # the source grew by 3
     grown = eps + [NewEpisode(str(i), "assistant", f"new {i}", T0 + timedelta(hours=i)) for i in range(10, 13)]
-    assert store.append_episodes("a", grown) == (3, 10)
-    s = store.get_session("a")
+    assert store.episodes.append("a", grown) == (3, 10)
+    s = store.sessions.get("a")
     assert s.episodes == 13
-    assert [e.seq for e in store.episodes_page("a", after_seq=9)] == [10, 11, 12]
-    assert store.episode_at("a", 12).content == "new 12"
+    assert [e.seq for e in store.episodes.page("a", after_seq=9)] == [10, 11, 12]
+    assert store.episodes.at("a", 12).content == "new 12"
 
 
 def test_missing_timestamps_are_filled_deterministically_and_flagged(store: Store) -> None:
-    store.upsert_session("s", title="t", source="test", created_at=T0)
-    store.append_episodes("s", [
+    store.sessions.upsert("s", title="t", source="test", created_at=T0)
+    store.episodes.append("s", [
         NewEpisode("0", "user", "a", None),
         NewEpisode("1", "assistant", "b", T0 + timedelta(minutes=5)),
         NewEpisode("2", "user", "c", None),
     ])
-    eps = store.episodes_page("s")
+    eps = store.episodes.page("s")
     assert [e.synthetic_time for e in eps] == [True, False, True]
     assert eps[0].created_at == "2025-03-01T09:00:00.000Z"
     assert eps[2].created_at == "2025-03-01T09:05:01.000Z"
@@ -203,8 +203,8 @@ def test_missing_timestamps_are_filled_deterministically_and_flagged(store: Stor
 
 def test_episode_aggregates_track_tokens_and_last_activity(store: Store, tokenizer) -> None:
     make_session(store, "a", 7)
-    eps = store.episodes_page("a")
-    s = store.get_session("a")
+    eps = store.episodes.page("a")
+    s = store.sessions.get("a")
     assert s.tokens == sum(tokenizer.count(e.content) for e in eps) == sum(e.tokens for e in eps)
     assert s.updated_at == eps[-1].created_at
 
@@ -213,23 +213,23 @@ def test_keyset_paging_forward_and_backward(store: Store) -> None:
     make_session(store, "a", 1000, words=3)
     seen = []
     after = -1
-    while page := store.episodes_page("a", after_seq=after, limit=128):
+    while page := store.episodes.page("a", after_seq=after, limit=128):
         seen.extend(e.seq for e in page)
         after = page[-1].seq
     assert seen == list(range(1000))
-    back = store.episodes_before("a", before_seq=500, limit=10)
+    back = store.episodes.before("a", before_seq=500, limit=10)
     assert [e.seq for e in back] == list(range(490, 500))
 
 
 def test_episodes_are_immutable_and_never_deleted(store: Store) -> None:
     make_session(store, "a", 3)
     with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        with store.transaction() as conn:
+        with store.db.transaction() as conn:
             conn.execute("UPDATE episodes SET content = 'changed' WHERE seq = 0")
     with pytest.raises(sqlite3.IntegrityError, match="never deleted"):
-        with store.transaction() as conn:
+        with store.db.transaction() as conn:
             conn.execute("DELETE FROM episodes")
-    assert store.get_session("a").episodes == 3
+    assert store.sessions.get("a").episodes == 3
 
 
 def test_other_tools_can_insert_rows_directly_and_aggregates_follow(store: Store, tokenizer) -> None:
@@ -245,10 +245,10 @@ def test_other_tools_can_insert_rows_directly_and_aggregates_follow(store: Store
     )
     conn.commit()
     conn.close()
-    s = store.get_session("ext")
+    s = store.sessions.get("ext")
     assert s.episodes == 4 and s.tokens == 0 and s.updated_at == "2025-01-01T00:03:00.000Z"
-    assert store.fill_missing_tokens() == 4
-    assert store.get_session("ext").tokens == sum(tokenizer.count(f"hello number {i}") for i in range(4))
+    assert store.episodes.fill_missing_tokens() == 4
+    assert store.sessions.get("ext").tokens == sum(tokenizer.count(f"hello number {i}") for i in range(4))
 
 
 # ---------------------------------------------------------------- summaries
@@ -256,7 +256,7 @@ def test_other_tools_can_insert_rows_directly_and_aggregates_follow(store: Store
 
 def recomputed(store: Store, sid: str) -> dict:
     """Aggregates recomputed from scratch, to compare with what the triggers kept."""
-    act = store.summaries(sid)
+    act = store.dag.summaries(sid)
     leaves = [s for s in act if s.kind == "leaf"]
     return {
         "summaries": len(act),
@@ -269,25 +269,25 @@ def recomputed(store: Store, sid: str) -> dict:
 
 
 def aggregates(store: Store, sid: str) -> dict:
-    s = store.get_session(sid)
+    s = store.sessions.get(sid)
     return {k: getattr(s, k) for k in recomputed(store, sid)}
 
 
 def test_summary_aggregates_follow_writes_supersedes_and_reverts(store: Store) -> None:
     make_session(store, "a", 40)
-    run = store.start_run("a", "leaf", "extractive", None)
+    run = store.runs.start("a", "leaf", "extractive", None)
     leaves = [leaf(store, "a", i * 8, i * 8 + 7, tier="fallback" if i == 2 else "normal", run_id=run.id)
               for i in range(4)]
     assert aggregates(store, "a") == recomputed(store, "a")
-    assert store.get_session("a").covered_episodes == 32
+    assert store.sessions.get("a").covered_episodes == 32
     top = condense(store, "a", leaves)
     assert aggregates(store, "a") == recomputed(store, "a")
-    assert store.get_session("a").max_depth == 1
-    assert store.get_run(run.id).tiers == {"normal": 3, "aggressive": 0, "fallback": 1}
+    assert store.sessions.get("a").max_depth == 1
+    assert store.runs.get(run.id).tiers == {"normal": 3, "aggressive": 0, "fallback": 1}
     # re-summarise leaf 2 and its parent together (one transaction)
-    redo = store.start_run("a", "resummarize", "extractive", None)
+    redo = store.runs.start("a", "resummarize", "extractive", None)
     new_leaf, new_top = new_id("s"), new_id("s")
-    store.write_summaries([
+    store.dag.write([
         SummaryWrite(NewSummary(new_leaf, "a", 0, "normal", "extractive", None, "leaf-v1", "better", 4,
                                 run_id=redo.id), episode_range=(16, 23), supersede=[leaves[2]]),
         SummaryWrite(NewSummary(new_top, "a", 1, "normal", "extractive", None, "c-v1", "better top", 3,
@@ -295,16 +295,16 @@ def test_summary_aggregates_follow_writes_supersedes_and_reverts(store: Store) -
                      supersede=[top]),
     ])
     assert aggregates(store, "a") == recomputed(store, "a")
-    assert store.get_session("a").fallbacks == 0
-    assert store.get_summary(leaves[2]).status == "superseded"
-    assert store.get_summary(leaves[2]).superseded_by == new_leaf
-    assert [v.id for v in store.versions(new_leaf)] == [leaves[2], new_leaf]
-    assert [s.id for s in store.covering_chain("a", 17)] == [new_leaf, new_top]
+    assert store.sessions.get("a").fallbacks == 0
+    assert store.dag.get(leaves[2]).status == "superseded"
+    assert store.dag.get(leaves[2]).superseded_by == new_leaf
+    assert [v.id for v in store.dag.versions(new_leaf)] == [leaves[2], new_leaf]
+    assert [s.id for s in store.dag.covering_chain("a", 17)] == [new_leaf, new_top]
     # revert brings the old pair back
-    assert store.revert_run(redo.id) == 2
-    assert [s.id for s in store.covering_chain("a", 17)] == [leaves[2], top]
+    assert store.dag.revert_run(redo.id) == 2
+    assert [s.id for s in store.dag.covering_chain("a", 17)] == [leaves[2], top]
     assert aggregates(store, "a") == recomputed(store, "a")
-    assert store.get_session("a").fallbacks == 1
+    assert store.sessions.get("a").fallbacks == 1
 
 
 def test_invariants_are_enforced_on_write(store: Store) -> None:
@@ -326,44 +326,44 @@ def test_invariants_are_enforced_on_write(store: Store) -> None:
     c = condense(store, "a", [l1, l2])
     with pytest.raises(InvariantViolation, match="active parent"):
         condense(store, "a", [l2, l3])
-    assert store.get_summary(c).first_seq == 0 and store.get_summary(c).last_seq == 19
+    assert store.dag.get(c).first_seq == 0 and store.dag.get(c).last_seq == 19
     with pytest.raises(sqlite3.IntegrityError, match="never deleted"):
-        with store.transaction() as conn:
+        with store.db.transaction() as conn:
             conn.execute("DELETE FROM summaries")
     # nothing half-written by the refused attempts
-    assert store.get_session("a").summaries == 4
+    assert store.sessions.get("a").summaries == 4
 
 
 def test_condensed_time_range_is_union_of_sources(store: Store) -> None:
     make_session(store, "a", 20)
     l1, l2 = leaf(store, "a", 0, 9), leaf(store, "a", 10, 19)
-    c = store.get_summary(condense(store, "a", [l1, l2]))
-    eps = store.episodes_page("a")
+    c = store.dag.get(condense(store, "a", [l1, l2]))
+    eps = store.episodes.page("a")
     assert (c.start_at, c.end_at) == (eps[0].created_at, eps[-1].created_at)
-    assert c.source_tokens == store.get_summary(l1).tokens + store.get_summary(l2).tokens
-    assert store.get_summary(l1).source_tokens == sum(e.tokens for e in eps[:10])
-    assert store.source_ids(l1) == [e.id for e in eps[:10]]
+    assert c.source_tokens == store.dag.get(l1).tokens + store.dag.get(l2).tokens
+    assert store.dag.get(l1).source_tokens == sum(e.tokens for e in eps[:10])
+    assert store.dag.source_ids(l1) == [e.id for e in eps[:10]]
 
 
 def test_unsummarised_ranges(store: Store) -> None:
     make_session(store, "a", 50)
     leaf(store, "a", 10, 19)
     leaf(store, "a", 30, 34)
-    assert store.unsummarised_ranges("a") == [(0, 9), (20, 29), (35, 49)]
+    assert store.dag.unsummarised_ranges("a") == [(0, 9), (20, 29), (35, 49)]
 
 
 def test_stale_running_run_becomes_interrupted_on_open(db_path: Path, tokenizer) -> None:
     with Store.open(db_path, tokenizer=tokenizer) as s:
         make_session(s, "a", 4)
-        run = s.start_run("a", "full", "extractive", None)
-        live = s.start_run("a", "full", "extractive", None)
+        run = s.runs.start("a", "full", "extractive", None)
+        live = s.runs.start("a", "full", "extractive", None)
         dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-        with s.transaction() as conn:
+        with s.db.transaction() as conn:
             conn.execute("UPDATE runs SET pid = ? WHERE id = ?", (int(dead.stdout), run.id))
     with Store.open(db_path, tokenizer=tokenizer) as s:
-        assert s.get_run(run.id).status == "interrupted"
+        assert s.runs.get(run.id).status == "interrupted"
         # a run owned by a live process on this host (here: us) is left alone
-        assert s.get_run(live.id).status == "running"
+        assert s.runs.get(live.id).status == "running"
 
 
 def test_a_finished_thread_can_release_its_connection(store: Store) -> None:
@@ -373,14 +373,14 @@ def test_a_finished_thread_can_release_its_connection(store: Store) -> None:
     seen: list[int] = []
 
     def worker() -> None:
-        seen.append(store.get_session("a").episodes)
+        seen.append(store.sessions.get("a").episodes)
         store.release_thread()
 
-    before = len(store._pool._all)  # noqa: SLF001 - the pool's bookkeeping is what is under test
+    before = len(store.db._pool._all)  # noqa: SLF001 - the pool's bookkeeping is what is under test
     threads = [threading.Thread(target=worker) for _ in range(5)]
     for t in threads:
         t.start()
         t.join()
     assert seen == [3] * 5
-    assert len(store._pool._all) == before  # noqa: SLF001
-    assert store.get_session("a").episodes == 3  # this thread's connection is untouched
+    assert len(store.db._pool._all) == before  # noqa: SLF001
+    assert store.sessions.get("a").episodes == 3  # this thread's connection is untouched

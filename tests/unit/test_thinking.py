@@ -124,8 +124,8 @@ async def test_a_full_pass_against_a_thinking_server_stays_at_model_tiers(tmp_pa
         return f"In this part ({size} characters of log) the user fixed PermissionError in tests/test_io.py."
 
     with FakeOllama(models=[model], responder=answer) as fake, Store.open(tmp_path / "t.db") as store:
-        store.upsert_session("s", title="thinking", source="test", created_at=T0)
-        store.append_episodes("s", [NewEpisode(str(i), role, text, T0 + timedelta(minutes=i))
+        store.sessions.upsert("s", title="thinking", source="test", created_at=T0)
+        store.episodes.append("s", [NewEpisode(str(i), role, text, T0 + timedelta(minutes=i))
                                     for i, (role, text) in enumerate(CHAT * 6)])
         policy = Policy(fresh_tail=4, leaf_chunk_tokens=300, leaf_target_tokens=200, condense_fanout=3)
         settings = Settings(db_path=store.path, ollama_host=fake.url, model="gpt-oss:20b", policy=policy)
@@ -134,8 +134,8 @@ async def test_a_full_pass_against_a_thinking_server_stays_at_model_tiers(tmp_pa
             run = await runner.compact("s", "full")
         finally:
             await runner.summariser.backend.aclose()
-        summaries = store.summaries("s")
+        summaries = store.dag.summaries("s")
         assert run is not None and run.status == "done" and run.summaries_created == len(summaries) >= 8
         assert run.fallback <= 0.1 * run.summaries_created and run.rejections == {}
         assert all(b.get("think") == "low" for b in fake.chat_bodies)
-        assert not any("hmm" in s.content for s in store.summaries("s", status=None))
+        assert not any("hmm" in s.content for s in store.dag.summaries("s", status=None))

@@ -59,6 +59,6 @@ def test_big_import_path_counts_in_workers_with_identical_results(
     report = import_paths(parallel, [src], "jsonl")
     assert report.episodes_appended == 400
     rows = "SELECT id, seq, tokens FROM episodes ORDER BY id"
-    assert parallel.conn.execute(rows).fetchall() == serial.conn.execute(rows).fetchall()
+    assert parallel.db.conn.execute(rows).fetchall() == serial.db.conn.execute(rows).fetchall()
     serial.close()
     parallel.close()

@@ -54,7 +54,7 @@ def watcher(store: Store, paths: list[Path], clock: Clock, **kw: object) -> Watc
 
 def content(store: Store) -> list[tuple]:
     """Every episode as (id, session, seq, role, content, created_at), in order."""
-    rows = store.conn.execute(
+    rows = store.db.conn.execute(
         "SELECT id, session_id, seq, role, content, created_at FROM episodes ORDER BY session_id, seq")
     return [tuple(r) for r in rows]
 
@@ -94,7 +94,7 @@ def test_native_jsonl_read_line_by_line_ends_as_one_import_would(
         total += w.tick().episodes
     assert content(store) == imported_whole(NATIVE, tmp_path, tokenizer)
     assert total == len(content(store))
-    assert store.get_session("garden-1").title == "Planning the vegetable beds"  # the first title wins
+    assert store.sessions.get("garden-1").title == "Planning the vegetable beds"  # the first title wins
 
 
 def test_an_unterminated_last_line_waits_until_whole_or_the_file_is_quiet(
@@ -246,7 +246,7 @@ def test_stopping_ends_the_tick_between_files(tmp_path: Path, store: Store, cloc
     w = watcher(store, [folder], clock, should_stop=stop_after_two)
     report = w.tick()
     assert report.stopped and report.episodes == 2
-    assert store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+    assert store.db.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
 
 
 # ---------------------------------------------------------------- what to compact
@@ -274,7 +274,7 @@ def test_if_over_reads_the_uncompacted_tokens(store: Store) -> None:
     from ._engine_fixtures import add_episodes
 
     add_episodes(store, "a", 0, 10)
-    tokens = store.get_session("a").uncompacted_tokens
+    tokens = store.sessions.get("a").uncompacted_tokens
     queue = CompactionQueue(store, if_over=tokens)
     queue.add(["a"])
     assert queue.due() == []
@@ -290,7 +290,7 @@ def test_default_min_new_leaves_room_for_real_leaves() -> None:
 
 def test_a_database_refusal_is_retried_next_tick(tmp_path: Path, store: Store, clock: Clock) -> None:
     """The file is fine but the database says no (a trigger here; a lock or a full disk in life)."""
-    store.conn.execute("CREATE TRIGGER no_x BEFORE INSERT ON episodes WHEN NEW.session_id = 'x' "
+    store.db.conn.execute("CREATE TRIGGER no_x BEFORE INSERT ON episodes WHEN NEW.session_id = 'x' "
                        "BEGIN SELECT RAISE(ABORT, 'no room today'); END")
     live = tmp_path / "a.jsonl"
     live.write_text('{"session": "x", "role": "user", "content": "one"}\n'
@@ -299,7 +299,7 @@ def test_a_database_refusal_is_retried_next_tick(tmp_path: Path, store: Store, c
     report = w.tick()
     assert [(p, "no room today" in why) for p, why in report.failed] == [(live, True)] and not report.refused
     assert content(store) == []
-    store.conn.execute("DROP TRIGGER no_x")
+    store.db.conn.execute("DROP TRIGGER no_x")
     assert w.tick().episodes == 2  # tried again although the file did not change
     assert [r[4] for r in content(store)] == ["one", "two"]
 

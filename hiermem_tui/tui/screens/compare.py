@@ -187,10 +187,10 @@ class CompareScreen(ModalScreen[bool]):
     def _ancestors(self) -> int:
         """How many summaries above this one the same run replaced (the re-condensed chain)."""
         store = self.hm_app.store
-        count, cur = 0, store.get_summary(self.new.parent_id) if self.new.parent_id else None
+        count, cur = 0, store.dag.get(self.new.parent_id) if self.new.parent_id else None
         while cur is not None and cur.run_id == self.run_id:
             count += 1
-            cur = store.get_summary(cur.parent_id) if cur.parent_id else None
+            cur = store.dag.get(cur.parent_id) if cur.parent_id else None
         return count
 
     @property
@@ -219,7 +219,7 @@ class CompareScreen(ModalScreen[bool]):
     def action_revert(self) -> None:
         """Undo the run: the old chain is active again (the store refuses if it was built upon since)."""
         try:
-            restored = self.hm_app.store.revert_run(self.run_id)
+            restored = self.hm_app.store.dag.revert_run(self.run_id)
         except StoreError as exc:
             box = self.query_one("#compare-error", Static)
             box.update(Text(f"▲ {exc}"))

@@ -67,7 +67,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
 def redo_confirm_text(app: HiermemApp, session_id: str, backend: str, model: str | None) -> Text:
     """What a whole-session re-summarise will do: how many summaries it supersedes, and with what it reruns."""
-    session = app.store.get_session(session_id)
+    session = app.store.sessions.get(session_id)
     n = session.summaries if session else 0
     depth = session.max_depth if session and session.max_depth is not None else 0
     status = app.backend_state

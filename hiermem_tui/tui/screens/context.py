@@ -166,8 +166,8 @@ class ContextScreen(ReportScreen):
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if 0 <= event.option_index < len(self.rows):
             item = self.rows[event.option_index]
-            text = self.store.get_summary(item.id).content if item.kind == "summary" else (  # type: ignore[union-attr]
-                (ep.content if (ep := self.store.episode_at(self.sid, item.first_seq)) else ""))
+            text = self.store.dag.get(item.id).content if item.kind == "summary" else (  # type: ignore[union-attr]
+                (ep.content if (ep := self.store.episodes.at(self.sid, item.first_seq)) else ""))
             p = fmt.Palette.from_app(self.app)
             out = Text(one_line(item_header(item), 200) + "\n\n", style=fmt.style(p.muted))
             out.append(strip_combining_excess(visible(text)), style=fmt.style(p.foreground))

@@ -65,7 +65,7 @@ class ReportScreen(Screen[None]):
     def scope_label(self) -> str:
         if self.session_id is None:
             return "all sessions"
-        session = self.store.get_session(self.session_id)
+        session = self.store.sessions.get(self.session_id)
         title = session.title if session is not None and session.title else self.session_id
         return f"session: {one_line(title, 80)}"
 

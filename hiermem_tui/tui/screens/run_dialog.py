@@ -122,7 +122,7 @@ def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
     plans = {p: plan_pass(store, policy, session_id, p) for p in PASSES}
     repair = repair_trees(store, repair_targets(store, session_id, policy.fidelity_threshold))
     counts = {p: len(plan) for p, plan in plans.items()}
-    counts["resummarize-session"] = planner.count_full([], runner.plan_session_leaves(session_id),
+    counts["resummarize-session"] = planner.count_full([], runner.planner.session_leaves(session_id),
                                                        policy.condense_fanout)
     counts["repair"] = sum(map(len, repair))
     return PlanPreview(plans, counts)
@@ -133,7 +133,7 @@ def engine_speed(store: Store, opt: EngineOption | None) -> ModelSpeed | None:
     if opt is None or opt.backend != "ollama" or not opt.model:
         return None
     for name in dict.fromkeys((opt.model, opt.model if ":" in opt.model else f"{opt.model}:latest")):
-        speed = store.model_speed("ollama", name)
+        speed = store.speeds.get("ollama", name)
         if speed.measured:
             return speed
     return None

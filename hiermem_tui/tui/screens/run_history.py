@@ -80,7 +80,7 @@ class RunHistoryScreen(ReportScreen):
         page = list_runs(self.store, self.session_id, limit=self.limit)
         titles = {}
         for sid in {r.session_id for r in page.runs}:
-            s = self.store.get_session(sid)
+            s = self.store.sessions.get(sid)
             titles[sid] = s.title if s is not None and s.title else sid
         return History(page, titles)
 

@@ -63,7 +63,7 @@ def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
     """``R`` (and ``x``, with ``why`` it needs repair): a new version of the summary under the
     tree cursor (and its ancestors)."""
     ref = screen.tree.cursor_ref
-    s = screen.store.get_summary(ref.summary.id) if ref is not None and ref.summary is not None else None
+    s = screen.store.dag.get(ref.summary.id) if ref is not None and ref.summary is not None else None
     if s is None or ref is None or ref.kind != "summary":
         screen.notify("Select a summary in the tree first: R re-summarises it.", title="Re-summarise")
         return
@@ -72,7 +72,7 @@ def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
         return
     ancestors = 0
     cur = s
-    while cur.parent_id and (cur := screen.store.get_summary(cur.parent_id)) is not None:  # type: ignore[assignment]
+    while cur.parent_id and (cur := screen.store.dag.get(cur.parent_id)) is not None:  # type: ignore[assignment]
         ancestors += 1
     detail = Text(
         (f"{why} " if why else "") + f"Re-makes this depth-{s.depth} summary from its sources"

@@ -210,7 +210,7 @@ class SearchScreen(ReportScreen):
         titles = dict.fromkeys(ids, "")
         if ids:
             marks = ",".join("?" * len(ids))
-            titles.update(self.store.conn.execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", ids))
+            titles.update(self.store.db.conn.execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", ids))
         return Found(result, {sid: title or sid for sid, title in titles.items()})
 
     def on_unmount(self) -> None:
@@ -296,9 +296,9 @@ class SearchScreen(ReportScreen):
     def _preview(self, hit: SearchHit) -> None:
         """The hit's text (up to PREVIEW_CHARS around the best match), matches marked, literal."""
         if hit.kind == "episode":
-            row = self.store.conn.execute("SELECT content FROM episodes WHERE id = ?", (hit.id,)).fetchone()
+            row = self.store.db.conn.execute("SELECT content FROM episodes WHERE id = ?", (hit.id,)).fetchone()
         else:
-            row = self.store.conn.execute("SELECT content FROM summaries WHERE id = ?", (hit.id,)).fetchone()
+            row = self.store.db.conn.execute("SELECT content FROM summaries WHERE id = ?", (hit.id,)).fetchone()
         text = row[0] if row else ""
         p = fmt.Palette.from_app(self.app)
         where = one_line(self.titles.get(hit.session_id, hit.session_id), 100)

@@ -172,7 +172,7 @@ class SessionScreen(SessionKeysMixin, LiveSessionMixin, Screen[None]):
     # ------------------------------------------------------------------ loading
     def reload(self) -> None:
         """Re-read the session from the store, keeping open nodes and the selection where possible."""
-        session = self.store.get_session(self.session_id)
+        session = self.store.sessions.get(self.session_id)
         self.session = session
         if session is None:
             self.detail.show_empty(None, self.session_id, missing=True)
@@ -233,7 +233,7 @@ class SessionScreen(SessionKeysMixin, LiveSessionMixin, Screen[None]):
     def _marks(self) -> list[MapItem]:
         """Pinned and excluded episodes, as ticks on the map's episode row."""
         return [MapItem("", mark, -1, "normal", seq, seq, at, at)  # type: ignore[arg-type]
-                for seq, mark, at in self.store.marked_episodes(self.session_id)]
+                for seq, mark, at in self.store.marks.marked(self.session_id)]
 
     def refresh_marks(self) -> None:
         """A mark changed: redraw the map's ticks (the transcript redraws its own)."""
@@ -246,7 +246,7 @@ class SessionScreen(SessionKeysMixin, LiveSessionMixin, Screen[None]):
     def _stats(self, first: int, last: int) -> tuple[int, str, str]:
         key = (first, last)
         if key not in self._range_stats:
-            self._range_stats[key] = self.store.episode_stats(self.session_id, first, last)
+            self._range_stats[key] = self.store.episodes.stats(self.session_id, first, last)
         return self._range_stats[key]
 
     def _render_bar(self, s: Session) -> None:
@@ -282,12 +282,12 @@ class SessionScreen(SessionKeysMixin, LiveSessionMixin, Screen[None]):
         store = self.store
         self.map.select(self._map_key(ref, node))
         if ref.kind == "summary" and ref.summary is not None:
-            fresh = store.get_summary(ref.summary.id) or ref.summary
-            self.detail.show_summary(fresh, sources=store.source_ids(fresh.id), versions=store.versions(fresh.id))
+            fresh = store.dag.get(ref.summary.id) or ref.summary
+            self.detail.show_summary(fresh, sources=store.dag.source_ids(fresh.id), versions=store.dag.versions(fresh.id))
         elif ref.kind == "episode":
-            ep = store.episode_at(self.session_id, ref.first)
+            ep = store.episodes.at(self.session_id, ref.first)
             if ep is not None:
-                self.detail.show_episode(ep, store.covering_chain(self.session_id, ref.first), self._where(ref.first))
+                self.detail.show_episode(ep, store.dag.covering_chain(self.session_id, ref.first), self._where(ref.first))
         elif ref.kind in ("gap", "tail", "episodes"):
             tokens, start, end = self._stats(ref.first, ref.last)
             self.detail.show_range(ref.kind, ref.first, ref.last, tokens=tokens, start_at=start, end_at=end,
@@ -320,9 +320,9 @@ class SessionScreen(SessionKeysMixin, LiveSessionMixin, Screen[None]):
             self.notify("That bar is not in the tree any more; press r to refresh.", severity="warning")
 
     def on_transcript_cursor_moved(self, event: Transcript.CursorMoved) -> None:
-        ep = self.store.episode_at(self.session_id, event.seq)
+        ep = self.store.episodes.at(self.session_id, event.seq)
         if ep is not None:
-            self.detail.show_episode(ep, self.store.covering_chain(self.session_id, event.seq), self._where(event.seq))
+            self.detail.show_episode(ep, self.store.dag.covering_chain(self.session_id, event.seq), self._where(event.seq))
 
     def _legend(self) -> None:
         axis = "episode" if self.map.scale == "episodes" else "time"

@@ -101,7 +101,7 @@ class SessionKeysMixin:
             screen.notify("Select an episode first (in the transcript, or expand a leaf in the tree).",
                           title="Covering chain")
             return
-        chain = screen.store.covering_chain(screen.session_id, seq)
+        chain = screen.store.dag.covering_chain(screen.session_id, seq)
         picker = ChainPicker(seq, chain, fmt.Palette.from_app(screen.app), screen.tree.ref_year, screen._where(seq))
         screen.app.push_screen(picker, callback=screen._chain_picked)
 

@@ -77,9 +77,9 @@ class LiveSessionMixin:
         screen = cast("SessionScreen", self)
         store, live = screen.store, self.live
         if delta.reloaded:
-            tops = store.top_summaries(screen.session_id)
+            tops = store.dag.top(screen.session_id)
         else:
             known = {r.summary.id: r.summary for r in screen.tree.roots if r.summary is not None}
-            found = (known.get(i) or store.get_summary(i) for i in live.roots)
+            found = (known.get(i) or store.dag.get(i) for i in live.roots)
             tops = [s for s in found if isinstance(s, Summary)]
         return arrange_roots(tops, live.unsummarised(session.episodes), session.episodes, screen.tree.fresh_tail)

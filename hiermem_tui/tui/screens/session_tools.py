@@ -67,7 +67,7 @@ def _measured(screen: SessionScreen, text: str) -> None:
 
 def needs_repair_reason(screen: SessionScreen, summary_id: str) -> str | None:
     """Why the summary needs repair, in words (None: it does not)."""
-    s = screen.store.get_summary(summary_id)
+    s = screen.store.dag.get(summary_id)
     if s is None:
         return None
     if s.tier == "fallback":
@@ -125,14 +125,14 @@ def toggle_mark(screen: SessionScreen, mark: str) -> None:
                       title="Pin / exclude")
         return
     store = screen.store
-    current = store.marks(screen.session_id, seq, seq).get(seq)
+    current = store.marks.of(screen.session_id, seq, seq).get(seq)
     new = None if current == mark else mark
     try:
-        store.set_mark(screen.session_id, seq, new)  # type: ignore[arg-type]
+        store.marks.set(screen.session_id, seq, new)  # type: ignore[arg-type]
     except StoreError as exc:
         screen.notify(one_line(str(exc), 300), title="Pin / exclude", severity="error", markup=False)
         return
-    covering = store.covering_chain(screen.session_id, seq)
+    covering = store.dag.covering_chain(screen.session_id, seq)
     after = f" {len(covering)} summar{'y' if len(covering) == 1 else 'ies'} already cover it: x re-makes them." if (
         covering and new is not None) else ""
     what = {"pin": f"Pinned #{seq}: every summary covering it carries it verbatim.",

@@ -35,17 +35,17 @@ if TYPE_CHECKING:
 def collect_versions(store: Store, summary_id: str, extra: Sequence[str] = ()) -> list[Summary]:
     """The summary's version chain, plus superseded summaries of its depth over overlapping episodes
     (what a whole-session redo replaced has no link to the new summaries), oldest first."""
-    base = store.get_summary(summary_id)
+    base = store.dag.get(summary_id)
     if base is None:
         return []
-    chain = store.versions(summary_id)
+    chain = store.dag.versions(summary_id)
     order = {s.id: i for i, s in enumerate(chain)}
     found = {s.id: s for s in chain}
-    for s in store.summaries(base.session_id, status="superseded"):
+    for s in store.dag.summaries(base.session_id, status="superseded"):
         if s.depth == base.depth and s.first_seq <= base.last_seq and s.last_seq >= base.first_seq:
             found.setdefault(s.id, s)
     for sid in extra:
-        if sid not in found and (s := store.get_summary(sid)) is not None:
+        if sid not in found and (s := store.dag.get(sid)) is not None:
             found[sid] = s
     return sorted(found.values(), key=lambda s: (s.created_at, order.get(s.id, len(order)), s.id))
 
@@ -62,7 +62,7 @@ def restore_run(store: Store, version: Summary) -> tuple[str | None, str]:
     if replaced_by.startswith("revert:"):
         return None, (f"This version was undone by reverting run {replaced_by[7:]}; "
                       "re-summarise the active one to make a new version.")
-    newer = store.get_summary(replaced_by)
+    newer = store.dag.get(replaced_by)
     if newer is None or not newer.run_id:
         return None, f"The version that replaced it ({replaced_by}) was not made by a run, so there is no run to revert."
     return newer.run_id, ""
@@ -128,7 +128,7 @@ class VersionsScreen(ModalScreen[bool]):
         picker.clear_options()
         picker.add_options([Option(version_row(i, v, p, self.ref_year), id=v.id)
                             for i, v in enumerate(self.versions, 1)])
-        base = store.get_summary(self.summary_id)
+        base = store.dag.get(self.summary_id)
         self.query_one("#versions-panel").border_title = (
             f"Versions of d{base.depth} {fmt.seq_span(base.first_seq, base.last_seq)}" if base else "Versions")
         if not self.versions:
@@ -189,7 +189,7 @@ class VersionsScreen(ModalScreen[bool]):
             self.app.notify(why, title="Cannot restore", severity="warning", markup=False)
             return
         try:
-            restored = store.revert_run(run_id)
+            restored = store.dag.revert_run(run_id)
         except StoreError as exc:
             self._error(str(exc))
             self.app.notify(str(exc), title="Cannot restore", severity="error", markup=False)

@@ -58,9 +58,9 @@ class NodeRef:
 
 def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
     """Top summaries, gaps and the fresh tail, in coverage order (DESIGN §2)."""
-    session = store.get_session(session_id)
+    session = store.sessions.get(session_id)
     total = session.episodes if session else 0
-    return arrange_roots(store.top_summaries(session_id), store.unsummarised_ranges(session_id), total, fresh_tail)
+    return arrange_roots(store.dag.top(session_id), store.dag.unsummarised_ranges(session_id), total, fresh_tail)
 
 
 def arrange_roots(
@@ -164,7 +164,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
 
     def load_roots(self) -> list[NodeRef]:
         """(Re)build the root level; everything below is loaded again on demand."""
-        session = self.store.get_session(self.session_id)
+        session = self.store.sessions.get(self.session_id)
         if session is not None and session.updated_at:
             self.ref_year = fmt.local(session.updated_at).year
         self.clear()
@@ -264,13 +264,13 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
             if ref.summary.kind == "leaf":
                 self._add(node, NodeRef("episodes", ref.first, ref.last, owner=ref.summary.id))
             else:
-                for child in self.store.children(ref.summary.id):
+                for child in self.store.dag.children(ref.summary.id):
                     self._add(node, NodeRef("summary", child.first_seq, child.last_seq, summary=child))
         elif ref.kind in ("episodes", "gap", "tail"):
             self._add_page(node, ref.first, ref.last, ref.key)
 
     def _add_page(self, parent: TreeNode[NodeRef], first: int, last: int, owner: str) -> TreeNode[NodeRef] | None:
-        page = self.store.episodes_page(
+        page = self.store.episodes.page(
             self.session_id, after_seq=first - 1, limit=min(EPISODE_PAGE, last - first + 1)
         )
         first_node: TreeNode[NodeRef] | None = None
@@ -325,12 +325,12 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
     def reveal_summary(self, summary_id: str) -> bool:
         """Open every ancestor of an active summary and put the cursor on it."""
         chain: list[str] = []
-        current = self.store.get_summary(summary_id)
+        current = self.store.dag.get(summary_id)
         if current is None or current.status != "active":
             return False
         while current is not None:
             chain.append(current.id)
-            current = self.store.get_summary(current.parent_id) if current.parent_id else None
+            current = self.store.dag.get(current.parent_id) if current.parent_id else None
         node = self._by_key.get(f"s:{chain[-1]}")
         for sid in reversed(chain[:-1]):
             if node is None:
@@ -351,7 +351,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
 
     def reveal_seq(self, seq: int) -> bool:
         """Select what covers episode ``seq``: its leaf, or the gap / fresh-tail node holding it."""
-        chain = self.store.covering_chain(self.session_id, seq)
+        chain = self.store.dag.covering_chain(self.session_id, seq)
         if chain:
             return self.reveal_summary(chain[0].id)
         for ref in self.roots:

@@ -47,7 +47,7 @@ def fmt_when(stamp: str | None, now: datetime) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    key: str  # a Store SESSION_SORTS key
+    key: str  # a key of store.sessions.SESSION_SORTS
     label: str
     width: int  # 0: takes what is left
     right: bool  # right-aligned (numbers)

@@ -117,13 +117,13 @@ class SessionsTable(ScrollView, can_focus=True):
         height = self.cursor_row - round(self.scroll_y)
         self._pages.clear()
         self._now = self.clock()
-        self.row_count = self.store.count_sessions(self.filter_text or None)
+        self.row_count = self.store.sessions.count(self.filter_text or None)
         self.virtual_size = Size(0, self.row_count + 1)
         if not keep_cursor:
             self.scroll_to(y=0, animate=False)
             self.set_reactive(SessionsTable.cursor_row, 0)
         elif kept is not None:
-            row = self.store.session_position(kept.id, sort=self.sort, descending=self.descending,
+            row = self.store.sessions.position(kept.id, sort=self.sort, descending=self.descending,
                                               text=self.filter_text or None)
             if row is not None and row != self.cursor_row:
                 self.set_reactive(SessionsTable.cursor_row, row)
@@ -142,7 +142,7 @@ class SessionsTable(ScrollView, can_focus=True):
         page_no, index = divmod(row, PAGE_SIZE)
         page = self._pages.get(page_no)
         if page is None:
-            page = self.store.list_sessions(
+            page = self.store.sessions.page(
                 sort=self.sort,
                 descending=self.descending,
                 text=self.filter_text or None,

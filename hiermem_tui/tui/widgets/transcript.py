@@ -127,8 +127,8 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ loading
     def _load_around(self, seq: int) -> None:
-        before = self.store.episodes_before(self.session_id, before_seq=seq, limit=PAGE // 4)
-        after = self.store.episodes_page(self.session_id, after_seq=seq - 1, limit=PAGE)
+        before = self.store.episodes.before(self.session_id, before_seq=seq, limit=PAGE // 4)
+        after = self.store.episodes.page(self.session_id, after_seq=seq - 1, limit=PAGE)
         self._blocks = [_Block(ep) for ep in (*before, *after)]
         self._relayout()
 
@@ -138,14 +138,14 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             return
         shift = 0
         if down:
-            page = self.store.episodes_page(self.session_id, after_seq=self._blocks[-1].ep.seq, limit=PAGE)
+            page = self.store.episodes.page(self.session_id, after_seq=self._blocks[-1].ep.seq, limit=PAGE)
             self._blocks.extend(_Block(ep) for ep in page)
             excess = len(self._blocks) - MAX_WINDOW
             if excess > 0:
                 shift = -sum(len(b.lines or ()) for b in self._blocks[:excess])
                 del self._blocks[:excess]
         else:
-            page = self.store.episodes_before(self.session_id, before_seq=self._blocks[0].ep.seq, limit=PAGE)
+            page = self.store.episodes.before(self.session_id, before_seq=self._blocks[0].ep.seq, limit=PAGE)
             fresh = [_Block(ep) for ep in page]
             self._render_blocks(fresh)
             shift = sum(len(b.lines or ()) for b in fresh)
@@ -239,7 +239,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         """Re-read the marks of the loaded window and redraw the episodes whose mark changed."""
         old = self.marks
         w = self.window
-        self.marks = self.store.marks(self.session_id, *w) if w else {}
+        self.marks = self.store.marks.of(self.session_id, *w) if w else {}
         self._marks_window = w
         changed = {seq for seq in set(old) | set(self.marks) if old.get(seq) != self.marks.get(seq)}
         for block in self._blocks:
@@ -255,7 +255,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         lo, hi = min(seqs), max(seqs)
         known = self._marks_window
         if known is None or lo < known[0] or hi > known[1]:
-            self.marks = self.store.marks(self.session_id, lo, hi)
+            self.marks = self.store.marks.of(self.session_id, lo, hi)
             self._marks_window = (lo, hi)
 
     def _relayout(self) -> None:

@@ -1,0 +1,300 @@
+"""Making summaries inside a run: the one piece the passes and the re-making share.
+
+An :class:`Executor` holds what a job needs to talk to the model and the store — the
+summariser, the policy, the cancel token, the event callback, the concurrency limit — and
+does the two things every kind of run does: record a run and finish it whatever happens
+(:meth:`execute`), and make one summary, each model call its own task so the cancel token
+can abort it (:meth:`summarise`, :meth:`new`, :meth:`written`). The passes
+(:class:`~.runner.Runner`) and the re-making (:class:`~.remake.Remaker`) say *what* to make;
+this says *how*.
+
+Job outcomes, by design:
+
+* backend not ready (``BackendUnavailable`` / ``ModelMissing`` from :meth:`check`): raised
+  before any run is recorded — nothing is written;
+* ``CancelToken.cancel()``: in-flight model calls are aborted, the run is ``cancelled``;
+* any error during a run: the run is ``failed`` with a one-line ``error``; when it is the
+  server going away (``RunAborted``), the job also starts no further sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import replace
+
+from ..config import Policy
+from ..store import NewSummary, Run, Store, StoreError, Summary, new_id
+from ..summarize import (
+    BackendUnavailable,
+    ModelMissing,
+    RunAborted,
+    Summariser,
+    SummariserError,
+    SummaryEvent,
+    SummaryRequest,
+    SummaryResult,
+)
+from ..summarize.fidelity import MAX_STORED
+from ..summarize.prompts import num_predict_for
+from ..summarize.speed import ModelSpeed
+from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
+from .events import (
+    CancelToken,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    SummaryAttempt,
+    SummaryProgress,
+    SummaryStarted,
+    SummaryWritten,
+)
+from .state import Cancelled, RunState
+
+PROGRESS_EVERY_S = 0.25
+"""A streaming answer reports its tokens at most this often (each report repaints a footer)."""
+LEAF_PROMPT_OVERHEAD = 400
+"""Tokens a leaf prompt adds around its chunk (instructions, the clipped prior summary, role
+prefixes): what a small model's context must hold besides the episodes."""
+MIN_CHUNK_TOKENS = 256
+
+
+def server_gone(exc: BaseException) -> bool:
+    """The server went away (or the model did): other sessions of the job would fail the same way."""
+    leaves = flatten(exc) if isinstance(exc, BaseExceptionGroup) else [exc]
+    return any(isinstance(e, (RunAborted, BackendUnavailable, ModelMissing)) for e in leaves)
+
+
+def flatten(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(flatten(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
+class Executor:
+    """Runs and summaries for one job (see the module docstring). ``on_event`` is called on the
+    loop's thread with small immutable events; ``cancel`` may be fired from any thread."""
+
+    def __init__(
+        self,
+        store: Store,
+        summariser: Summariser,
+        policy: Policy,
+        *,
+        parallel: int = 1,
+        on_event: Callable[[RunEvent], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> None:
+        self.store = store
+        self.summariser = summariser
+        self.policy = policy
+        self.parallel = max(1, int(parallel))
+        self.on_event = on_event
+        self.cancel = cancel or CancelToken()
+        self.stop_job = False
+        """Set when the server went away: a job starts no further sessions."""
+        self._checked = False
+        self._check_error: SummariserError | None = None
+        self._limits: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._speed_saved: ModelSpeed | None = None
+
+    @property
+    def check_failed(self) -> bool:
+        return self._check_error is not None
+
+    # ------------------------------------------------------------------ the backend
+    async def check(self) -> None:
+        """Fail fast: raises BackendUnavailable / ModelMissing with a one-line message.
+
+        Called before the first run is recorded; the answer (success or the error) is kept
+        for the life of this Executor, so concurrent sessions do not each probe the server.
+        """
+        if self._checked:
+            return
+        if self._check_error is not None:
+            raise self._check_error
+        try:
+            await self.summariser.backend.check()
+        except SummariserError as exc:
+            self._check_error = exc
+            self.stop_job = True
+            raise
+        self._checked = True
+        self._seed_speed()
+        self._fit_chunks_to_context()
+
+    def _fit_chunks_to_context(self) -> None:
+        """Shrink the leaf chunk budget when the model's context cannot hold a full chunk, its
+        prompt and its answer (a small model with a 2k context, say): every prompt must fit."""
+        limit = getattr(self.summariser.backend, "context_limit", None)
+        if not limit:
+            return
+        answer = num_predict_for(self.policy.leaf_target_tokens, sections=self.summariser.use_sections)
+        answer += self.summariser.thinking_headroom()
+        fits = int((limit - answer - CONTEXT_SLACK) / PROMPT_MARGIN) - LEAF_PROMPT_OVERHEAD
+        if fits < self.policy.leaf_chunk_tokens:
+            self.policy = replace(self.policy, leaf_chunk_tokens=max(MIN_CHUNK_TOKENS, fits))
+
+    def _speed(self) -> ModelSpeed | None:
+        speed = getattr(self.summariser.backend, "speed", None)
+        return speed if isinstance(speed, ModelSpeed) else None
+
+    def _seed_speed(self) -> None:
+        """The backend starts from what earlier runs measured of this model (once per Executor)."""
+        backend = self.summariser.backend
+        speed = self._speed()
+        if speed is None or self._speed_saved is not None:
+            return
+        merged = self.store.speeds.get(backend.name, backend.model).merged(speed)
+        backend.speed = merged  # type: ignore[attr-defined]  # the Ollama backend has one (checked above)
+        self._speed_saved = replace(merged)
+
+    def _save_speed(self) -> None:
+        backend = self.summariser.backend
+        speed = self._speed()
+        if speed is None or self._speed_saved is None:
+            return
+        try:
+            self.store.speeds.add(backend.name, backend.model, speed.minus(self._speed_saved))
+        except StoreError:
+            return  # a measurement is not worth failing a run for
+        self._speed_saved = replace(speed)
+
+    # ------------------------------------------------------------------ a run
+    def emit(self, event: RunEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def estimate(self, planned: int, source_tokens: Sequence[int]) -> float | None:
+        """Model seconds for ``planned`` summaries, from the model's measured speed: the known
+        inputs (``source_tokens``, the leaves) as they are, the rest as condensations of a full
+        condensed target. None while the model has never been measured."""
+        speed = self._speed()
+        if speed is None or not speed.measured:
+            return None
+        known = sum(speed.expected_seconds(t + LEAF_PROMPT_OVERHEAD,
+                                           min(self.policy.leaf_target_tokens, t // SOURCE_FRACTION))
+                    for t in source_tokens)
+        rest = max(0, planned - len(source_tokens))
+        condensed = self.policy.condensed_target_tokens
+        return known + rest * speed.expected_seconds(condensed * 2 + LEAF_PROMPT_OVERHEAD, condensed // 2)
+
+    async def execute(
+        self, session_id: str, kind: str, target: str | None, planned: int,
+        body: Callable[[RunState], Awaitable[None]], est_source_tokens: Sequence[int] = (),
+    ) -> Run:
+        """Record a run, do ``body``, and finish the run whatever happened (see the module docstring)."""
+        backend = self.summariser.backend
+        run = self.store.runs.start(session_id, kind, backend.name, backend.model, target, planned=planned)
+        st = RunState(run=run, planned=planned, started=time.monotonic())
+        self.emit(RunStarted(run.id, session_id, kind, planned, backend.name, backend.model,
+                             self.estimate(planned, est_source_tokens)))
+        status, error = "done", None
+        try:
+            await body(st)
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            self._finish(st, "cancelled", "the job was cancelled")
+            raise
+        except BaseException as exc:  # noqa: BLE001 - classified into a run status below
+            status, error = self._classify(exc)
+            if server_gone(exc):
+                self.stop_job = True  # other sessions would only fail the same way
+        return self._finish(st, status, error)
+
+    def _finish(self, st: RunState, status: str, error: str | None) -> Run:
+        self._save_speed()
+        run = self.store.runs.finish(st.run.id, status, wall_seconds=time.monotonic() - st.started, error=error)
+        self.emit(RunFinished(run.id, run.session_id, status, run, error))
+        return run
+
+    def _classify(self, exc: BaseException) -> tuple[str, str | None]:
+        """(status, error) for what ended a run; a failure wins over a cancel in a group."""
+        if isinstance(exc, BaseExceptionGroup):
+            parts = [self._classify(e) for e in exc.exceptions]
+            failed = [p for p in parts if p[0] == "failed"]
+            return failed[0] if failed else parts[0]
+        if isinstance(exc, Cancelled):
+            return "cancelled", None
+        if isinstance(exc, (SummariserError, StoreError)):
+            return "failed", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return "failed", f"unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
+
+    # ------------------------------------------------------------------ one summary
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._limits is None or self._limits[0] is not loop:
+            self._limits = (loop, asyncio.Semaphore(self.parallel))
+        return self._limits[1]
+
+    def check_cancel(self) -> None:
+        if self.cancel.cancelled:
+            raise Cancelled()
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """One of the ``parallel`` places a summary may be made in."""
+        async with self._semaphore():
+            self.check_cancel()
+            yield
+
+    async def summarise(self, st: RunState, what: str, request: SummaryRequest) -> SummaryResult:
+        """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
+        sid = st.run.session_id
+        last = [0.0, ""]  # when the last progress event went out, and its phase
+
+        def forward(ev: SummaryEvent) -> None:
+            if ev.kind != "progress":
+                self.emit(SummaryAttempt(st.run.id, sid, what, ev.tier, ev.attempt, ev.kind == "retry", ev.message))
+                return
+            now = time.monotonic()
+            if now - float(last[0]) < PROGRESS_EVERY_S and ev.phase == last[1]:
+                return  # a phase change always goes out; tokens at most every PROGRESS_EVERY_S
+            last[0], last[1] = now, ev.phase
+            self.emit(SummaryProgress(st.run.id, sid, what, ev.tier, ev.attempt, ev.phase, ev.chunks,
+                                      ev.thinking_tokens, ev.tokens_per_s, ev.left_s))
+
+        task = asyncio.ensure_future(self.summariser.summarise(request, on_event=forward))
+        self.cancel.attach(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if (me is None or not me.cancelling()) and self.cancel.cancelled:
+                raise Cancelled() from None
+            raise
+        finally:
+            self.cancel.detach(task)
+
+    def started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
+        st.planned = max(st.planned, st.done + 1)
+        self.emit(SummaryStarted(st.run.id, st.run.session_id, what, depth, first, last, st.planned))
+
+    def new(self, st: RunState, depth: int, res: SummaryResult) -> NewSummary:
+        """The row to write for a result (its counters added to the run's)."""
+        st.out_tokens += res.output_tokens
+        st.llm_seconds += res.llm_seconds
+        fid = res.fidelity
+        return NewSummary(
+            id=new_id("s"), session_id=st.run.session_id, depth=depth, tier=res.tier, backend=res.backend,
+            model=res.model, prompt_version=res.prompt_version, content=res.text, tokens=res.tokens,
+            input_tokens=res.input_tokens, output_tokens=res.output_tokens, duration_s=res.duration_s,
+            llm_seconds=res.llm_seconds, run_id=st.run.id,
+            fid_identifiers=fid.identifiers if fid else None, fid_kept=fid.kept if fid else None,
+            fid_lost=fid.lost[:MAX_STORED] if fid else (), fid_novel=fid.novel[:MAX_STORED] if fid else (),
+            fid_added=bool(res.keywords), fid_pins_missing=res.pins_missing,
+            rejections=[r.as_dict() for r in res.rejections],
+            keywords=res.keywords, trimmed=res.trimmed,
+            fid_key=fid.key if fid else None, fid_key_kept=fid.key_kept if fid else None,
+        )
+
+    def written(self, st: RunState, rows: Sequence[Summary]) -> None:
+        """Count committed summaries on the run and tell the listener."""
+        for s in rows:
+            st.done += 1
+            st.tiers = st.tiers.add(s.tier)
+            st.planned = max(st.planned, st.done)
+            rate = st.out_tokens / st.llm_seconds if st.llm_seconds > 0 else None
+            self.emit(SummaryWritten(st.run.id, s.session_id, s, st.tiers, st.done, st.planned, rate))

@@ -1,0 +1,163 @@
+"""Sessions: one row per conversation, with the aggregates the lists show (kept by triggers).
+
+Every list is a page in SQL (sort, filter, ``LIMIT``/``OFFSET``), or a keyset walk by id, so
+10k sessions never sit in memory and the sessions table never counts episodes itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+from .db import Db
+from .models import Session, iso
+
+SYNTHETIC_BASE = datetime(2000, 1, 1, tzinfo=timezone.utc)
+"""The start given to a session whose source has no times (its episodes are flagged synthetic)."""
+SESSION_SORTS = {
+    "updated": "updated_at",
+    "created": "created_at",
+    "title": "title COLLATE NOCASE",
+    "episodes": "episode_count",
+    "tokens": "token_count",
+    "summaries": "summary_count",
+    "depth": "coalesce(max_depth, -1)",
+    "coverage": "(CASE WHEN episode_count > 0 THEN covered_episodes * 1.0 / episode_count ELSE 0 END)",
+    "fallbacks": "fallback_count",
+    "fidelity": "coalesce(min_retention, 2.0)",
+    "source": "source",
+}
+_SESSION_COLS = (
+    "id, title, source, source_ref, created_at, updated_at, episode_count, token_count, summary_count, "
+    "max_depth, covered_episodes, covered_tokens, fallback_count, top_tokens, last_summarized_seq, "
+    "last_summary_at, metadata, min_retention"
+)
+
+
+def _session(row: sqlite3.Row | tuple[Any, ...]) -> Session:
+    meta = row[16]
+    return Session(
+        id=row[0], title=row[1], source=row[2], source_ref=row[3], created_at=row[4], updated_at=row[5],
+        episodes=row[6], tokens=row[7], summaries=row[8], max_depth=row[9], covered_episodes=row[10],
+        covered_tokens=row[11], fallbacks=row[12], top_tokens=row[13], last_summarized_seq=row[14],
+        last_summary_at=row[15], metadata=json.loads(meta) if meta else {}, min_retention=row[17],
+    )
+
+
+def _filter(text: str | None) -> tuple[str, list[Any]]:
+    if not text:
+        return "", []
+    like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return "WHERE (title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' OR source LIKE ? ESCAPE '\\')", [like, like, like]
+
+
+def _sort(sort: str) -> str:
+    expr = SESSION_SORTS.get(sort)
+    if expr is None:
+        raise ValueError(f"unknown sort {sort!r}; choose from {', '.join(SESSION_SORTS)}")
+    return expr
+
+
+class Sessions:
+    """The sessions table."""
+
+    def __init__(self, db: Db) -> None:
+        self.db = db
+
+    def get(self, session_id: str) -> Session | None:
+        row = self.db.conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return _session(row) if row else None
+
+    def titles(self, session_ids: list[str]) -> dict[str, str]:
+        """``{id: title}`` of the given sessions that exist (a page of search hits names its sessions)."""
+        out: dict[str, str] = {}
+        for start in range(0, len(session_ids), 500):
+            chunk = session_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(self.db.conn.execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", chunk))
+        return out
+
+    def count(self, text: str | None = None) -> int:
+        where, params = _filter(text)
+        return int(self.db.conn.execute(f"SELECT count(*) FROM sessions {where}", params).fetchone()[0])
+
+    def page(
+        self,
+        *,
+        sort: str = "updated",
+        descending: bool = True,
+        text: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Session]:
+        """A page of sessions in the given order (ties broken by id)."""
+        expr = _sort(sort)
+        direction = "DESC" if descending else "ASC"
+        where, params = _filter(text)
+        sql = f"SELECT {_SESSION_COLS} FROM sessions {where} ORDER BY {expr} {direction}, id {direction}"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params = [*params, limit, offset]
+        return [_session(r) for r in self.db.conn.execute(sql, params)]
+
+    def position(
+        self, session_id: str, *, sort: str = "updated", descending: bool = True, text: str | None = None
+    ) -> int | None:
+        """Where ``session_id`` stands in :meth:`page` with the same order and filter (0-based),
+        or None when it is not listed: lets a list keep its cursor on a session while others
+        move around it. One count over the sort's index where it has one."""
+        expr = _sort(sort)
+        where, params = _filter(text)
+        row = self.db.conn.execute(
+            f"SELECT {expr} FROM sessions {where} {'AND' if where else 'WHERE'} id = ?", [*params, session_id]
+        ).fetchone()
+        if row is None:
+            return None
+        op = ">" if descending else "<"
+        ahead = f"({expr} {op} ? OR ({expr} = ? AND id {op} ?))"
+        sql = f"SELECT count(*) FROM sessions {where} {'AND' if where else 'WHERE'} {ahead}"
+        return int(self.db.conn.execute(sql, [*params, row[0], row[0], session_id]).fetchone()[0])
+
+    def each(self, *, batch: int = 1000) -> Iterator[Session]:
+        """Every session, by id, paged with a keyset so memory stays flat."""
+        after = ""
+        while True:
+            rows = self.db.conn.execute(
+                f"SELECT {_SESSION_COLS} FROM sessions WHERE id > ? ORDER BY id LIMIT ?", (after, batch)
+            ).fetchall()
+            if not rows:
+                return
+            for r in rows:
+                yield _session(r)
+            after = rows[-1][0]
+
+    def upsert(
+        self,
+        session_id: str,
+        *,
+        title: str,
+        source: str,
+        source_ref: str | None = None,
+        created_at: datetime | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> bool:
+        """Create the session if new (returns True); otherwise refresh its title/metadata."""
+        with self.db.transaction() as conn:
+            exists = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            meta = json.dumps(metadata or {}, ensure_ascii=False, sort_keys=True)
+            if exists:
+                conn.execute(
+                    "UPDATE sessions SET title = CASE WHEN ? <> '' THEN ? ELSE title END, metadata = ? WHERE id = ?",
+                    (title, title, meta, session_id),
+                )
+                return False
+            stamp = iso(created_at) if created_at else iso(SYNTHETIC_BASE)
+            conn.execute(
+                "INSERT INTO sessions (id, title, source, source_ref, created_at, updated_at, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, title, source, source_ref, stamp, stamp, meta),
+            )
+            return True
