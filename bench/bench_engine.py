@@ -39,13 +39,13 @@ WORDS = ("parser", "config", "retry", "timeout", "cache", "schema", "index", "co
 
 
 def fill(store: Store, sid: str, n: int, words: int) -> None:
-    store.upsert_session(sid, title=sid, source="bench", created_at=T0)
+    store.sessions.upsert(sid, title=sid, source="bench", created_at=T0)
     eps = []
     for i in range(n):
         body = " ".join(f"{WORDS[(i + j) % len(WORDS)]}{(i * j) % 97}" for j in range(words))
         eps.append(NewEpisode(str(i), "user" if i % 2 == 0 else "assistant",
                               f"Message {i} about the build. {body}. We agreed on step {i}.", T0 + timedelta(seconds=30 * i)))
-    store.append_episodes(sid, eps)
+    store.episodes.append(sid, eps)
 
 
 @dataclass

@@ -72,7 +72,7 @@ def make_big(db: Path, sessions: int, episodes: int) -> None:
         assert cli(["demo", "--db", str(db), "--sessions", str(sessions), "--episodes", str(episodes)],
                    stdout=out) == 0
     with Store.open(db) as store:
-        compacted = store.conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+        compacted = store.db.conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
     if not compacted:
         print(f"compacting every session of {db} with the extractive backend (once)")
         assert cli(["compact", "--db", str(db), "--all", "--backend", "extractive", "--parallel", "2", "--json"],
@@ -113,7 +113,7 @@ def bench_index(db: Path) -> None:
 
 
 def bench_search(store: Store) -> None:
-    conn = store.conn
+    conn = store.db.conn
     biggest = conn.execute("SELECT id FROM sessions ORDER BY episode_count DESC LIMIT 1").fetchone()[0]
     cases = [(q, None) for q in QUERIES] + [("config", biggest), ("message OR assistant", biggest)]
     ours, bare = [], []
@@ -142,7 +142,7 @@ def bench_search(store: Store) -> None:
 
 
 def bench_stats(store: Store) -> None:
-    conn = store.conn
+    conn = store.db.conn
     base = min(timed(lambda: conn.execute(
         "SELECT count(*), sum(episode_count), sum(token_count), sum(covered_tokens), sum(top_tokens) FROM sessions"
     ).fetchone()) for _ in range(5))
@@ -155,9 +155,9 @@ def bench_stats(store: Store) -> None:
 
 
 def bench_context(store: Store) -> None:
-    sid, n = store.conn.execute(
+    sid, n = store.db.conn.execute(
         "SELECT id, episode_count FROM sessions ORDER BY episode_count DESC LIMIT 1").fetchone()
-    base = min(timed(lambda: sum(1 for _ in store.iter_episodes(sid))) for _ in range(3))
+    base = min(timed(lambda: sum(1 for _ in store.episodes.each(sid))) for _ in range(3))
     ours = [timed(lambda: build_context(store, sid)) for _ in range(3)]
     view = build_context(store, sid)
     print(f"(d) context of the largest session ({n:,} episodes -> {len(view.items):,} items, "
@@ -166,7 +166,7 @@ def bench_context(store: Store) -> None:
 
 
 def bench_history(store: Store) -> None:
-    conn = store.conn
+    conn = store.db.conn
     base = min(timed(lambda: conn.execute("SELECT * FROM runs ORDER BY rowid LIMIT 200").fetchall())
                for _ in range(5))
     ours = min(timed(lambda: list_runs(store, limit=200)) for _ in range(5))

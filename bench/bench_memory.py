@@ -66,7 +66,7 @@ async def browse(db: Path, config: Path) -> dict[str, Any]:
         out["rows"] = table.row_count
         out["G_ms"] = await timed_key(app, pilot, "G")
         out["G_row"] = table.cursor_row
-        largest = store.list_sessions(sort="episodes", limit=1)
+        largest = store.sessions.page(sort="episodes", limit=1)
         if largest:
             await open_largest(app, pilot, largest[0].id, largest[0].episodes, out)
     store.close()
@@ -171,8 +171,8 @@ def build_small(root: Path) -> tuple[Path, Path]:
     Store.open(empty).close()
     with Store.open(tiny) as store:
         start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-        store.upsert_session("tiny", title="Tiny session", source="bench", created_at=start)
-        store.append_episodes("tiny", [NewEpisode(str(i), ("user", "assistant")[i % 2], f"message {i} " * 20,
+        store.sessions.upsert("tiny", title="Tiny session", source="bench", created_at=start)
+        store.episodes.append("tiny", [NewEpisode(str(i), ("user", "assistant")[i % 2], f"message {i} " * 20,
                                                   start + timedelta(minutes=i)) for i in range(10)])
     return empty, tiny
 

@@ -63,13 +63,13 @@ KEYS = ("down", "down", "down", "up", "up", "t", "down", "up", "t", "up")
 
 def build(store: Store, episodes: int, leaves: int) -> None:
     """One session: ``leaves`` active leaves of 4 episodes, then raw episodes up to ``episodes``."""
-    store.upsert_session("bench", title="Latency bench", source="bench", created_at=T0)
-    store.append_episodes("bench", [
+    store.sessions.upsert("bench", title="Latency bench", source="bench", created_at=T0)
+    store.episodes.append("bench", [
         NewEpisode(str(i), ("user", "assistant")[i % 2], f"episode {i}: some words about the work at hand " * 3,
                    T0 + timedelta(seconds=20 * i))
         for i in range(episodes)
     ])
-    store.write_summaries([
+    store.dag.write([
         SummaryWrite(NewSummary(id=f"s_leaf_{k}", session_id="bench", depth=0, tier="normal", backend="extractive",
                                 model=None, prompt_version="bench", content=f"leaf {k} " * 30, tokens=60),
                      episode_range=(4 * k, 4 * k + 3))
@@ -153,7 +153,7 @@ async def measure(store: Store, settings: Settings, presses: int) -> None:
 
         await series("warm-up", lambda: True)
         baseline = await series("baseline", lambda: True)
-        before = len(store.summaries("bench"))
+        before = len(store.dag.summaries("bench"))
         app.start_run("leaf", "bench", backend="ollama", model="llama3.2")
         while app.run_state is None or app.run_state.done < 2:
             await asyncio.sleep(0.05)
@@ -162,7 +162,7 @@ async def measure(store: Store, settings: Settings, presses: int) -> None:
         during = await series("during run", lambda: app.run_state is not None)
         elapsed = time.perf_counter() - t0
         rate = (probe.updates - updates) / elapsed
-        written = len(store.summaries("bench")) - before
+        written = len(store.dag.summaries("bench")) - before
         # Keys 0.5 s apart: the tree reloads (deferred while keys come fast) now run between
         # presses, and a press can land while one is under way.
         paused = await series("paused keys", lambda: app.run_state is not None, gap=0.5, count=max(10, presses // 3))

@@ -33,15 +33,15 @@ from hiermem_tui.tui.screens.session import SessionScreen
 
 def land_one(writer: Store, k: int) -> None:
     """Four new episodes, and a leaf over the four that just left the fresh tail (16)."""
-    session = writer.get_session("big")
+    session = writer.sessions.get("big")
     assert session is not None
     n = session.episodes
-    writer.append_episodes("big", [
+    writer.episodes.append("big", [
         NewEpisode(f"new-{n + i}", ("user", "assistant")[i % 2], f"late episode {n + i}: more words about it",
                    T0 + timedelta(seconds=20 * (n + i))) for i in range(4)
     ])
     first = n + 4 - 16 - 4
-    writer.write_summaries([SummaryWrite(_summary("big", f"s_live_{k}", 0, "normal"),
+    writer.dag.write([SummaryWrite(_summary("big", f"s_live_{k}", 0, "normal"),
                                          episode_range=(first, first + 3))])
 
 
@@ -94,7 +94,7 @@ async def measure(store: Store, writer: Store, settings: Settings, repeat: int) 
             tree_full.append((time.perf_counter() - t0) * 1000)
             screen.reload()
             await pilot.pause()
-        summaries = store.get_session("big").summaries  # type: ignore[union-attr]
+        summaries = store.sessions.get("big").summaries  # type: ignore[union-attr]
         print(f"session: {summaries:,} active summaries, {len(tree.roots)} roots, "
               f"{sum(1 for _ in tree._by_key)} tree nodes loaded")
         m_live, m_full = statistics.median(live), statistics.median(full)

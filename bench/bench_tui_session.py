@@ -37,9 +37,9 @@ def _summary(session_id: str, sid: str, depth: int, tier: str) -> NewSummary:
 def build(store: Store, episodes: int) -> int:
     """The three sessions; returns how many summaries the big one got."""
     for sid, title in (("big", "Big session"), ("raw", "Raw session"), ("empty", "Empty session")):
-        store.upsert_session(sid, title=title, source="bench", created_at=T0)
+        store.sessions.upsert(sid, title=title, source="bench", created_at=T0)
     for sid in ("big", "raw"):
-        store.append_episodes(sid, [
+        store.episodes.append(sid, [
             NewEpisode(str(i), ("user", "assistant")[i % 2], f"episode {i}: some words about the work " * 3,
                        T0 + timedelta(seconds=20 * i))
             for i in range(episodes)
@@ -47,7 +47,7 @@ def build(store: Store, episodes: int) -> int:
     leaves = (episodes - 16) // 4
     level = [f"s_0_{k}" for k in range(leaves)]
     for start in range(0, leaves, 500):
-        store.write_summaries([
+        store.dag.write([
             SummaryWrite(_summary("big", level[k], 0, "fallback" if k % 997 == 0 else "normal"),
                          episode_range=(4 * k, 4 * k + 3))
             for k in range(start, min(start + 500, leaves))
@@ -58,7 +58,7 @@ def build(store: Store, episodes: int) -> int:
         groups = [level[i:i + 4] for i in range(0, len(level) - len(level) % 4, 4)]
         upper = [f"s_{depth}_{k}" for k in range(len(groups))]
         for start in range(0, len(groups), 250):
-            store.write_summaries([
+            store.dag.write([
                 SummaryWrite(_summary("big", upper[k], depth, "normal"), source_ids=groups[k])
                 for k in range(start, min(start + 250, len(groups)))
             ])

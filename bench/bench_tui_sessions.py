@@ -31,12 +31,12 @@ def build_db(path: Path, sessions: int) -> float:
     """``sessions`` one-episode sessions in one transaction; returns the seconds it took."""
     t0 = time.perf_counter()
     store = Store.open(path)
-    with store.transaction():
+    with store.db.transaction():
         for i in range(sessions):
             sid = f"bench-{i:06d}"
             when = START + timedelta(minutes=i)
-            store.upsert_session(sid, title=f"Bench session {i}", source="bench", created_at=when)
-            store.append_episodes(sid, [NewEpisode("0", "user", f"hello {i}", when)])
+            store.sessions.upsert(sid, title=f"Bench session {i}", source="bench", created_at=when)
+            store.episodes.append(sid, [NewEpisode("0", "user", f"hello {i}", when)])
     store.close()
     return time.perf_counter() - t0
 
@@ -92,7 +92,7 @@ async def datatable_ms(db: Path) -> float:
         def on_mount(self) -> None:
             table = self.query_one(DataTable)
             table.add_columns("title", "source", "episodes", "tokens", "updated")
-            table.add_rows((s.title, s.source, s.episodes, s.tokens, s.updated_at) for s in store.list_sessions())
+            table.add_rows((s.title, s.source, s.episodes, s.tokens, s.updated_at) for s in store.sessions.page())
 
     t0 = time.perf_counter()
     app = Naive()
