@@ -1,16 +1,26 @@
 """Figures of ``bench_real_model.py``: one record per summary made, aggregated per session.
 
-Kept apart from the script so the figures are defined in one place: what "compression",
-"retention before / after the guard" and "timeouts" mean is decided here, and the table,
-the JSON file and bench/README.md all come from these definitions.
+Kept apart from the script so the figures are defined in one place: what each figure means is
+decided here, and the table, the JSON file and bench/README.md all come from these definitions.
 
 * compression = source tokens ÷ summary tokens, pooled over a group (Σ source ÷ Σ summary);
-* retention = identifiers kept ÷ identifiers in the sources, pooled (identifier-weighted);
-  *before* is the model's own text (``SummaryResult.fidelity_before``), *after* what is stored
-  (``fid_kept`` / ``fid_identifiers``, after any "Also mentioned" line);
+* retention = identifiers kept ÷ identifiers in the sources, of the stored text, which is the
+  model's own (the names it lost are keywords beside it, never in it): pooled, and the median
+  of the per-summary figures; *key retention* is the same over the key names the low-fidelity
+  flag judges (``fid_key_kept`` / ``fid_key``);
+* flagged = summaries under the policy's threshold of their key names (what the lists flag);
+  each is printed with what it lost so a person can judge whether a user would miss it;
 * novel = identifiers in the stored text that are in no source;
-* timeouts = rejected attempts whose error says the call timed out (must be zero: the
-  per-call timeout follows the model's measured speed);
+* over target = summaries longer than their tier's target (must be 0);
+* discarded share = model seconds spent on answers that were not kept ÷ all model seconds;
+* length rejections = answers rejected for length alone (``cut_off``, ``too_long``; must be 0);
+* clipped = answers that ran past their target and were clipped and kept;
+* retry re-evaluation = for each call after the first of one summary, the share of its prompt
+  the server evaluated anew (its ``prompt_eval_count`` ÷ the prompt's size in the model's
+  tokens, estimated from our count with the ratio the first call of the same summary showed);
+* floor ratio = model seconds of a leaf ÷ the floor of one call: its prompt tokens ÷ the measured
+  prompt speed + its target ÷ the measured generation speed (both from ``model_speed``);
+* timeouts = rejected attempts whose error says the call timed out;
 * the extractive baseline is the same request given to an extractive Summariser (the app's
   fallback tier), so every ratio compares like with like.
 """
@@ -25,8 +35,10 @@ from typing import Any
 
 from hiermem_tui.store import Summary
 from hiermem_tui.summarize import SummaryRequest, SummaryResult
+from hiermem_tui.summarize.summariser import targets_for
 
 TIERS = ("normal", "aggressive", "fallback")
+LENGTH_REASONS = ("cut_off", "too_long")
 
 
 @dataclass
@@ -40,10 +52,15 @@ class Call:
     seconds: float = 0.0
     error: str | None = None
     reachable: bool = True  # False: the server could not be reached (retried, never a rejection)
+    prompt_tokens: int = 0  # ours
+    fresh_prompt_tokens: int | None = None  # ours: what differs from the previous prompt
+    thinking_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"text": self.text, "done_reason": self.done_reason, "eval_count": self.eval_count,
-                "prompt_eval_count": self.prompt_eval_count, "seconds": round(self.seconds, 2), "error": self.error}
+                "prompt_eval_count": self.prompt_eval_count, "prompt_tokens": self.prompt_tokens,
+                "fresh_prompt_tokens": self.fresh_prompt_tokens, "seconds": round(self.seconds, 2),
+                "error": self.error}
 
 
 @dataclass
@@ -62,9 +79,35 @@ class Record:
     def timeouts(self) -> int:
         return sum(1 for r in self.result.rejections if r.reason == "error" and "timed out" in r.detail)
 
+    @property
+    def target(self) -> int:
+        """The token target of the tier the stored summary came from."""
+        t = targets_for(self.request)
+        return {"normal": t.normal, "aggressive": t.aggressive, "fallback": t.fallback}[self.stored.tier]
+
+    @property
+    def body_tokens(self) -> int:
+        """The summary's tokens without a pinned block (what the target bounds)."""
+        return self.stored.tokens
+
+    @property
+    def over_target(self) -> bool:
+        return self.body_tokens > self.target and not self.request.pinned
+
+    def retry_shares(self) -> list[float]:
+        """The share of each retry's prompt the server evaluated anew (see the module docstring)."""
+        calls = [c for c in self.calls if c.reachable and c.error is None]
+        if len(calls) < 2:
+            return []
+        first = calls[0]
+        if not first.prompt_eval_count or not first.fresh_prompt_tokens:
+            return []
+        per_token = first.prompt_eval_count / first.fresh_prompt_tokens  # model tokens per token of ours
+        return [round(c.prompt_eval_count / (c.prompt_tokens * per_token), 4)
+                for c in calls[1:] if c.prompt_eval_count is not None and c.prompt_tokens]
+
     def attempts(self) -> list[dict[str, Any]]:
-        """Each rejection with the answer it judged: a ``low_fidelity`` rejection judged an
-        accepted normal answer (then retried); every other one the next call's answer."""
+        """Each rejection with the answer it judged: the call made for it, in order."""
         calls = iter(c for c in self.calls if c.reachable)
         out = []
         for r in self.result.rejections:
@@ -75,26 +118,29 @@ class Record:
 
     def as_dict(self) -> dict[str, Any]:
         s, res, ex = self.stored, self.result, self.extractive
-        before = res.fidelity_before
         return {
             "summary_id": s.id, "depth": s.depth, "first_seq": s.first_seq, "last_seq": s.last_seq,
-            "tier": s.tier, "tokens": s.tokens, "source_tokens": res.source_tokens,
+            "tier": s.tier, "tokens": s.tokens, "target": self.target, "source_tokens": res.source_tokens,
             "compression": round(res.source_tokens / s.tokens, 2) if s.tokens else None,
-            "identifiers": s.fid_identifiers, "kept_before": before.kept if before else None,
-            "kept_after": s.fid_kept, "also_mentioned_added": s.fid_added,
+            "identifiers": s.fid_identifiers, "kept": s.fid_kept, "key": s.fid_key, "key_kept": s.fid_key_kept,
+            "trimmed": s.trimmed, "keywords": list(s.keywords),
             "novel": list(res.fidelity.novel) if res.fidelity else [], "lost": list(s.fid_lost),
-            "llm_seconds": round(s.llm_seconds, 2), "attempts": res.attempts, "timeouts": self.timeouts,
+            "llm_seconds": round(s.llm_seconds, 2), "discarded_seconds": round(res.discarded_seconds, 2),
+            "attempts": res.attempts, "timeouts": self.timeouts, "retry_shares": self.retry_shares(),
             "rejections": self.attempts(), "calls": [c.as_dict() for c in self.calls], "text": s.content,
             "extractive": None if ex is None else {
                 "tokens": ex.tokens, "compression": round(ex.source_tokens / ex.tokens, 2) if ex.tokens else None,
-                "kept_before": ex.fidelity_before.kept if ex.fidelity_before else None,
-                "kept_after": ex.fidelity.kept if ex.fidelity else None, "text": ex.text,
+                "kept": ex.fidelity.kept if ex.fidelity else None, "text": ex.text,
             },
         }
 
 
 def _ratio(num: float, den: float) -> float | None:
     return round(num / den, 3) if den else None
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 3) if values else None
 
 
 def _compression(pairs: Iterable[tuple[int, int]]) -> float | None:
@@ -104,20 +150,49 @@ def _compression(pairs: Iterable[tuple[int, int]]) -> float | None:
     return round(src / tok, 2) if tok else None
 
 
-def aggregate(records: Sequence[Record], rejections: Counter[str] | None = None) -> dict[str, Any]:
+def _own(r: Record) -> float | None:
+    s = r.stored
+    if s.fid_identifiers is None or s.fid_kept is None or not s.fid_identifiers:
+        return None
+    return s.fid_kept / s.fid_identifiers
+
+
+def floor_seconds(r: Record, prompt_tps: float, output_tps: float) -> float | None:
+    """The floor of one call for this summary: its first prompt and its target at the measured speeds."""
+    first = next((c for c in r.calls if c.reachable and c.prompt_tokens), None)
+    if first is None or not prompt_tps or not output_tps:
+        return None
+    return first.prompt_tokens / prompt_tps + targets_for(r.request).normal / output_tps
+
+
+def aggregate(records: Sequence[Record], rejections: Counter[str] | None = None, *, threshold: float = 0.5,
+              speed: tuple[float, float] | None = None) -> dict[str, Any]:
     """The figures of one group of summaries (see the module docstring)."""
     tiers = Counter(r.stored.tier for r in records)
     n = len(records)
     normal = [r for r in records if r.stored.tier == "normal"]
     model = [r for r in records if r.stored.tier != "fallback"]
     ids = sum(r.stored.fid_identifiers or 0 for r in records)
-    before = sum(r.result.fidelity_before.kept for r in records if r.result.fidelity_before)
-    after = sum(r.stored.fid_kept or 0 for r in records)
-    n_ids = sum(r.stored.fid_identifiers or 0 for r in normal)
+    kept = sum(r.stored.fid_kept or 0 for r in records)
+    key = sum(r.stored.fid_key or 0 for r in records)
+    key_kept = sum(r.stored.fid_key_kept or 0 for r in records)
     secs = [r.stored.llm_seconds for r in records]
+    all_seconds = sum(c.seconds for r in records for c in r.result.calls)
+    discarded = sum(r.result.discarded_seconds for r in records)
     ex = [r.extractive for r in records if r.extractive is not None]
     if rejections is None:
         rejections = Counter(x.reason for r in records for x in r.result.rejections)
+    shares = [x for r in records for x in r.retry_shares()]
+    own = [v for v in (_own(r) for r in records) if v is not None]
+    own_by_tier = {t: _median([v for r in records if r.stored.tier == t if (v := _own(r)) is not None])
+                   for t in TIERS}
+    floors: list[float] = []
+    if speed is not None:
+        for r in records:
+            f = floor_seconds(r, *speed)
+            if f:
+                floors.append(r.stored.llm_seconds / f)
+    flagged = [r for r in records if r.stored.low_fidelity(threshold)]
     return {
         "summaries": n,
         "tiers": {t: tiers.get(t, 0) for t in TIERS},
@@ -126,17 +201,27 @@ def aggregate(records: Sequence[Record], rejections: Counter[str] | None = None)
         "compression_normal": _compression((r.result.source_tokens, r.stored.tokens) for r in normal),
         "compression_model_tiers": _compression((r.result.source_tokens, r.stored.tokens) for r in model),
         "identifiers": ids,
-        "retention_before": _ratio(before, ids),
-        "retention_after": _ratio(after, ids),
-        "retention_before_normal": _ratio(sum(r.result.fidelity_before.kept for r in normal
-                                              if r.result.fidelity_before), n_ids),
-        "retention_after_normal": _ratio(sum(r.stored.fid_kept or 0 for r in normal), n_ids),
-        "leaves_at_or_over_0.9_after": sum(1 for r in records if (r.stored.retention or 0) >= 0.9),
-        "also_mentioned_added": sum(1 for r in records if r.stored.fid_added),
+        "retention": _ratio(kept, ids),
+        "retention_median": _median(own),
+        "retention_median_by_tier": own_by_tier,
+        "key_retention": _ratio(key_kept, key),
+        "flagged": len(flagged),
+        "over_target": sum(1 for r in records if r.over_target),
+        "clipped": sum(1 for r in records if r.stored.trimmed),
         "novel": sum(len(r.result.fidelity.novel) for r in records if r.result.fidelity),
         "rejections": dict(sorted(rejections.items(), key=lambda p: (-p[1], p[0]))),
+        "length_rejections": sum(v for k, v in rejections.items() if k in LENGTH_REASONS),
         "timeouts": sum(r.timeouts for r in records),
         "model_calls": sum(r.result.attempts for r in records),
+        "model_seconds_all_calls": round(all_seconds, 1),
+        "discarded_seconds": round(discarded, 1),
+        "discarded_share": _ratio(discarded, all_seconds),
+        "retry_reevaluated": {"retries": len(shares), "median": _median(shares),
+                              "max": round(max(shares), 3) if shares else None},
+        "floor_ratio": {"median": _median(floors), "max": round(max(floors), 2) if floors else None,
+                        "pooled": _ratio(sum(r.stored.llm_seconds for r in records
+                                             if speed and floor_seconds(r, *speed)),
+                                         sum(f for r in records if speed and (f := floor_seconds(r, *speed))))},
         "llm_seconds_total": round(sum(secs), 1),
         "llm_seconds_per_summary": {
             "mean": round(statistics.fmean(secs), 1) if secs else None,
@@ -145,8 +230,7 @@ def aggregate(records: Sequence[Record], rejections: Counter[str] | None = None)
         },
         "extractive": {
             "compression": _compression((e.source_tokens, e.tokens) for e in ex),
-            "retention_before": _ratio(sum(e.fidelity_before.kept for e in ex if e.fidelity_before), ids),
-            "retention_after": _ratio(sum(e.fidelity.kept for e in ex if e.fidelity), ids),
+            "retention": _ratio(sum(e.fidelity.kept for e in ex if e.fidelity), ids),
         },
     }
 
@@ -159,18 +243,18 @@ def _pct(value: float | None) -> str:
     return _f(value * 100 if value is not None else None, "{:.0f}%")
 
 
-TABLE_HEAD = ("session", "leaves", "normal/aggr/fallb", "compr all", "compr normal", "compr extr",
-              "ret before", "ret after", "ret extr", "novel", "s/leaf (max)", "timeouts")
+TABLE_HEAD = ("session", "leaves", "normal/aggr/fallb", "compr all", "compr extr", "ret (median)", "key ret",
+              "ret extr", "flagged", "clipped", "discarded s", "s/leaf (max)", "÷ floor")
 
 
 def table_row(name: str, a: dict[str, Any]) -> tuple[str, ...]:
     t, ex, sec = a["tiers"], a["extractive"], a["llm_seconds_per_summary"]
     return (
         name, str(a["summaries"]), f"{t['normal']}/{t['aggressive']}/{t['fallback']}",
-        _f(a["compression"], "{:.1f}×"), _f(a["compression_normal"], "{:.1f}×"), _f(ex["compression"], "{:.1f}×"),
-        _pct(a["retention_before"]), _pct(a["retention_after"]),
-        f"{_pct(ex['retention_before'])}→{_pct(ex['retention_after'])}", str(a["novel"]),
-        f"{_f(sec['mean'], '{:.0f}')} ({_f(sec['max'], '{:.0f}')})", str(a["timeouts"]),
+        _f(a["compression"], "{:.1f}×"), _f(ex["compression"], "{:.1f}×"),
+        f"{_pct(a['retention'])} ({_pct(a['retention_median'])})", _pct(a["key_retention"]),
+        _pct(ex["retention"]), str(a["flagged"]), str(a["clipped"]), _pct(a["discarded_share"]),
+        f"{_f(sec['mean'], '{:.0f}')} ({_f(sec['max'], '{:.0f}')})", _f(a["floor_ratio"]["pooled"], "{:.2f}×"),
     )
 
 

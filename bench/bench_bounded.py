@@ -6,10 +6,13 @@
     over one 200-episode chat must finish (target < 60 s), with every summary within its
     tier's target and the prompts bounded (total prompt tokens linear in the episodes).
     Baseline: the same pass against a well-behaved server (a short answer) in this run.
-(b) A model that answers a few words and no identifiers: after the fidelity guard, normal
-    leaves keep ≥ 90 % of their sources' identifiers (measured with ``hiermem-tui check``,
-    the command users run) and compress ≥ 4×. Baseline: the extractive digest on the same
-    chunks, with the same guard.
+(b) A model that answers a few words and no identifiers: one call per leaf, its retention is
+    what it wrote (about 0: nothing is appended to the text to lift it), the names it lost are
+    the leaf's keywords, and every such leaf is flagged low-fidelity (measured with
+    ``hiermem-tui check``, the command users run). Baseline: the extractive digest on the same
+    chunks.
+(c) A server that ignores ``num_predict`` and writes a usable report three times its target:
+    every summary is kept from its first answer (one model call each), clipped to its target.
 Episodes are chat messages with a name that matters now and then (paths, numbers, code).
 """
 
@@ -19,6 +22,7 @@ import argparse
 import asyncio
 import io
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -56,14 +60,14 @@ def message(i: int) -> str:
 
 def fill(path: Path, n: int, tok: Tokenizer) -> None:
     with Store.open(path, tokenizer=tok) as store:
-        store.upsert_session("chat", title="a long chat", source="bench", created_at=T0)
-        store.append_episodes("chat", [NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", message(i),
+        store.sessions.upsert("chat", title="a long chat", source="bench", created_at=T0)
+        store.episodes.append("chat", [NewEpisode(str(i), "user" if i % 2 == 0 else "assistant", message(i),
                                                   T0 + timedelta(minutes=i)) for i in range(n)])
 
 
 def within_targets(store: Store) -> tuple[int, int]:
     ok = total = 0
-    for s in store.summaries("chat"):
+    for s in store.dag.summaries("chat"):
         target = POLICY.leaf_target_tokens if s.depth == 0 else POLICY.condensed_target_tokens
         t = targets_for(SummaryRequest(s.depth, [SourceItem("episode", "", s.source_tokens, T0, T0)], target))
         total += 1
@@ -81,7 +85,7 @@ async def full_pass(path: Path, tok: Tokenizer, fake: FakeOllama) -> tuple[float
             await runner.compact("chat", "full")
         finally:
             await backend.aclose()
-        return time.perf_counter() - began, len(store.summaries("chat"))
+        return time.perf_counter() - began, len(store.dag.summaries("chat"))
 
 
 def rambling(n: int, tok: Tokenizer) -> None:
@@ -97,8 +101,8 @@ def rambling(n: int, tok: Tokenizer) -> None:
             prompts = [sum(tok.count(m["content"]) for m in b["messages"]) for b in fake.chat_bodies]
         with Store.open(path, tokenizer=tok) as store:
             ok, total = within_targets(store)
-            tiers = {t: sum(s.tier == t for s in store.summaries("chat")) for t in ("normal", "aggressive", "fallback")}
-            episodes_tokens = store.get_session("chat").tokens  # type: ignore[union-attr]
+            tiers = {t: sum(s.tier == t for s in store.dag.summaries("chat")) for t in ("normal", "aggressive", "fallback")}
+            episodes_tokens = store.sessions.get("chat").tokens  # type: ignore[union-attr]
         results[name] = seconds
         print(f"  {name:<13} {seconds:6.2f} s  {made} summaries {tiers}  within target {ok}/{total}  "
               f"{len(prompts)} calls, biggest prompt {max(prompts)} tok, all prompts {sum(prompts)} tok "
@@ -107,12 +111,12 @@ def rambling(n: int, tok: Tokenizer) -> None:
 
 
 def guarded(n: int, tok: Tokenizer) -> None:
-    print(f"(b) a model answering a few words, {n} episodes, leaf pass; retention by `hiermem-tui check`")
-    rows = {}
+    print(f"(b) a model answering a few words, {n} episodes, leaf pass; figures by `hiermem-tui check`")
     with FakeOllama(responder=lambda body: FEW_WORDS) as fake:
         for name in ("ollama (few words)", "extractive"):
             path = Path(tempfile.mkdtemp()) / "guard.db"
             fill(path, n, tok)
+            calls_before = len(fake.chat_bodies)
             with Store.open(path, tokenizer=tok) as store:
                 backend = (ExtractiveBackend(tok) if name == "extractive"
                            else OllamaBackend(fake.url, "llama3.2", tok, timeout_s=30))
@@ -125,16 +129,57 @@ def guarded(n: int, tok: Tokenizer) -> None:
                         await backend.aclose()
 
                 asyncio.run(go())
-                leaves = [s for s in store.summaries("chat") if s.tier == "normal"]
+                leaves = [s for s in store.dag.summaries("chat") if s.tier == "normal"]
                 compression = [s.source_tokens / s.tokens for s in leaves]
+                flagged = sum(s.low_fidelity(POLICY.fidelity_threshold) for s in leaves)
+                keywords = statistics.median([len(s.keywords) for s in leaves])
             out = io.StringIO()
             cli(["check", "--db", str(path), "--session", "chat", "--json"], stdout=out)
             checked = json.loads(out.getvalue())
-            rows[name] = [r["retention"] for r in checked]
-            print(f"  {name:<19} {len(leaves)} normal leaves  retention min {min(rows[name]):.2f} "
-                  f"median {statistics.median(rows[name]):.2f}  compression min {min(compression):.1f}× "
-                  f"median {statistics.median(compression):.1f}×  identifiers per leaf "
+            retention = [r["retention"] for r in checked]
+            key = [r["key_retention"] for r in checked]
+            calls = len(fake.chat_bodies) - calls_before
+            print(f"  {name:<19} {len(leaves)} normal leaves, {calls} model calls  retention median "
+                  f"{statistics.median(retention):.2f}  key names median {statistics.median(key):.2f}  flagged "
+                  f"{flagged}/{len(leaves)}  keywords per leaf {keywords:.0f}  compression median "
+                  f"{statistics.median(compression):.1f}×  identifiers per leaf "
                   f"{statistics.median([r['identifiers'] for r in checked]):.0f}")
+
+
+def long_report(body: dict) -> str:
+    """A faithful report about three times any leaf target here, about the names the request's own
+    material holds, distinct sentence by sentence; a JSON object of over-long sections when the
+    request asks for structured output (the default ``summary_format``), plain bullets otherwise."""
+    material = body["messages"][-1]["content"]
+    names = list(dict.fromkeys(re.findall(r"src/app/handler_\d+\.py", material))) or ["the parser"]
+    verbs = ("reran", "traced", "profiled", "bisected", "reviewed", "patched", "logged")
+    parts = ("the parser", "its caller", "the retry loop", "an empty input", "the cache", "the config reader",
+             "the error path", "both traces", "the queue", "the schema", "a slow test")
+    ends = ("and it passed", "which failed twice", "with logging on", "on a clean checkout", "under load",
+            "after the fix", "before lunch", "for the reviewer", "against main", "with the old data",
+            "in a fresh shell", "with verbose output", "behind a flag")
+    lines = [f"Pass {i}: {verbs[i % 7]} {parts[i % 11]} in {names[i % len(names)]} {ends[i % 13]}."
+             for i in range(120)]
+    if body.get("format"):
+        return json.dumps({"doing": lines[0], "decisions": lines[1:60], "names": names * 5,
+                           "errors": lines[60:100], "open_questions": lines[100:]})
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def clipped(n: int, tok: Tokenizer) -> None:
+    print(f"(c) a server ignoring num_predict with a usable report 3× the target, {n} episodes, leaf pass")
+    path = Path(tempfile.mkdtemp()) / "clipped.db"
+    fill(path, n, tok)
+    with FakeOllama(honour_num_predict=False, responder=long_report) as fake:
+        seconds, made = asyncio.run(full_pass(path, tok, fake))
+        calls = len(fake.chat_bodies)
+    with Store.open(path, tokenizer=tok) as store:
+        ok, total = within_targets(store)
+        summaries = store.dag.summaries("chat")
+        trimmed = sum(1 for s in summaries if s.trimmed == "clipped")
+        tiers = {t: sum(s.tier == t for s in summaries) for t in ("normal", "aggressive", "fallback")}
+    print(f"  {made} summaries {tiers} in {seconds:.2f} s, {calls} model calls ({calls / made:.2f} per summary), "
+          f"clipped {trimmed}/{total}, within target {ok}/{total}")
 
 
 def main() -> int:
@@ -144,6 +189,7 @@ def main() -> int:
     tok = Tokenizer()
     rambling(args.episodes, tok)
     guarded(args.episodes, tok)
+    clipped(args.episodes, tok)
     return 0
 
 

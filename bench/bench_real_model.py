@@ -1,8 +1,9 @@
 """The app's summaries made by a REAL small model, on real long chats with code (not in CI).
 
     .venv/bin/python bench/bench_real_model.py --ollama-host http://127.0.0.1:11500 \\
-        --model smollm2:135m-instruct-q4_1 [--sessions PREFIX ...] [--limit-leaves N] \\
-        [--budget-minutes M] [--pass leaf|full] [--samples DIR] [--json-out FILE] [--keep-db FILE]
+        --model qwen2.5-coder:1.5b-instruct-q4_K_M [--sessions PREFIX ...] [--limit-leaves N] \\
+        [--budget-minutes M] [--pass leaf|full] [--summary-format plain|sections] [--samples DIR] \\
+        [--json-out FILE] [--keep-db FILE]
 
 Without ``--ollama-host`` it prints one "skipped: …" line and exits 0 (``run_all.py`` runs it
 that way). With a server, it imports every chat export in ``--samples`` (default
@@ -16,12 +17,16 @@ sessions); each leaf is one run of the app's Runner, with the previous leaf as i
 exactly as in a whole pass. ``--pass full`` condenses after.
 
 Measured per session and in total (definitions in ``_real_model_stats.py``): summaries per
-tier, compression, identifier retention before the fidelity guard (the model's own text) and
-after it (what is stored), novel identifiers, rejected attempts by reason (``runs.rejections``),
-model seconds per summary, timeouts, and the model's measured speed (``model_speed``). The
-baseline, measured in the same run on the same requests, is the extractive digest (the app's
-fallback tier). Every rejected attempt is written to the JSON with the answer it judged, so
-a rule that misfires can be read. Progress goes to stderr.
+tier, compression, the model's own identifier retention (pooled and median; the stored text is
+the model's, lost names are keywords beside it), key-name retention and the summaries the lists
+flag (each printed with what it lost, to judge the flag's precision by hand), answers clipped,
+answers over target, rejected attempts by reason (``runs.rejections``), model seconds spent on
+discarded answers ÷ all model seconds, the share of each retry's prompt the server evaluated
+anew (its prompt cache), model seconds per leaf ÷ one call's floor at the measured speeds,
+timeouts, and the model's measured speed (``model_speed``). The baseline, measured in the same
+run on the same requests, is the extractive digest (the app's fallback tier). Every rejected
+attempt is written to the JSON with the answer it judged, so a rule that misfires can be read.
+Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -85,7 +90,7 @@ class Tap:
     """Records what the app's summariser was asked and answered, without changing it: the
     summariser's ``summarise`` and its backend's ``generate`` are wrapped on the instances
     (the runner and the summariser look them up per call), so the result before the store
-    (``fidelity_before``, every rejection) and each raw model answer can be reported."""
+    (its fidelity, every rejection, every call) and each raw model answer can be reported."""
 
     def __init__(self, summariser: Summariser) -> None:
         self.made: list[tuple[SummaryRequest, Any, list[Call]]] = []
@@ -108,7 +113,9 @@ class Tap:
             except SummariserError as exc:
                 self._calls.append(Call(None, seconds=time.monotonic() - began, error=str(exc)))
                 raise
-            self._calls.append(Call(gen.text, gen.done_reason, gen.eval_count, gen.prompt_eval_count, gen.seconds))
+            self._calls.append(Call(gen.text, gen.done_reason, gen.eval_count, gen.prompt_eval_count, gen.seconds,
+                                    prompt_tokens=gen.prompt_tokens, fresh_prompt_tokens=gen.fresh_prompt_tokens,
+                                    thinking_tokens=gen.thinking_tokens))
             return gen
 
         summariser.summarise = summarise  # type: ignore[method-assign]
@@ -139,7 +146,8 @@ class Progress:
             self.done += s.depth == 0
             kept = f"kept {s.fid_kept}/{s.fid_identifiers}" if s.fid_identifiers else "no identifiers"
             why = Counter(r.get("reason", "?") for r in s.rejections)
-            log(f"{clock}   → {s.tier}, {s.tokens} tokens from {s.source_tokens} ({kept}), {s.llm_seconds:.0f} s model"
+            log(f"{clock}   → {s.tier}, {s.tokens} tokens from {s.source_tokens} ({kept}, key {s.fid_key_kept}/"
+                f"{s.fid_key}), {s.llm_seconds:.0f} s model" + (f", {s.trimmed}" if s.trimmed else "")
                 + (f"; rejected: {dict(why)}" if why else ""))
 
 
@@ -161,7 +169,7 @@ def import_samples(store: Store, samples: Path) -> None:
 
 
 def resolve_sessions(store: Store, prefixes: Sequence[str]) -> list[str]:
-    ids = [s[0] for s in store.conn.execute("SELECT id FROM sessions ORDER BY id")]
+    ids = [s[0] for s in store.db.conn.execute("SELECT id FROM sessions ORDER BY id")]
     out = []
     for p in prefixes:
         found = [i for i in ids if i.startswith(p)]
@@ -175,14 +183,13 @@ async def run(store: Store, args: argparse.Namespace, sids: list[str]) -> tuple[
     """Leaves in rounds (one more leaf per session each round, oldest chunks first) until
     ``--limit-leaves`` or ``--budget-minutes`` says stop; then condensation for a full pass."""
     settings = Settings(db_path=store.path, ollama_host=args.ollama_host, model=args.model, backend="ollama",
-                        timeout_s=args.timeout_s)
+                        timeout_s=args.timeout_s, summary_format=args.summary_format)
     base = make_runner(store, settings)
     tap = Tap(base.summariser)
     planned = sum(len(base.plan_leaf(sid)[: args.limit_leaves]) for sid in sids)
     progress = Progress(planned)
     runner = FirstLeaves(store, base.summariser, base.policy, limit=1, on_event=progress)
-    extractive = Summariser(ExtractiveBackend(store.tokenizer), store.tokenizer,
-                            fidelity_threshold=settings.policy.fidelity_threshold)
+    extractive = Summariser(ExtractiveBackend(store.tokenizer), store.tokenizer)
     runs: dict[str, list[Run]] = {sid: [] for sid in sids}
     deadline = time.monotonic() + args.budget_minutes * 60 if args.budget_minutes else None
     stopped = None
@@ -217,10 +224,10 @@ async def run(store: Store, args: argparse.Namespace, sids: list[str]) -> tuple[
     records = []
     for sid in sids:
         ids = {r.id for r in runs[sid]}
-        for s in sorted((x for x in store.summaries(sid) if x.run_id in ids), key=lambda x: (x.depth, x.first_seq)):
+        for s in sorted((x for x in store.dag.summaries(sid) if x.run_id in ids), key=lambda x: (x.depth, x.first_seq)):
             request, result, calls = tap.take(s)
             records.append(Record(sid, request, result, s, calls, await extractive.summarise(request)))
-    speed = store.model_speed("ollama", runner.summariser.backend.model)
+    speed = store.speeds.get("ollama", runner.summariser.backend.model)
     meta = {
         "runs": {sid: [{"id": r.id, "kind": r.kind, "status": r.status, "error": r.error,
                         "wall_seconds": round(r.wall_seconds, 1), "rejections": r.rejections, "tiers": r.tiers}
@@ -234,7 +241,10 @@ async def run(store: Store, args: argparse.Namespace, sids: list[str]) -> tuple[
 
 def report(store: Store, args: argparse.Namespace, sids: list[str], records: list[Record],
            meta: dict[str, Any], wall: float) -> dict[str, Any]:
-    titles = {sid: store.get_session(sid) for sid in sids}
+    titles = {sid: store.sessions.get(sid) for sid in sids}
+    threshold = Settings().policy.fidelity_threshold
+    speed = meta["model_speed"]
+    tps = (speed["prompt_tokens_per_s"], speed["output_tokens_per_s"]) if speed["measured"] else None
     per_session, rows = {}, []
     for sid in sids:
         recs = [r for r in records if r.session_id == sid and r.stored.depth == 0]
@@ -242,47 +252,61 @@ def report(store: Store, args: argparse.Namespace, sids: list[str], records: lis
         for r in meta["runs"][sid]:
             if r["kind"] == "leaf":
                 from_runs.update(r["rejections"])
-        agg = aggregate(recs, from_runs)
+        agg = aggregate(recs, from_runs, threshold=threshold, speed=tps)
         s = titles[sid]
         per_session[sid] = {"title": s.title if s else None, "episodes": s.episodes if s else None,
                             "tokens": s.tokens if s else None, **agg}
         rows.append(table_row(sid[:20], agg))
     leaves = [r for r in records if r.stored.depth == 0]
-    total = aggregate(leaves)
+    total = aggregate(leaves, threshold=threshold, speed=tps)
     rows.append(table_row("**total**", total))
     condensed = [r for r in records if r.stored.depth > 0]
+    everything = aggregate(records, threshold=threshold, speed=tps)
     out = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "host": args.ollama_host, "model": meta["model"], "pass": args.pass_, "limit_leaves": args.limit_leaves,
+        "summary_format": args.summary_format,
         "budget_minutes": args.budget_minutes, "planned_leaves": meta["planned_leaves"],
         "stopped_early": meta["stopped_early"],
         "wall_seconds": round(wall, 1), "model_speed": meta["model_speed"], "runs": meta["runs"],
         "sessions": per_session, "total_leaves": total,
-        "condensed": aggregate(condensed) if condensed else None,
+        "condensed": aggregate(condensed, threshold=threshold, speed=tps) if condensed else None,
+        "all_summaries": everything,
         "summaries": [r.as_dict() | {"session_id": r.session_id} for r in records],
     }
-    speed = meta["model_speed"]
-    print(f"\nReal model {meta['model']} at {args.ollama_host}, {args.pass_} pass, up to "
+    print(f"\nReal model {meta['model']} at {args.ollama_host}, {args.pass_} pass ({args.summary_format}), up to "
           f"{args.limit_leaves or 'all'} leaves per session: {len(leaves)} of {meta['planned_leaves']} made in "
           f"{wall / 60:.1f} min" + (f" (stopped early: {meta['stopped_early']})" if meta["stopped_early"] else ""))
     print(f"model speed (model_speed table): {speed['prompt_tokens_per_s']} prompt tok/s, "
           f"{speed['output_tokens_per_s']} output tok/s over {speed['calls']} calls\n")
     print(render_table(rows, TABLE_HEAD))
     print("\ntier shares (leaves): " + ", ".join(f"{t} {v:.0%}" for t, v in total["tier_shares"].items() if v is not None))
-    print(f"compression of model-tier leaves: {total['compression_model_tiers'] or '—'}×; "
-          f"retention of normal leaves before/after the guard: {total['retention_before_normal']}/"
-          f"{total['retention_after_normal']}; 'Also mentioned' added to {total['also_mentioned_added']} leaves")
-    print(f"rejections by reason: {total['rejections'] or 'none'}; timeouts: {total['timeouts']}; "
-          f"model calls: {total['model_calls']}")
+    print(f"compression of model-tier leaves: {total['compression_model_tiers'] or '—'}×; the model's own retention "
+          f"pooled {total['retention']}, median {total['retention_median']} (by tier "
+          f"{total['retention_median_by_tier']}); key names {total['key_retention']}")
+    print(f"rejections by reason: {total['rejections'] or 'none'} (for length alone: {total['length_rejections']}); "
+          f"clipped and kept: {total['clipped']}; over target: {everything['over_target']}; "
+          f"timeouts: {total['timeouts']}; model calls: {total['model_calls']}")
+    print(f"model seconds on discarded answers: {everything['discarded_seconds']} of "
+          f"{everything['model_seconds_all_calls']} ({everything['discarded_share']}); retries re-evaluated "
+          f"{everything['retry_reevaluated']}; leaf seconds ÷ one call's floor: {total['floor_ratio']}")
     if condensed:
         c = out["condensed"]
         print(f"condensed: {c['summaries']} ({c['tiers']}), compression {c['compression']}×, "
-              f"retention {c['retention_before']}→{c['retention_after']}")
+              f"retention {c['retention']} (median {c['retention_median']}), key names {c['key_retention']}")
+    flagged = [r for r in records if r.stored.low_fidelity(threshold)]
+    print(f"\nflagged low-fidelity (under {threshold:.0%} of their key names): {len(flagged)} of {len(records)}")
+    for r in flagged:
+        s = r.stored
+        print(f"  {s.tier} d{s.depth} {r.session_id[:24]} #{s.first_seq}–{s.last_seq}: key {s.fid_key_kept}/"
+              f"{s.fid_key}; lost: {', '.join(one_line(x, 50) for x in s.fid_lost[:8])}")
     for r in pick_quotes(records):
         s = r.stored
         print(f"\n--- {s.tier} leaf {r.session_id} #{s.first_seq}–{s.last_seq} ({s.tokens} tokens from "
-              f"{r.result.source_tokens}; kept {s.fid_kept}/{s.fid_identifiers}), verbatim:")
+              f"{r.result.source_tokens}, target {r.target}; kept {s.fid_kept}/{s.fid_identifiers}), verbatim:")
         print(visible(s.content))
+        if s.keywords:
+            print(f"    [keywords: {', '.join(one_line(k, 40) for k in s.keywords)}]")
         for a in r.attempts():
             print(f"    [rejected {a['tier']}: {a['reason']} — {one_line(a['detail'], 100)}]")
     return out
@@ -299,6 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--budget-minutes", type=float, metavar="M",
                     help="start no new leaf after M minutes (the leaf in progress finishes)")
     ap.add_argument("--pass", dest="pass_", choices=["leaf", "full"], default="leaf")
+    ap.add_argument("--summary-format", choices=["plain", "sections"], default=Settings().summary_format,
+                    help="how the model is asked to write (default: the app's, %(default)s)")
     ap.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES, help="folder of chat exports (default: %(default)s)")
     ap.add_argument("--timeout-s", type=float, default=Settings().timeout_s, help="base per-call timeout (the app's default)")
     ap.add_argument("--json-out", type=Path, help="write every figure and summary here")

@@ -14,7 +14,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tests.fakeollama import FakeOllama, continues_chat
+from tests.fakeollama import FakeOllama, Reply, continues_chat
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "bench_real_model.py"
@@ -58,7 +58,8 @@ def test_bad_samples_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_figures_against_the_fake_server_add_up(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     with FakeOllama(responder=lambda body: SUMMARY) as fake:
-        fake.script(continues_chat())  # the first leaf's normal answer is a chat reply: rejected
+        # the first leaf's normal answer is a chat reply, after a fifth of a second: rejected, and discarded
+        fake.script(Reply(continues_chat().text, latency_s=0.2))
         res = _bench("--ollama-host", fake.url, "--model", "llama3.2", "--samples", str(_samples(tmp_path)),
                      "--sessions", "bench-a", "--limit-leaves", "2", "--json-out", str(out))
     assert res.returncode == 0, res.stderr
@@ -77,11 +78,15 @@ def test_figures_against_the_fake_server_add_up(tmp_path: Path) -> None:
     assert first["calls"][1]["text"] == SUMMARY
     for s in data["summaries"]:
         assert s["compression"] == round(s["source_tokens"] / s["tokens"], 2)
-        assert s["kept_after"] >= s["kept_before"]
+        assert s["tokens"] <= s["target"] and s["keywords"] == s["lost"][: len(s["keywords"])]
         assert s["extractive"]["tokens"] > 0 and s["extractive"]["compression"] > 1
-    assert total["retention_before"] == round(
-        sum(s["kept_before"] for s in data["summaries"]) / sum(s["identifiers"] for s in data["summaries"]), 3)
-    assert total["timeouts"] == 0
+    assert total["retention"] == round(
+        sum(s["kept"] for s in data["summaries"]) / sum(s["identifiers"] for s in data["summaries"]), 3)
+    assert total["timeouts"] == 0 and total["length_rejections"] == 0 and data["all_summaries"]["over_target"] == 0
+    # the rejected chat reply's seconds are the discarded share; its retry hit the fake's prompt cache
+    assert first["discarded_seconds"] >= 0.2
+    assert abs(data["all_summaries"]["discarded_seconds"] - first["discarded_seconds"]) <= 0.05  # the only one
+    assert first["retry_shares"] and all(0 < x <= 0.15 for x in first["retry_shares"])
     assert data["model_speed"]["calls"] == 3  # two leaves, one rejected attempt: three answers measured
     assert "| **total** | 2 |" in res.stdout
     assert SUMMARY in res.stdout  # a summary quoted verbatim
