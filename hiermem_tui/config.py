@@ -87,6 +87,9 @@ class Settings:
     prompts: dict[str, dict[str, str]] = field(default_factory=dict)
     """Edited prompt templates by key (``leaf.normal`` …): ``{"system": …, "instruction": …}``.
     Only edits are stored; a template not listed is the built-in default."""
+    keymap: dict[str, str] = field(default_factory=dict)
+    """Keys moved from their defaults: binding id (``session.toggle_view``) → keys (``ctrl+t``,
+    several comma-separated). The help screen lists every id; ``[keymap]`` in the config file."""
     config_path: Path | None = None
     """Where these settings were read from and are saved to (None: nowhere)."""
 
@@ -143,11 +146,13 @@ def load_settings(
     policy = replace(Policy(), **pol)
     policy.validate()
     prompts = _read_prompts(data.get("prompts", {}), path)
+    keymap = _read_keymap(data.get("keymap", {}), path)
     host = data.get("ollama_host") or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
     s = replace(
         s,
         policy=policy,
         prompts=prompts,
+        keymap=keymap,
         ollama_host=_normalise_host(ollama_host or host),
         model=model or data.get("model") or None,
         backend=backend or data.get("backend", s.backend),
@@ -191,6 +196,18 @@ def _read_prompts(table: Any, path: Path) -> dict[str, dict[str, str]]:
     return out
 
 
+def _read_keymap(table: Any, path: Path) -> dict[str, str]:
+    """``[keymap]``: binding id → keys, strings only (which ids exist is the TUI's to say)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [keymap] must be a table of binding ids to keys")
+    out: dict[str, str] = {}
+    for key, keys in table.items():
+        if not isinstance(keys, str) or not keys.strip():
+            raise ConfigError(f"{path}: keymap.{key} must be keys such as \"ctrl+t\", not {keys!r}")
+        out[str(key)] = keys.strip()
+    return out
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -225,6 +242,9 @@ def save_settings(settings: Settings) -> Path | None:
     for key, edit in sorted(settings.prompts.items()):
         lines += ["", f"[prompts.{_toml_value(key)}]"]
         lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(edit.items())]
+    if settings.keymap:
+        lines += ["", "[keymap]"]
+        lines += [f"{_toml_value(k)} = {_toml_value(v)}" for k, v in sorted(settings.keymap.items())]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,8 +1,10 @@
 """The Textual app: holds the store, the settings and the backend state; screens do the rest.
 
-Why the app owns these three: every screen needs them, and passing them in (DESIGN §7: no
-module-level singletons) keeps tests in control — :func:`make_app` is the one way the CLI
-and every test builds the app, with ``probe_backend=False`` guaranteeing no network at all.
+Why the app owns these: every screen needs them, and passing them in (no module-level
+singletons, docs/ARCHITECTURE.md) keeps tests in control — :func:`make_app` is the one way
+the CLI and every test builds the app, with ``probe_backend=False`` guaranteeing no network at
+all. Three plain objects the app owns do the rest of its work: ``nav`` (every screen it opens),
+``runs`` (the compaction run: start, follow, cancel) and ``follower`` (commits by anyone).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from datetime import datetime, timezone
 
 from textual import events, work
 from textual.app import App
-from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -22,10 +23,25 @@ from textual.worker import Worker, WorkerState
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import Settings, save_settings
 from hiermem_tui.store import Store
-from hiermem_tui.tui.messages import BackendProbed, OpenSession, SessionsChanged, SettingsChanged
-from hiermem_tui.tui.live import LiveMixin
+from hiermem_tui.tui.keymap import app_bindings
+from hiermem_tui.tui.live import StoreFollower
+from hiermem_tui.tui.messages import (
+    BackendProbed,
+    OpenSession,
+    ReloadSession,
+    RunAttempted,
+    RunBegan,
+    RunCallProgress,
+    RunEnded,
+    RunNotStarted,
+    RunSummaryStarted,
+    RunSummaryWritten,
+    SessionsChanged,
+    SettingsChanged,
+)
+from hiermem_tui.tui.navigation import Navigator
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
-from hiermem_tui.tui.runs import RunProgress, RunsMixin
+from hiermem_tui.tui.runs import RunController, RunProgress
 
 Clock = Callable[[], datetime]
 FALLBACK_THEME = "textual-dark"
@@ -39,27 +55,21 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class HiermemApp(LiveMixin, RunsMixin, App[None]):
-    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: see :class:`RunsMixin`;
-    following what other processes write: :class:`LiveMixin`."""
+class HiermemApp(App[None]):
+    """hiermem-tui. Build it with :func:`make_app`. Compaction runs: :class:`RunController`
+    (``runs``); following what other processes write: :class:`StoreFollower` (``follower``);
+    opening screens: :class:`Navigator` (``nav``)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hiermem"
     COMMANDS = App.COMMANDS | {HiermemCommands}
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark,f1", "help", "Help", key_display="?"),
-        Binding("comma,f2", "settings", "Settings", show=False, key_display=","),
-        Binding("f3", "prompts", "Prompts", show=False),
-        Binding("ctrl+r", "refresh_backend", "Re-check backend", show=False),
-        Binding("ctrl+t", "next_theme", "Next theme", show=False),
-    ]
+    BINDINGS = app_bindings()
 
     backend_state: var[BackendStatus | None] = var(None)
     """The last backend probe (None: not probed yet, or probing is off)."""
     backend_probing: var[bool] = var(False)
     """A probe is running now."""
-    settings: var[Settings] = var(Settings, init=False)  # type: ignore[arg-type]
+    settings: var[Settings] = var(Settings, init=False)
     """Current settings; replace through :meth:`update_settings` so they are saved."""
     run_state: var[RunProgress | None] = var(None)
     """The compaction run going now (None: none); run indicators draw it."""
@@ -76,14 +86,18 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
         self._follow = follow
         self.last_input_at = 0.0
         """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
+        self.nav = Navigator(self)
+        self.runs = RunController(self, announce_changes=not follow)
+        self.follower = StoreFollower(self)
 
     # ------------------------------------------------------------------ lifecycle
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[None]:
         from hiermem_tui.tui.screens.sessions import SessionsScreen
 
         return SessionsScreen(id="sessions-screen")
 
     def on_mount(self) -> None:
+        self.set_keymap(self.settings.keymap)
         wanted = self.settings.theme
         if wanted in self.available_themes:
             self.theme = wanted
@@ -92,7 +106,7 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
             self.notify(f"Theme {wanted!r} is not available; using {FALLBACK_THEME}.", severity="warning", markup=False)
         self.refresh_backend()
         if self._follow:
-            self.follow_store()
+            self.follower.start()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (from the palette, ctrl+t or settings)."""
@@ -125,9 +139,15 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
             self.theme = new.theme
         if (new.ollama_host, new.model, new.backend) != (previous.ollama_host, previous.model, previous.backend):
             self.refresh_backend()
-        for screen in self.screen_stack:
-            screen.post_message(SettingsChanged(new, previous))
+        if new.keymap != previous.keymap:
+            self.set_keymap(new.keymap)
+        self.tell_screens(SettingsChanged(new, previous))
         return saved
+
+    def tell_screens(self, message: SettingsChanged | ReloadSession) -> None:
+        """Ask every screen on the stack to act on ``message`` (the app never calls into screens)."""
+        for screen in self.screen_stack:
+            screen.post_message(message)
 
     # ------------------------------------------------------------------ backend
     def refresh_backend(self) -> Worker[None] | None:
@@ -150,24 +170,45 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
         if event.worker.group == "backend" and event.state == WorkerState.ERROR:
             self.backend_probing = False
         elif event.worker.group == "compaction":
-            self.compaction_worker_changed(event)
+            self.runs.worker_changed(event)
 
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running."""
-        await self.shutdown_runs()
+        await self.runs.shutdown()
+
+    # ------------------------------------------------------------------ a run's messages (from its worker)
+    def watch_run_state(self, old: RunProgress | None, new: RunProgress | None) -> None:
+        if (old is None) != (new is None):
+            self.refresh_bindings()  # the footer's "esc" says Cancel run only while one goes
+
+    def on_run_began(self, message: RunBegan) -> None:
+        self.runs.began(message)
+
+    def on_run_summary_started(self, message: RunSummaryStarted) -> None:
+        self.runs.summary_started(message)
+
+    def on_run_attempted(self, message: RunAttempted) -> None:
+        self.runs.attempted(message)
+
+    def on_run_call_progress(self, message: RunCallProgress) -> None:
+        self.runs.call_progress(message)
+
+    def on_run_summary_written(self, message: RunSummaryWritten) -> None:
+        self.runs.summary_written(message)
+
+    def on_run_ended(self, message: RunEnded) -> None:
+        self.runs.ended(message)
+
+    def on_run_not_started(self, message: RunNotStarted) -> None:
+        self.runs.not_started(message)
 
     # ------------------------------------------------------------------ navigation
     def open_session(self, session_id: str) -> None:
-        """Show one session (its screen is imported lazily: it is the heavier part of the UI)."""
-        try:
-            from hiermem_tui.tui.screens.session import SessionScreen
-        except ImportError as exc:
-            self.notify(f"The session view is not available: {exc}", severity="error", markup=False)
-            return
-        self.push_screen(SessionScreen(session_id))
+        """Show one session (for the CLI's ``--session`` and for tests)."""
+        self.nav.session(session_id)
 
     def on_open_session(self, message: OpenSession) -> None:
-        self.open_session(message.session_id)
+        self.nav.session(message.session_id)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         """Pass store changes on to every screen (lists re-read their pages).
@@ -182,22 +223,13 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
 
     # ------------------------------------------------------------------ actions
     def action_help(self) -> None:
-        from hiermem_tui.tui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+        self.nav.help()
 
     def action_settings(self) -> None:
-        from hiermem_tui.tui.screens.settings import SettingsScreen
-
-        if not isinstance(self.screen, SettingsScreen):
-            self.push_screen(SettingsScreen())
+        self.nav.settings()
 
     def action_prompts(self) -> None:
-        from hiermem_tui.tui.screens.prompts import PromptsScreen
-
-        if not isinstance(self.screen, PromptsScreen):
-            self.push_screen(PromptsScreen())
+        self.nav.prompts()
 
     def action_refresh_backend(self) -> None:
         if self.refresh_backend() is None:
@@ -217,7 +249,7 @@ class HiermemApp(LiveMixin, RunsMixin, App[None]):
         yield PaletteCommand("Help", "Keys and concepts", self.action_help, "?")
         if self.run_state is not None:
             yield PaletteCommand("Cancel the run", f"Stop the {self.run_state.job.label.lower()} (finished summaries "
-                                 "are kept)", self.cancel_run, "esc")
+                                 "are kept)", self.runs.cancel, "esc")
         yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
         yield PaletteCommand("Prompts", "See and edit what the model is asked, per depth and tier", self.action_prompts,
                              "f3")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
@@ -132,7 +132,7 @@ class Palette:
     tool: Color
 
     @classmethod
-    def from_app(cls, app: App[object]) -> Palette:
+    def from_app(cls, app: App[Any]) -> Palette:
         """Resolve the current theme's variables into colours."""
         v = app.get_css_variables()
 

@@ -11,9 +11,8 @@ A thread, not a timer on the UI thread, so a reader stuck behind a busy disk nev
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from textual import work
 from textual.worker import get_current_worker
 
 from hiermem_tui.store import StoreError
@@ -27,15 +26,19 @@ LIVE_POLL_S = 0.5
 """How often the file is asked whether anyone committed (a pragma: microseconds)."""
 
 
-class LiveMixin:
-    """Mixed into :class:`HiermemApp`: :meth:`follow_store` starts the poller (once, on mount)."""
+class StoreFollower:
+    """Follows the app's database for commits (owned by the app as ``app.follower``)."""
 
-    def follow_store(self) -> None:
-        self._live_worker()
+    def __init__(self, app: HiermemApp) -> None:
+        self.app = app
 
-    @work(thread=True, exclusive=True, group="live", exit_on_error=False)
-    def _live_worker(self) -> None:
-        app = cast("HiermemApp", self)
+    def start(self) -> None:
+        """Start the poller (once, on mount)."""
+        self.app.run_worker(self._poll, thread=True, exclusive=True, group="live", exit_on_error=False,
+                            name="follow-store")
+
+    def _poll(self) -> None:
+        app = self.app
         worker = get_current_worker()
         feed = ChangeFeed(app.store)  # polled from this thread only: data_version is per connection
         try:

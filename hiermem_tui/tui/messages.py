@@ -26,6 +26,7 @@ from hiermem_tui.config import Settings
 if TYPE_CHECKING:
     from hiermem_tui.search import SearchResult
     from hiermem_tui.tui.runs import RunJob
+    from hiermem_tui.tui.screens.run_dialog import PlanPreview
 
 
 @dataclass
@@ -52,6 +53,13 @@ class SessionsChanged(Message):
     session_ids: tuple[str, ...] = ()
     broadcast: bool = False
     """True on the copies the app hands to each screen: those bubble back up and are ignored."""
+
+
+@dataclass
+class ReloadSession(Message):
+    """The app asks a session's screen to re-read itself now (a dialog about it just closed)."""
+
+    session_id: str
 
 
 @dataclass
@@ -165,3 +173,30 @@ class Loaded(Message):
 
     ticket: int
     data: object
+
+
+# ---------------------------------------------------------------- the screens' own workers
+
+
+@dataclass
+class PlanReady(Message):
+    """The run dialog's worker read what each action would make (the dry-run plan)."""
+
+    preview: PlanPreview
+
+
+@dataclass
+class FidelityMeasured(Message):
+    """The session screen's ``M`` worker measured the session: ``text`` to show, or ``error``."""
+
+    session_id: str
+    text: str
+    error: str | None = None
+
+
+@dataclass
+class ContextReady(Message):
+    """The context screen's worker rendered the whole context for the clipboard."""
+
+    text: str
+    size: str

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import cast
 
 from textual.message import Message
 
 from hiermem_tui.compaction import (
     CancelToken,
     RunEvent,
-    RunFinished,
     RunRefused,
     RunStarted,
     SummaryAttempt,
@@ -53,7 +51,7 @@ def wrap_event(job: RunJob, event: RunEvent) -> Message:
         return RunCallProgress(job, event)
     if isinstance(event, SummaryWritten):
         return RunSummaryWritten(job, event)
-    return RunEnded(job, cast(RunFinished, event))
+    return RunEnded(job, event)
 
 
 async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callable[[Message], object]) -> Run | None:
@@ -62,7 +60,10 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
     The backend check runs as a task attached to ``cancel`` so a cancel aborts it too, and a
     cancel that lands before the run is recorded records nothing.
     """
-    runner = make_runner(store, job.settings, on_event=lambda ev: post(wrap_event(job, ev)), cancel=cancel)
+    def on_event(event: RunEvent) -> None:
+        post(wrap_event(job, event))
+
+    runner = make_runner(store, job.settings, on_event=on_event, cancel=cancel)
     try:
         check: asyncio.Future[None] = asyncio.ensure_future(runner.check())
         cancel.attach(check)  # type: ignore[arg-type]
@@ -87,7 +88,7 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
                 post(RunNotStarted(job, "Nothing to repair: no fallback, no summary under the fidelity threshold, "
                                         "no missing pin.", "information", "Nothing to do"))
             return repaired
-        run = await runner.compact(job.session_id, job.action, skip_idle=True)  # type: ignore[arg-type]
+        run = await runner.compact(job.session_id, job.action, skip_idle=True)
         if run is None:
             post(RunNotStarted(job, nothing_due(job.action), "information", "Nothing to do"))
         return run

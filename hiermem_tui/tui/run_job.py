@@ -53,12 +53,16 @@ class RunJob:
         return engine_label(self.settings.backend, self.settings.model)
 
 
+RunPhase = Literal["checking", "running", "cancelling"]
+"""Checking the backend before a run, running it, or cancelling it (the indicator says which)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunProgress:
     """What the indicators show; replaced (never mutated) as messages arrive."""
 
     job: RunJob
-    phase: Literal["checking", "running", "cancelling"] = "checking"
+    phase: RunPhase = "checking"
     run_id: str | None = None
     what: str = ""
     attempt: str = ""

@@ -9,9 +9,10 @@ thing that crosses in is :class:`CancelToken.cancel`, which aborts the in-flight
 One run at a time (group ``compaction``): the app's ``run_state`` is the single source
 the indicators draw from, and a second job would only compete for the same model.
 
-This module is the app's side (:class:`RunsMixin`); the job and progress values are in
-:mod:`.run_job`, what the worker thread runs in :mod:`.run_drive`, the notices' wording in
-:mod:`.run_notices`.
+This module is the app's side, a :class:`RunController` the app owns (``app.runs``); the job
+and progress values are in :mod:`.run_job`, what the worker thread runs in :mod:`.run_drive`,
+the notices' wording in :mod:`.run_notices`. The app's message handlers for a run's messages
+are one line each: they hand the message to the controller.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ import asyncio
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from textual import work
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from hiermem_tui.compaction import CancelToken
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import (
+    ReloadSession,
     RunAttempted,
     RunBegan,
     RunCallProgress,
@@ -39,15 +40,15 @@ from hiermem_tui.tui.messages import (
     SessionsChanged,
 )
 from hiermem_tui.tui.run_drive import drive_job
-from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, CallState, RunAction, RunJob, RunProgress, engine_label
+from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, CallState, RunAction, RunJob, RunPhase, RunProgress, engine_label
 from hiermem_tui.tui.run_notices import outcome
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
 
 # The job types are still imported from here by screens, widgets and tests.
-__all__ = ["ACTION_LABELS", "CHANGED_EVERY_S", "PASSES", "SHUTDOWN_WAIT_S", "RunAction", "RunJob", "RunProgress",
-           "RunsMixin", "engine_label"]
+__all__ = ["ACTION_LABELS", "CHANGED_EVERY_S", "PASSES", "SHUTDOWN_WAIT_S", "RunAction", "RunController", "RunJob",
+           "RunProgress", "engine_label"]
 
 CHANGED_EVERY_S = 0.5
 """While a run writes, the screens are told about it at most this often (the end is always told)."""
@@ -55,38 +56,34 @@ SHUTDOWN_WAIT_S = 5.0
 """On quit, how long to wait for a cancelled run to record itself as cancelled."""
 
 
-class RunsMixin:
-    """Mixed into :class:`HiermemApp`: start, follow and cancel the one compaction run.
+class RunController:
+    """The app's one compaction run: start, follow and cancel it (owned by the app as ``app.runs``).
 
     State lives in the app's ``run_state`` reactive (a :class:`RunProgress` or None);
-    indicators on every screen watch it. Store changes reach the screens as
-    ``SessionsChanged`` (the tree and the map reload); a finished re-summarise of one
-    summary opens the compare view (:meth:`open_compare`).
+    indicators on every screen watch it. While the app follows the file (``follow``), the
+    store follower tells the screens what a run wrote, as it tells them what anyone else
+    writes; otherwise (snapshots) the controller does, at most every ``CHANGED_EVERY_S``. A
+    finished re-summarise of one summary opens the compare view.
     """
 
-    _run_seq: int = 0
-    _run_cancel: CancelToken | None = None
-    _run_done: threading.Event | None = None
-    _changed_at: float = 0.0
-    _changed_timer: Timer | None = None
-
-    @property
-    def _hmapp(self) -> HiermemApp:
-        return cast("HiermemApp", self)
+    def __init__(self, app: HiermemApp, *, announce_changes: bool) -> None:
+        self.app = app
+        self.announce_changes = announce_changes
+        self._seq = 0
+        self._cancel: CancelToken | None = None
+        self._done: threading.Event | None = None
+        self._changed_at = 0.0
+        self._changed_timer: Timer | None = None
 
     # ------------------------------------------------------------------ starting / stopping
     @property
-    def run_active(self) -> bool:
-        return self._hmapp.run_state is not None
+    def active(self) -> bool:
+        return self.app.run_state is not None
 
-    def watch_run_state(self, old: RunProgress | None, new: RunProgress | None) -> None:
-        if (old is None) != (new is None):
-            self._hmapp.refresh_bindings()  # the footer's "esc" says Cancel run only while one goes
-
-    def start_run(self, action: RunAction, session_id: str, *, backend: str, model: str | None,
-                  summary_id: str | None = None) -> RunJob | None:
+    def start(self, action: RunAction, session_id: str, *, backend: str, model: str | None,
+              summary_id: str | None = None) -> RunJob | None:
         """Start a job in the compaction worker; None (with a notice) if one is going or writing is refused."""
-        app = self._hmapp
+        app = self.app
         if app.run_state is not None:
             app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
                        severity="warning")
@@ -95,36 +92,37 @@ class RunsMixin:
             app.notify(f"{app.store.path} is open read-only: runs cannot write summaries.", severity="error",
                        markup=False)
             return None
-        self._run_seq += 1
-        job = RunJob(self._run_seq, action, session_id, replace(app.settings, backend=backend, model=model), summary_id)
-        self._run_cancel = CancelToken()
-        self._run_done = threading.Event()
+        self._seq += 1
+        job = RunJob(self._seq, action, session_id, replace(app.settings, backend=backend, model=model), summary_id)
+        cancel, done = CancelToken(), threading.Event()
+        self._cancel, self._done = cancel, done
         app.run_state = RunProgress(job)
-        self._compaction_worker(job, self._run_cancel, self._run_done)
+        app.run_worker(lambda: self._drive(job, cancel, done), thread=True, exclusive=True, group="compaction",
+                       exit_on_error=False, name=f"run-{job.id}")
         return job
 
-    def cancel_run(self) -> bool:
+    def cancel(self) -> bool:
         """Ask the running job to stop (the in-flight model call is aborted); False if none runs."""
-        app = self._hmapp
+        app = self.app
         state = app.run_state
-        if state is None or self._run_cancel is None:
+        if state is None or self._cancel is None:
             return False
         if state.phase != "cancelling":
             app.run_state = replace(state, phase="cancelling")
-        self._run_cancel.cancel()
+        self._cancel.cancel()
         return True
 
-    async def shutdown_runs(self) -> None:
+    async def shutdown(self) -> None:
         """On quit: cancel a running job and give it a moment to record itself as cancelled."""
-        done = self._run_done
-        if self._run_cancel is not None:
-            self._run_cancel.cancel()
+        done = self._done
+        if self._cancel is not None:
+            self._cancel.cancel()
         if done is not None and not done.is_set():
             await asyncio.to_thread(done.wait, SHUTDOWN_WAIT_S)
 
-    @work(thread=True, exclusive=True, group="compaction", exit_on_error=False)
-    def _compaction_worker(self, job: RunJob, cancel: CancelToken, done: threading.Event) -> None:
-        app = self._hmapp
+    def _drive(self, job: RunJob, cancel: CancelToken, done: threading.Event) -> None:
+        """The worker thread: the job on its own event loop; everything it tells the app is a message."""
+        app = self.app
         try:
             asyncio.run(drive_job(app.store, job, cancel, app.post_message))
         finally:
@@ -133,51 +131,52 @@ class RunsMixin:
 
     # ------------------------------------------------------------------ messages from the worker
     def _state_for(self, job: RunJob) -> RunProgress | None:
-        state = self._hmapp.run_state
+        state = self.app.run_state
         return state if state is not None and state.job.id == job.id else None
 
-    def on_run_began(self, message: RunBegan) -> None:
+    def began(self, message: RunBegan) -> None:
         state = self._state_for(message.job)
         if state is not None:
             ev = message.event
-            phase = "cancelling" if state.phase == "cancelling" else "running"
-            self._hmapp.run_state = replace(state, phase=phase, run_id=ev.run_id, planned=ev.planned, model=ev.model,
-                                            est_seconds=ev.est_seconds, began=time.monotonic())
+            phase: RunPhase = "cancelling" if state.phase == "cancelling" else "running"
+            self.app.run_state = replace(state, phase=phase, run_id=ev.run_id, planned=ev.planned, model=ev.model,
+                                         est_seconds=ev.est_seconds, began=time.monotonic())
 
-    def on_run_summary_started(self, message: RunSummaryStarted) -> None:
+    def summary_started(self, message: RunSummaryStarted) -> None:
         state = self._state_for(message.job)
         if state is not None:
-            self._hmapp.run_state = replace(state, what=message.event.what, planned=message.event.planned, attempt="",
-                                            call=None)
+            self.app.run_state = replace(state, what=message.event.what, planned=message.event.planned, attempt="",
+                                         call=None)
 
-    def on_run_attempted(self, message: RunAttempted) -> None:
+    def attempted(self, message: RunAttempted) -> None:
         state = self._state_for(message.job)
         if state is not None:
             ev = message.event
             note = f"retry {ev.attempt}: server not answering" if ev.retry else (
                 "" if ev.tier == "normal" else f"{ev.tier} try")
-            self._hmapp.run_state = replace(state, attempt=note, call=None)
+            self.app.run_state = replace(state, attempt=note, call=None)
 
-    def on_run_call_progress(self, message: RunCallProgress) -> None:
+    def call_progress(self, message: RunCallProgress) -> None:
         state = self._state_for(message.job)
         if state is not None:
             ev = message.event
             call = CallState(ev.phase, ev.tokens, ev.thinking_tokens, ev.tokens_per_s, ev.left_s, time.monotonic())
-            self._hmapp.run_state = replace(state, call=call)
+            self.app.run_state = replace(state, call=call)
 
-    def on_run_summary_written(self, message: RunSummaryWritten) -> None:
+    def summary_written(self, message: RunSummaryWritten) -> None:
         state = self._state_for(message.job)
         ev = message.event
         if state is not None:
             rate = ev.tokens_per_s if ev.tokens_per_s is not None else state.tokens_per_s
-            self._hmapp.run_state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers,
-                                          tokens_per_s=rate, attempt="", done_at=time.monotonic(), call=None)
-        self._store_changed(ev.session_id)
+            self.app.run_state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers,
+                                         tokens_per_s=rate, attempt="", done_at=time.monotonic(), call=None)
+        if self.announce_changes:
+            self._store_changed(ev.session_id)
 
     def _store_changed(self, session_id: str) -> None:
         """Tell the screens (tree, map, sessions list) at most every ``CHANGED_EVERY_S``: a fast
         run writes several summaries a second, and each broadcast re-reads pages."""
-        app = self._hmapp
+        app = self.app
         if self._changed_timer is not None:
             return
         wait = CHANGED_EVERY_S - (time.monotonic() - self._changed_at)
@@ -193,29 +192,30 @@ class RunsMixin:
 
         self._changed_timer = app.set_timer(wait, fire)
 
-    def on_run_ended(self, message: RunEnded) -> None:
-        app = self._hmapp
+    def ended(self, message: RunEnded) -> None:
+        app = self.app
         if self._state_for(message.job) is not None:
             app.run_state = None
         ev = message.event
         title, text, severity = outcome(message.job, ev.run, ev.error)
         app.notify(text, title=title, severity=severity, markup=False,  # type: ignore[arg-type]
                    timeout=10 if severity == "error" else 6)
-        app.post_message(SessionsChanged((ev.session_id,)))
+        if self.announce_changes:
+            app.post_message(SessionsChanged((ev.session_id,)))
         if message.job.action == "resummarize-summary" and ev.status == "done":
             self.open_compare(message.job.summary_id or "", ev.run_id)
 
-    def on_run_not_started(self, message: RunNotStarted) -> None:
-        app = self._hmapp
+    def not_started(self, message: RunNotStarted) -> None:
+        app = self.app
         if self._state_for(message.job) is not None:
             app.run_state = None
         app.notify(message.reason, title=message.title, severity=message.severity, markup=False,  # type: ignore[arg-type]
                    timeout=10 if message.severity == "error" else 5)
 
-    def compaction_worker_changed(self, event: Worker.StateChanged) -> None:
+    def worker_changed(self, event: Worker.StateChanged) -> None:
         """Safety net: the worker itself failed (not a run failing, which is reported as a message)."""
         if event.state == WorkerState.ERROR:
-            app = self._hmapp
+            app = self.app
             app.run_state = None
             error = event.worker.error
             app.notify(one_line(f"The compaction worker stopped: {type(error).__name__}: {error}", 300),
@@ -223,22 +223,14 @@ class RunsMixin:
 
     # ------------------------------------------------------------------ after a re-summarise
     def open_compare(self, summary_id: str, run_id: str) -> None:
-        """Show old and new text of a re-summarised summary (keep or revert)."""
-        from hiermem_tui.tui.screens.compare import CompareScreen
-
-        app = self._hmapp
+        """Show old and new text of a re-summarised summary (keep or revert); when it closes,
+        the session's screen is asked to re-read itself."""
+        app = self.app
         old = app.store.dag.get(summary_id)
         new = app.store.dag.get(old.superseded_by) if old is not None and old.superseded_by else None
         if old is None or new is None:
             app.notify("The re-summarised version could not be found; press r in the session to refresh.",
                        severity="warning")
             return
-        app.push_screen(CompareScreen(old, new, run_id), callback=lambda _reverted: self.reload_session(old.session_id))
-
-    def reload_session(self, session_id: str) -> None:
-        """Re-read a session screen at once (not deferred): after the user closed a dialog about it."""
-        from hiermem_tui.tui.screens.session import SessionScreen
-
-        for screen in self._hmapp.screen_stack:
-            if isinstance(screen, SessionScreen) and screen.session_id == session_id:
-                screen.reload()
+        session_id = old.session_id
+        app.nav.compare(old, new, run_id, on_close=lambda: app.post_message(ReloadSession(session_id)))

@@ -77,9 +77,9 @@ async def _dialog(pilot: Pilot, key: str) -> RunDialog:
 
 async def _select(pilot: Pilot, screen: SessionScreen, key: str) -> None:
     """Put the tree cursor on ``key`` and wait for the panes to follow it."""
-    node = screen.tree.node_for(key)
+    node = screen.dag_tree.node_for(key)
     assert node is not None
-    screen.tree.focus_node(node)
+    screen.dag_tree.focus_node(node)
     await wait_for(pilot, lambda: screen.selected is not None and screen.selected.key == key)
 
 
@@ -107,7 +107,7 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
         await wait_for_chats(pilot, fake, 4)
         await wait_for(pilot, lambda: app.run_state is not None and app.run_state.done == 2  # type: ignore[attr-defined]
                        and app.run_state.what == third.label())  # type: ignore[attr-defined]
-        await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children  # the tree, not just the map
+        await wait_for(pilot, lambda: sum(1 for n in screen.dag_tree.root.children  # the tree, not just the map
                                           if n.data is not None and n.data.kind == "summary") == 2)
         screen.query_one(RunIndicator).freeze(frame=0, tokens_per_s=42.0)
         await _settle(pilot, f"Summarising… {third.label()}", "2/4 · reading the prompt · 42 tok/s", "2 summaries",
@@ -134,7 +134,7 @@ def test_compare_after_resummarise(snap_compare, store: Store, tmp_path: Path, f
 
     async def run_before(pilot: Pilot) -> None:
         screen = await _open(pilot, "dag")
-        assert screen.tree.reveal_summary(DAG_IDS["L4"])
+        assert screen.dag_tree.reveal_summary(DAG_IDS["L4"])
         await wait_for(pilot, lambda: screen.selected is not None and screen.selected.key == f"s:{DAG_IDS['L4']}")
         await _dialog(pilot, "R")
         await pilot.press("enter")
@@ -142,7 +142,7 @@ def test_compare_after_resummarise(snap_compare, store: Store, tmp_path: Path, f
         # the session behind the dialog reloaded after the run (its new top summary is in the tree), nothing pending
         [top] = [s for s in store.dag.summaries("dag") if s.depth == 2]
         assert top.id != DAG_IDS["D0"]
-        await wait_for(pilot, lambda: screen.tree.node_for(f"s:{top.id}") is not None and screen._reload_timer is None)
+        await wait_for(pilot, lambda: screen.dag_tree.node_for(f"s:{top.id}") is not None and screen._reload_timer is None)
         await _select(pilot, screen, "t:44")  # behind the dialog: the new leaf's detail has a fresh id and time
         session = store.sessions.get("dag")
         assert session is not None
@@ -158,7 +158,7 @@ def test_versions_screen(snap_compare, store: Store, tmp_path: Path, fake: FakeO
 
     async def run_before(pilot: Pilot) -> None:
         screen = await _open(pilot, "dag")
-        assert screen.tree.reveal_summary(DAG_IDS["L1"])
+        assert screen.dag_tree.reveal_summary(DAG_IDS["L1"])
         await wait_for(pilot, lambda: screen.selected is not None and screen.selected.key == f"s:{DAG_IDS['L1']}")
         await pilot.press("v")
         versions = await screen_shown(pilot, VersionsScreen)

@@ -54,7 +54,7 @@ def cursor_on(key: str) -> Callable[[SessionScreen], bool]:
 
 def expanded(key: str) -> Callable[[SessionScreen], bool]:
     def check(screen: SessionScreen) -> bool:
-        node = screen.tree.node_for(key)
+        node = screen.dag_tree.node_for(key)
         return node is not None and node.is_expanded and bool(node.children)
     return check
 

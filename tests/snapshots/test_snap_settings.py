@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
@@ -48,6 +48,13 @@ def test_prompts_screen(snap_compare, in_tmp: Path) -> None:  # type: ignore[no-
         await pilot.press("f3")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, PromptsScreen)
                        and "load_config" in str(pilot.app.screen.query_one("#prompts-preview").render()))
+        instruction = pilot.app.screen.query_one("#prompts-instruction", TextArea)
+        await wait_for(pilot, lambda: instruction.has_focus)  # the cursor is drawn only in the focused box
+        # A steady, shown cursor: the picture must not depend on when the blink was. Not through
+        # ``cursor_blink = False``: Textual 8.2.8 caches a line drawn before the focus without its
+        # cursor under a key that ignores the focus when blinking is off, so a box focused late
+        # stays without a cursor.
+        instruction._pause_blink(visible=True)
 
     store: Store = build_db(Path("hiermem.db"), STANDARD)
     settings = Settings(db_path=Path("hiermem.db"), config_path=Path("config.toml"))

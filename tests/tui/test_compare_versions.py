@@ -60,7 +60,7 @@ async def run_from_dialog(app: HiermemApp, pilot: Pilot, key: str, *keys: str) -
 
 async def resummarize(app: HiermemApp, pilot: Pilot, screen: SessionScreen, summary_id: str, *keys: str
                       ) -> CompareScreen:
-    await wait_for(pilot, lambda: screen.tree.reveal_summary(summary_id))
+    await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(summary_id))
     await run_from_dialog(app, pilot, "R", *keys)
     return await screen_shown(pilot, CompareScreen)
 
@@ -111,8 +111,8 @@ async def test_keep_closes_and_the_tree_shows_the_new_version(tmp_path: Path, st
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen)
         assert store.dag.get(compare.new.id).status == "active"  # type: ignore[union-attr]
-        await wait_for(pilot, lambda: screen.tree.node_for(f"s:{compare.new.id}") is not None
-                       or screen.tree.reveal_summary(compare.new.id))
+        await wait_for(pilot, lambda: screen.dag_tree.node_for(f"s:{compare.new.id}") is not None
+                       or screen.dag_tree.reveal_summary(compare.new.id))
         [run] = store.runs.of_session("dag")
         assert run.kind == "resummarize" and run.backend == "extractive" and run.summaries_created == 3
 
@@ -135,7 +135,7 @@ async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path
         assert run.kind == "resummarize-session" and run.status == "done"
         assert all(store.dag.get(i).superseded_by == f"run:{run.id}" for i in before)  # type: ignore[union-attr]
         new_leaf = min((s for s in store.dag.summaries("dag") if s.depth == 0), key=lambda s: s.first_seq)
-        await wait_for(pilot, lambda: screen.tree.reveal_summary(new_leaf.id))
+        await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(new_leaf.id))
         await pilot.press("v")
         versions = await screen_shown(pilot, VersionsScreen)
         ids = [v.id for v in versions.versions]
@@ -149,7 +149,7 @@ async def test_whole_session_redo_asks_first_and_restores_from_versions(tmp_path
         assert sorted(s.id for s in store.dag.summaries("dag")) == before
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
-        await wait_for(pilot, lambda: screen.tree.node_for(f"s:{IDS['D0']}") is not None)
+        await wait_for(pilot, lambda: screen.dag_tree.node_for(f"s:{IDS['D0']}") is not None)
 
 
 async def test_versions_restore_and_the_stores_refusal_verbatim(tmp_path: Path, store: Store) -> None:
@@ -160,7 +160,7 @@ async def test_versions_restore_and_the_stores_refusal_verbatim(tmp_path: Path, 
         second = await resummarize(app, pilot, screen, first.new.id)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen)
-        await wait_for(pilot, lambda: screen.tree.reveal_summary(second.new.id))
+        await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(second.new.id))
         await pilot.press("v")
         versions = await screen_shown(pilot, VersionsScreen)
         ids = [v.id for v in versions.versions]

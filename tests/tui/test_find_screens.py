@@ -84,8 +84,8 @@ async def test_a_summary_hit_opens_in_the_tree_and_a_superseded_one_in_its_versi
         await wait_for(pilot, lambda: [h.id for h in screen.hits] == [DAG_IDS["L1"]])
         screen.query_one("#search-results").focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.tree.cursor_ref is not None
-                       and app.screen.tree.cursor_ref.key == f"s:{DAG_IDS['L1']}")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.dag_tree.cursor_ref is not None
+                       and app.screen.dag_tree.cursor_ref.key == f"s:{DAG_IDS['L1']}")
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
         screen.query_one("#search-input", Input).value = "topic 1"
@@ -248,8 +248,8 @@ async def test_run_history_says_why_and_opens_what_a_run_made(env) -> None:  # t
         await wait_for(pilot, lambda: made.has_focus)
         made.highlighted = 1
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.tree.cursor_ref is not None
-                       and app.screen.tree.cursor_ref.key == f"s:{DAG_IDS['L6']}")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.dag_tree.cursor_ref is not None
+                       and app.screen.dag_tree.cursor_ref.key == f"s:{DAG_IDS['L6']}")
         assert len(app.screen_stack) == 2  # the history closed over the session it came from
 
 

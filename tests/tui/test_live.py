@@ -69,13 +69,13 @@ async def opened(tmp_path: Path, store: Store, session_id: str = "dag",
 
 
 def roots(screen: SessionScreen) -> list[str]:
-    return [n.data.key for n in screen.tree.root.children if n.data is not None]
+    return [n.data.key for n in screen.dag_tree.root.children if n.data is not None]
 
 
 def map_is_what_a_rebuild_draws(screen: SessionScreen) -> None:
     """The map updated in place holds exactly what ``set_data`` builds from a fresh read."""
     fresh = CoverageMap()
-    extras = [screen._extra(ref) for ref in screen.tree.roots if ref.kind in ("gap", "tail")]
+    extras = [screen._extra(ref) for ref in screen.dag_tree.roots if ref.kind in ("gap", "tail")]
     fresh.set_data(screen.store.dag.spans(screen.session_id), extras, screen.map.total)
 
     def shape(m: CoverageMap) -> list[tuple]:
@@ -96,7 +96,7 @@ async def test_summaries_from_another_connection_land_in_the_tree_in_place(
     tmp_path: Path, store: Store, writer: Store
 ) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        tree = screen.tree
+        tree = screen.dag_tree
         assert roots(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "g:40", "t:44"]
         top = tree.node_for(f"s:{IDS['D0']}")
         assert top is not None
@@ -133,13 +133,13 @@ async def test_new_episodes_grow_the_tail_the_gap_the_map_and_the_transcript(
         await pilot.press("G")  # the last episode
         await wait_for(pilot, lambda: transcript.cursor == 59)
         scrolled = transcript.scroll_y
-        tail = screen.tree.node_for("t:44")
+        tail = screen.dag_tree.node_for("t:44")
         assert tail is not None
 
         more_episodes(writer, "dag", 60, 3)
         await wait_for(pilot, lambda: transcript.window is not None and transcript.window[1] == 62)
         assert roots(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "g:40", "t:47"]
-        assert screen.tree.node_for("t:47") is tail  # the fresh tail slid forward: the same node
+        assert screen.dag_tree.node_for("t:47") is tail  # the fresh tail slid forward: the same node
         assert transcript.cursor == 59 and transcript.scroll_y == scrolled  # nothing moved under the reader
         assert transcript.total == 63 and "of 63" in str(transcript.border_title)
         item = screen.map.item("t:47")
@@ -154,7 +154,7 @@ async def test_the_cursor_keeps_its_height_when_roots_above_it_collapse(tmp_path
     store.dag.write([SummaryWrite(summary("many", f"s_m_{k}", 0), episode_range=(2 * k, 2 * k + 1))
                            for k in range(80)])
     async with opened(tmp_path, store, "many", size=(120, 30)) as (app, pilot, screen):
-        tree = screen.tree
+        tree = screen.dag_tree
         node = tree.node_for("s:s_m_60")
         assert node is not None
         tree.focus_node(node)
@@ -174,14 +174,14 @@ async def test_the_cursor_keeps_its_height_when_roots_above_it_collapse(tmp_path
 
 async def test_a_run_in_the_app_updates_the_tree_in_place(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        top = screen.tree.node_for(f"s:{IDS['D0']}")
+        top = screen.dag_tree.node_for(f"s:{IDS['D0']}")
         assert top is not None
-        screen.tree.ensure_loaded(top)
+        screen.dag_tree.ensure_loaded(top)
         top.expand()
-        app.start_run("leaf", "dag", backend="extractive", model=None)
+        app.runs.start("leaf", "dag", backend="extractive", model=None)
         await wait_for(pilot, lambda: app.run_state is None and "g:40" not in roots(screen))
         assert len(roots(screen)) == 4 and roots(screen)[2].startswith("s:")  # the gap became a leaf
-        assert screen.tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded
+        assert screen.dag_tree.node_for(f"s:{IDS['D0']}") is top and top.is_expanded
         map_is_what_a_rebuild_draws(screen)
 
 

@@ -53,7 +53,7 @@ async def test_the_footer_follows_one_streaming_call(tmp_path: Path, store: Stor
             app.open_session("work")
             screen = await screen_shown(pilot, SessionScreen)
             indicator = screen.query_one(RunIndicator)
-            assert app.start_run("leaf", "work", backend="ollama", model="qwen3:4b") is not None
+            assert app.runs.start("leaf", "work", backend="ollama", model="qwen3:4b") is not None
             await wait_for_chats(pilot, fake, 1)
             # the model thinks first (it cannot be turned off): the footer says so and counts it
             await wait_for(pilot, lambda: "thinking · " in indicator.plain, show=lambda: indicator.plain)

@@ -61,14 +61,14 @@ def notices(app: HiermemApp) -> list[str]:
 
 async def test_the_detail_pane_shows_fidelity_literally(tmp_path: Path, store: Store) -> None:
     async with opened(settings_for(tmp_path, store), store) as (app, pilot, screen):
-        await wait_for(pilot, lambda: screen.tree.reveal_summary(IDS["L0"]))
+        await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(IDS["L0"]))
         await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L0']}")
         plain = screen.detail.plain
         assert "fidelity: kept 3 of 12 identifiers (25%)  under 50% of its identifiers: x repairs it" in plain
         assert "lost: [bold]not_bold[/bold], src/app.py, 4096" in plain  # literal, never markup
         assert "in no source: made_up_name" in plain
         await wait_for(pilot, lambda: "[bold]not_bold[/bold]" in screen_text(app))  # painted literally (busy machine)
-        await wait_for(pilot, lambda: screen.tree.reveal_summary(IDS["L6"]))
+        await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(IDS["L6"]))
         await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L6']}")
         assert "not measured (made before fidelity was measured): press M" in screen.detail.plain
 
@@ -80,7 +80,7 @@ async def test_rejections_are_listed_in_the_detail_pane(tmp_path: Path, store: S
                     {"tier": "aggressive", "reason": "continues_chat", "detail": "opens like a chat reply ('Sure')"}],
     ), episode_range=(40, 43))])
     async with opened(settings_for(tmp_path, store), store) as (app, pilot, screen):
-        await wait_for(pilot, lambda: screen.tree.reveal_summary("s_rejected"))
+        await wait_for(pilot, lambda: screen.dag_tree.reveal_summary("s_rejected"))
         await wait_for(pilot, lambda: screen.detail.key == "s:s_rejected")
         assert ("rejected: normal: echo — copies '[2025] user:' lines\n"
                 "aggressive: continues chat — opens like a chat reply ('Sure')") in screen.detail.plain
@@ -138,11 +138,11 @@ async def test_x_repairs_the_selected_fallback_through_the_compare_view(tmp_path
         fake.script(Reply("The user worked through the config loader."))
         async with opened(settings_for(tmp_path, store, fake.url, policy=Policy(fidelity_threshold=0.0)), store
                           ) as (app, pilot, screen):
-            await wait_for(pilot, lambda: screen.tree.reveal_summary(IDS["L5"]))
+            await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(IDS["L5"]))
             await pilot.press("x")  # L5 keeps everything: nothing to repair
             await wait_for(pilot, lambda: any("needs no repair" in n for n in notices(app)))
             assert not isinstance(app.screen, RunDialog)
-            await wait_for(pilot, lambda: screen.tree.reveal_summary(IDS["L2"]))
+            await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(IDS["L2"]))
             await pilot.press("x")
             await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
             dialog = app.screen

@@ -94,7 +94,7 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
     )
     async with opened(settings_for(tmp_path, store, fake.url), store) as (app, pilot, screen):
         assert not indicator(screen).has_class("-active")
-        roots_before = [n.data.key for n in screen.tree.root.children if n.data is not None]
+        roots_before = [n.data.key for n in screen.dag_tree.root.children if n.data is not None]
         assert roots_before == ["g:0", "t:14"]
         dialog = await open_dialog(app, pilot, "p")
         assert dialog.action == "full" and dialog.chosen is not None and dialog.chosen.model == "llama3.2:latest"
@@ -109,7 +109,7 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         assert "1 normal" in text and "1 aggressive" in text and "1 fallback" in text and "tok/s" in text
         await wait_for_text(pilot, "Summarising…")
         # the tree gained the three leaves while the run is still going
-        await wait_for(pilot, lambda: sum(1 for n in screen.tree.root.children
+        await wait_for(pilot, lambda: sum(1 for n in screen.dag_tree.root.children
                                           if n.data is not None and n.data.kind == "summary") == 3)
         assert screen.session is not None and screen.session.summaries == 3 and screen.session.fallbacks == 1
         fake.release()
@@ -119,7 +119,7 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         assert (run.status, run.normal, run.aggressive, run.fallback) == ("done", 2, 1, 1)
         assert any("Full pass done" in n and "4 summaries (2 normal · 1 aggressive · 1 fallback)" in n
                    and "press f" in n for n in notices(app))
-        await wait_for(pilot, lambda: [n.data.kind for n in screen.tree.root.children if n.data] == ["summary", "tail"])
+        await wait_for(pilot, lambda: [n.data.kind for n in screen.dag_tree.root.children if n.data] == ["summary", "tail"])
 
 
 async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path, store: Store,
@@ -207,7 +207,7 @@ async def test_one_run_at_a_time_and_remembering_the_choice(tmp_path: Path, stor
         await pilot.press("p")  # a second run is refused while the first goes
         await wait_for(pilot, lambda: any("already going" in n for n in notices(app)), show=lambda: notices(app))
         assert not isinstance(app.screen, RunDialog)
-        app.cancel_run()
+        app.runs.cancel()
         await wait_for(pilot, lambda: app.run_state is None)
         dialog = await open_dialog(app, pilot, "l")
         await pilot.press("home", "m")  # extractive, remembered

@@ -62,11 +62,11 @@ async def opened(tmp_path: Path, store: Store, session_id: str = "dag") -> Async
 
 
 def root_keys(screen: SessionScreen) -> list[str]:
-    return [n.data.key for n in screen.tree.root.children if n.data is not None]
+    return [n.data.key for n in screen.dag_tree.root.children if n.data is not None]
 
 
 def child_keys(screen: SessionScreen, key: str) -> list[str]:
-    node = screen.tree.node_for(key)
+    node = screen.dag_tree.node_for(key)
     assert node is not None
     return [c.data.key for c in node.children if c.data is not None]
 
@@ -74,7 +74,7 @@ def child_keys(screen: SessionScreen, key: str) -> list[str]:
 async def test_roots_are_top_summaries_gap_and_fresh_tail_in_coverage_order(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
         assert root_keys(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "g:40", "t:44"]
-        labels = [n.label.plain for n in screen.tree.root.children]
+        labels = [n.label.plain for n in screen.dag_tree.root.children]
         assert "d2" in labels[0] and "#0–35 (36)" in labels[0] and "150 tok" in labels[0]
         assert "Jul 3 10:02 → 11:47" in labels[0]
         assert "unsummarised" in labels[2] and "#40–43 (4)" in labels[2]
@@ -86,7 +86,7 @@ async def test_roots_are_top_summaries_gap_and_fresh_tail_in_coverage_order(tmp_
 
 async def test_expanding_loads_children_lazily_down_to_episodes(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        tree = screen.tree
+        tree = screen.dag_tree
         d0 = tree.node_for(f"s:{IDS['D0']}")
         assert d0 is not None and not d0.children  # nothing fetched before the user asks
         await pilot.press("enter")
@@ -104,7 +104,7 @@ async def test_expanding_loads_children_lazily_down_to_episodes(tmp_path: Path, 
 
 async def test_selecting_updates_detail_map_and_transcript(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        assert screen.tree.reveal_summary(IDS["C1"])
+        assert screen.dag_tree.reveal_summary(IDS["C1"])
         await wait_for(pilot, lambda: "covers episodes #18–35 (18)" in screen.detail.plain)
         plain = screen.detail.plain
         assert "d1   fallback  condensed summary" in plain
@@ -113,7 +113,7 @@ async def test_selecting_updates_detail_map_and_transcript(tmp_path: Path, store
         assert screen.map.selected == f"s:{IDS['C1']}"
         assert screen.transcript.highlight == (18, 35) and screen.transcript.cursor == 18
         # the superseded first version of leaf 1 is counted and listed
-        assert screen.tree.reveal_summary(IDS["L1"])
+        assert screen.dag_tree.reveal_summary(IDS["L1"])
         await wait_for(pilot, lambda: "2 versions · 1 superseded" in screen.detail.plain)
         assert IDS["L1v1"] in screen.detail.plain
 
@@ -121,7 +121,7 @@ async def test_selecting_updates_detail_map_and_transcript(tmp_path: Path, store
 async def test_f_and_shift_f_walk_the_fallbacks(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
         def cursor() -> str | None:
-            ref = screen.tree.cursor_ref
+            ref = screen.dag_tree.cursor_ref
             return ref.key if ref else None
 
         async def jump(key: str, to: str) -> None:
@@ -137,7 +137,7 @@ async def test_f_and_shift_f_walk_the_fallbacks(tmp_path: Path, store: Store) ->
 
 async def test_transcript_highlights_the_covered_episodes(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        assert screen.tree.reveal_summary(IDS["L4"])
+        assert screen.dag_tree.reveal_summary(IDS["L4"])
         await wait_for(pilot, lambda: screen.transcript.highlight == (24, 29))
         transcript = await show_transcript(pilot, screen)
         await wait_for_text(pilot, "#24  user", "message 24:")
@@ -170,8 +170,8 @@ async def test_covering_chain_from_an_episode_jumps_to_a_summary(tmp_path: Path,
         await pilot.press("down", "enter")
         # picked: the tree has the cursor and the focus again, and the panes follow it
         c1 = f"s:{IDS['C1']}"
-        await wait_for(pilot, lambda: app.screen is screen and screen.tree.has_focus and screen.detail.key == c1)
-        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == c1
+        await wait_for(pilot, lambda: app.screen is screen and screen.dag_tree.has_focus and screen.detail.key == c1)
+        assert screen.dag_tree.cursor_ref is not None and screen.dag_tree.cursor_ref.key == c1
         # an episode of the gap has no chain, and the picker says so
         transcript.jump_to(41)
         await focus(pilot, transcript)
@@ -203,7 +203,7 @@ def picker_ids(picker: ChainPicker) -> list[str]:
 
 async def test_hostile_content_is_shown_literally_and_never_acts(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        assert screen.tree.reveal_summary(IDS["L3"])
+        assert screen.dag_tree.reveal_summary(IDS["L3"])
         await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L3']}")
         body = screen.query_one("#detail-body", Static)
         assert "[bold]BOLD[/bold] [@click=app.quit]quit[/]" in screen.detail.plain
@@ -235,12 +235,12 @@ async def test_empty_session_says_how_to_compact(tmp_path: Path, store: Store) -
 
 async def test_reload_keeps_open_nodes_and_selection(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        assert screen.tree.reveal_summary(IDS["L4"])
+        assert screen.dag_tree.reveal_summary(IDS["L4"])
         await wait_for(pilot, lambda: screen.detail.key == f"s:{IDS['L4']}")
         store.dag.write([SummaryWrite(summary("dag", "s_new_leaf", 0), episode_range=(40, 43))])
         screen.reload()
-        assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == f"s:{IDS['L4']}"
-        assert screen.tree.node_for(f"s:{IDS['C1']}").is_expanded  # type: ignore[union-attr]
+        assert screen.dag_tree.cursor_ref is not None and screen.dag_tree.cursor_ref.key == f"s:{IDS['L4']}"
+        assert screen.dag_tree.node_for(f"s:{IDS['C1']}").is_expanded  # type: ignore[union-attr]
         assert root_keys(screen) == [f"s:{IDS['D0']}", f"s:{IDS['L6']}", "s:s_new_leaf", "t:44"]
         await wait_for_text(pilot, "11 summaries")
 
@@ -255,7 +255,7 @@ async def test_map_click_and_keys_select_in_the_tree(tmp_path: Path, store: Stor
         async def selected(key: str) -> None:
             """The tree's cursor, the detail pane and the map all on ``key``."""
             await wait_for(pilot, lambda: screen.detail.key == key and cmap.selected == key, show=lambda: cmap.selected)
-            assert screen.tree.cursor_ref is not None and screen.tree.cursor_ref.key == key
+            assert screen.dag_tree.cursor_ref is not None and screen.dag_tree.cursor_ref.key == key
 
         await selected(f"s:{IDS['C1']}")
         await focus(pilot, cmap)
@@ -269,8 +269,8 @@ async def test_map_click_and_keys_select_in_the_tree(tmp_path: Path, store: Stor
 
 async def test_keys_toggle_view_cycle_focus_and_go_back(tmp_path: Path, store: Store) -> None:
     async with opened(tmp_path, store) as (app, pilot, screen):
-        await wait_for(pilot, lambda: app.focused is screen.tree)
-        for key, pane in (("tab", screen.map), ("tab", screen.detail), ("t", screen.transcript), ("tab", screen.tree)):
+        await wait_for(pilot, lambda: app.focused is screen.dag_tree)
+        for key, pane in (("tab", screen.map), ("tab", screen.detail), ("t", screen.transcript), ("tab", screen.dag_tree)):
             await pilot.press(key)
             await wait_for(pilot, lambda: app.focused is pane, show=lambda: app.focused)
         await wait_for_footer(pilot, "Pane", "Transcript", "Fallback", "Chain", "Scale", "Refresh", "Back")
@@ -303,14 +303,14 @@ async def test_a_20k_episode_session_opens_and_the_transcript_pages(tmp_path: Pa
         assert transcript.loaded <= MAX_WINDOW
         assert transcript.cursor is not None and transcript.cursor < 19_999
         # the gap node pages its 19,884 episodes too
-        gap = screen.tree.node_for("g:100")
+        gap = screen.dag_tree.node_for("g:100")
         assert gap is not None
-        screen.tree.focus_node(gap)
+        screen.dag_tree.focus_node(gap)
         gap.expand()
         await wait_for(pilot, lambda: len(gap.children) == EPISODE_PAGE + 1, show=lambda: len(gap.children))
         keys = [c.data.key for c in gap.children if c.data is not None]
         assert len(keys) == EPISODE_PAGE + 1 and keys[-1] == f"m:g:100:{100 + EPISODE_PAGE}"
-        screen.tree.select_node(gap.children[-1])
+        screen.dag_tree.select_node(gap.children[-1])
         await wait_for(pilot, lambda: len(gap.children) == 2 * EPISODE_PAGE + 1, show=lambda: len(gap.children))
     store.close()
 
@@ -364,6 +364,6 @@ async def test_a_leaf_names_its_episode_range_and_the_source_message_ids(tmp_pat
                                  for i, c in enumerate("abcd")])
     store.dag.write([SummaryWrite(summary("cc", "s_cc_leaf", 0), episode_range=(0, 3))])
     async with opened(tmp_path, store, "cc") as (app, pilot, screen):
-        assert screen.tree.reveal_summary("s_cc_leaf")
+        assert screen.dag_tree.reveal_summary("s_cc_leaf")
         text = await wait_for_text(pilot, "4 episodes, #0–3 · ids msg-a … msg-d")
         assert "cc/msg-a" not in text

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import TYPE_CHECKING, Literal, cast
+from typing import Literal
 
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from hiermem_tui.store import StoreError, Summary
@@ -27,9 +26,8 @@ from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged
 from hiermem_tui.tui.runs import engine_label
+from hiermem_tui.tui.screens.base import AppModal
 
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
 
 DiffOp = tuple[Literal["=", "-", "+"], str]
 VIEWS = ("side", "words", "lines")
@@ -110,15 +108,15 @@ def version_head(label: str, s: Summary, palette: fmt.Palette) -> Text:
     )
 
 
-class CompareScreen(ModalScreen[bool]):
+class CompareScreen(AppModal[bool]):
     """Old vs new text of one summary. Dismisses with True if the run was reverted."""
 
     CSS_PATH = "runs.tcss"
     BINDINGS = [
-        Binding("enter,escape,k", "keep", "Keep", key_display="enter"),
-        Binding("u", "revert", "Revert"),
-        Binding("d", "cycle_view", "Diff"),
-        Binding("tab", "other_side", "Pane", show=False),
+        Binding("enter,escape,k", "keep", "Keep", key_display="enter", id="compare.keep"),
+        Binding("u", "revert", "Revert", id="compare.revert"),
+        Binding("d", "cycle_view", "Diff", id="compare.cycle_view"),
+        Binding("tab", "other_side", "Pane", show=False, id="compare.other_side"),
     ]
 
     def __init__(self, old: Summary, new: Summary, run_id: str) -> None:
@@ -129,9 +127,6 @@ class CompareScreen(ModalScreen[bool]):
         self.view: str = "side"
         self.reverted = False
 
-    @property
-    def hm_app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compare-panel", classes="dialog") as panel:
@@ -186,7 +181,7 @@ class CompareScreen(ModalScreen[bool]):
 
     def _ancestors(self) -> int:
         """How many summaries above this one the same run replaced (the re-condensed chain)."""
-        store = self.hm_app.store
+        store = self.app.store
         count, cur = 0, store.dag.get(self.new.parent_id) if self.new.parent_id else None
         while cur is not None and cur.run_id == self.run_id:
             count += 1
@@ -219,7 +214,7 @@ class CompareScreen(ModalScreen[bool]):
     def action_revert(self) -> None:
         """Undo the run: the old chain is active again (the store refuses if it was built upon since)."""
         try:
-            restored = self.hm_app.store.dag.revert_run(self.run_id)
+            restored = self.app.store.dag.revert_run(self.run_id)
         except StoreError as exc:
             box = self.query_one("#compare-error", Static)
             box.update(Text(f"▲ {exc}"))

@@ -15,22 +15,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from hiermem_tui.tui.runs import engine_label
+from hiermem_tui.tui.screens.base import AppModal
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(AppModal[bool]):
     """Dismisses with True (confirmed) or False. ``body`` is shown literally."""
 
     CSS_PATH = "runs.tcss"
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No", key_display="n/esc"),
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", key_display="n/esc", id="confirm.no"),
     ]
 
     def __init__(self, title: str, body: Text | str, *, confirm: str = "Yes", danger: bool = False) -> None:

@@ -19,16 +19,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hiermem_tui.context import ContextItem, ContextView, build_context, item_header, render_context
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.find import show_in_session
+from hiermem_tui.tui.messages import ContextReady
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
+from hiermem_tui.tui.screens.base import AppModal
 
 MAX_ROWS = 2000
 """Rows listed at most (the newest); copy and save take every item."""
@@ -40,10 +40,10 @@ def default_path(session_id: str) -> Path:
     return Path.cwd() / f"context-{safe}.md"
 
 
-class SavePrompt(ModalScreen[str | None]):
+class SavePrompt(AppModal[str | None]):
     """Where to write the context: a path, enter to save, esc to cancel."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", key_display="esc")]
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", key_display="esc", id="save_prompt.cancel")]
     DEFAULT_CSS = """
     SavePrompt { align: center middle; background: $background 60%; }
     SavePrompt > Vertical { width: 90; max-width: 95%; height: auto; border: round $accent;
@@ -71,11 +71,11 @@ class ContextScreen(ReportScreen):
 
     HEADING = "What the model sees"
     BINDINGS = [
-        Binding("escape", "back", "Back", key_display="esc"),
-        Binding("b", "budget", "Budget"),
-        Binding("y", "copy", "Copy"),
-        Binding("w", "save", "Save"),
-        Binding("r", "reload", "Refresh", show=False),
+        Binding("escape", "back", "Back", key_display="esc", id="context.back"),
+        Binding("b", "budget", "Budget", id="context.budget"),
+        Binding("y", "copy", "Copy", id="context.copy"),
+        Binding("w", "save", "Save", id="context.save"),
+        Binding("r", "reload", "Refresh", show=False, id="context.reload"),
     ]
 
     def __init__(self, session_id: str) -> None:
@@ -178,9 +178,9 @@ class ContextScreen(ReportScreen):
         if 0 <= event.option_index < len(self.rows):
             item = self.rows[event.option_index]
             if item.kind == "summary":
-                await show_in_session(self.app, self.sid, summary_id=item.id)
+                await self.app.nav.show_in_session(self.sid, summary_id=item.id)
             else:
-                await show_in_session(self.app, self.sid, seq=item.first_seq)
+                await self.app.nav.show_in_session(self.sid, seq=item.first_seq)
 
     # ------------------------------------------------------------------ budget
     def action_budget(self) -> None:
@@ -204,8 +204,8 @@ class ContextScreen(ReportScreen):
     def action_save(self) -> None:
         if self.view is None or not self.view.items:
             return
-        self.app.push_screen(SavePrompt(default_path(self.sid)),
-                             callback=lambda path: self._export(Path(path).expanduser()) if path else None)
+        self.app.nav.save_path(default_path(self.sid),
+                               lambda path: self._export(Path(path).expanduser()) if path else None)
 
     @work(thread=True, exclusive=True, group="context-export", exit_on_error=False)
     def _export(self, target: Path | None) -> None:
@@ -218,8 +218,7 @@ class ContextScreen(ReportScreen):
             self.store.release_thread()
         size = f"{len(view.items):,} items, {fmt.tokens(view.total_tokens)} tokens"
         if target is None:
-            self.app.call_from_thread(self.app.copy_to_clipboard, text)
-            self.app.notify(f"Copied the context ({size}) to the clipboard.", title="Copied", markup=False)
+            self.post_message(ContextReady(text, size))
             return
         tmp = target.with_name(target.name + ".part")
         try:
@@ -231,6 +230,10 @@ class ContextScreen(ReportScreen):
                             markup=False)
             return
         self.app.notify(f"Saved the context ({size}) to {target}.", title="Saved", markup=False)
+
+    def on_context_ready(self, message: ContextReady) -> None:
+        self.app.copy_to_clipboard(message.text)
+        self.notify(f"Copied the context ({message.size}) to the clipboard.", title="Copied", markup=False)
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand("Set the token budget", "Keep the newest part that fits (empty: no limit)",

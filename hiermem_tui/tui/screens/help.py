@@ -12,8 +12,8 @@ from importlib import resources
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Markdown
+from hiermem_tui.tui.screens.base import AppModal
 
 
 def help_markdown() -> str:
@@ -24,15 +24,15 @@ def help_markdown() -> str:
         return "# hiermem\n\nThe help file is missing from this installation. Press `esc` to close."
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(AppModal[None]):
     """A scrollable panel over the current screen; any of esc, q, ?, f1 closes it."""
 
     BINDINGS = [
-        Binding("escape,q,question_mark,f1", "close", "Close", key_display="esc"),
-        Binding("j,down", "scroll(1)", "Down", show=False),
-        Binding("k,up", "scroll(-1)", "Up", show=False),
-        Binding("g,home", "scroll_home", "Top", show=False),
-        Binding("G,end", "scroll_end", "Bottom", show=False),
+        Binding("escape,q,question_mark,f1", "close", "Close", key_display="esc", id="help.close"),
+        Binding("j,down", "scroll(1)", "Down", show=False, id="help.scroll.next"),
+        Binding("k,up", "scroll(-1)", "Up", show=False, id="help.scroll.prev"),
+        Binding("g,home", "scroll_home", "Top", show=False, id="help.scroll_home"),
+        Binding("G,end", "scroll_end", "Bottom", show=False, id="help.scroll_end"),
     ]
 
     def compose(self) -> ComposeResult:

@@ -13,23 +13,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from hiermem_tui.summarize.prompts import DEFAULT_TEMPLATES, PLACEHOLDERS, PromptSet, build_prompt, validate_template
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.screens.base import AppModal
 
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
 
 _T0 = datetime(2025, 3, 4, 9, 30, tzinfo=timezone.utc)
 EXAMPLE = [
@@ -52,14 +49,14 @@ def example_request(depth: int) -> SummaryRequest:
     return SummaryRequest(1, items, 120)
 
 
-class PromptsScreen(ModalScreen[bool]):
+class PromptsScreen(AppModal[bool]):
     """View and edit the four prompt templates; dismisses with True when saved."""
 
     CSS_PATH = "prompts.tcss"
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save"),
-        Binding("ctrl+r", "reset", "Default", priority=True),  # ctrl+d deletes in a TextArea
-        Binding("escape", "cancel", "Close", key_display="esc"),
+        Binding("ctrl+s", "save", "Save", id="prompts.save"),
+        Binding("ctrl+r", "reset", "Default", priority=True, id="prompts.reset"),  # ctrl+d deletes in a TextArea
+        Binding("escape", "cancel", "Close", key_display="esc", id="prompts.cancel"),
     ]
 
     def __init__(self) -> None:
@@ -67,9 +64,6 @@ class PromptsScreen(ModalScreen[bool]):
         self.key = next(iter(DEFAULT_TEMPLATES))
         self.edits: dict[str, dict[str, str]] = {}
 
-    @property
-    def hm_app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompts-panel") as panel:
@@ -90,7 +84,7 @@ class PromptsScreen(ModalScreen[bool]):
         yield Footer()
 
     def on_mount(self) -> None:
-        current = PromptSet(self.hm_app.settings.prompts)
+        current = PromptSet(self.app.settings.prompts)
         for key, t in current.templates.items():
             self.edits[key] = {"system": t.system, "instruction": t.instruction}
         self.query_one("#prompts-error").display = False
@@ -133,7 +127,7 @@ class PromptsScreen(ModalScreen[bool]):
             error.update(Text(f"▲ {problem}", style=fmt.style(p.error, bold=True)))
             return
         depth = 0 if self.key.startswith("leaf") else 1
-        sections = self.hm_app.settings.summary_format == "sections"
+        sections = self.app.settings.summary_format == "sections"
         sent = build_prompt(example_request(depth), aggressive=self.key.endswith("aggressive"), prompts=prompts,
                             sections=sections)
         preview = Text()
@@ -172,7 +166,7 @@ class PromptsScreen(ModalScreen[bool]):
                         severity="error", markup=False)
             return
         edited = PromptSet(self.edits).edited()
-        self.hm_app.update_settings(replace(self.hm_app.settings, prompts=edited))
+        self.app.update_settings(replace(self.app.settings, prompts=edited))
         self.notify(f"Prompts saved ({len(edited)} edited); new summaries record their versions.", timeout=3)
         self.dismiss(True)
 

@@ -9,35 +9,30 @@ carrying a ticket; a newer request makes older answers stale. Subclasses impleme
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Label, Static
 
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import Loaded, SessionsChanged
-
-if TYPE_CHECKING:
-    from hiermem_tui.config import Settings
-    from hiermem_tui.store import Store
+from hiermem_tui.tui.screens.base import AppScreen
 
 RELOAD_DELAY_S = 0.5
 """After a change in the store, wait this long (collecting more changes) before reading again."""
 
 
-class ReportScreen(Screen[None]):
+class ReportScreen(AppScreen[None]):
     """A full screen over one session (``session_id``) or the whole file (None)."""
 
     CSS_PATH = "find.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Back", key_display="esc"),
-        Binding("r", "reload", "Refresh", show=False),
+        Binding("escape", "back", "Back", key_display="esc", id="report.back"),
+        Binding("r", "reload", "Refresh", show=False, id="report.reload"),
     ]
     HEADING = ""
 
@@ -46,14 +41,6 @@ class ReportScreen(Screen[None]):
         self.session_id = session_id
         self._ticket = 0
         self._reload_timer: Timer | None = None
-
-    @property
-    def store(self) -> Store:
-        return cast("Store", self.app.store)  # type: ignore[attr-defined]
-
-    @property
-    def settings(self) -> Settings:
-        return cast("Settings", self.app.settings)  # type: ignore[attr-defined]
 
     def compose_top(self) -> ComposeResult:
         """The top bar: brand, what this screen is, and for which session (its title, literally)."""

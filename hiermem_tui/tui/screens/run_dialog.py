@@ -10,7 +10,7 @@ model marked, so picking another model needs no typing. ``extractive`` is always
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from rich.text import Text
 from textual import on, work
@@ -18,12 +18,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
-from hiermem_tui.compaction import Runner, planner
+from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.check import repair_targets, repair_trees
 from hiermem_tui.compaction.preview import PlannedSummary, estimate, plan_pass
 from hiermem_tui.config import Policy, Settings
@@ -33,11 +32,10 @@ from hiermem_tui.summarize.ollama_backend import match_model
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.messages import BackendProbed
+from hiermem_tui.tui.messages import BackendProbed, PlanReady
 from hiermem_tui.tui.runs import ACTION_LABELS, PASSES, RunAction
+from hiermem_tui.tui.screens.base import AppModal
 
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
 
 PLAN_ROWS = 6
 """Planned summaries listed in the dialog (the rest are counted)."""
@@ -110,16 +108,12 @@ class PlanPreview:
     counts: dict[str, int]
 
 
-def plan_counts(store: Store, policy: Policy, session_id: str) -> dict[str, int]:
-    """How many summaries each action would write now (the planner's own count; no model involved)."""
-    return plan_preview(store, policy, session_id).counts
-
-
 def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
     """The passes' plans (as ``compact --dry-run`` prints them) and the other actions' counts."""
     tok = store.tokenizer
     runner = Runner(store, Summariser(ExtractiveBackend(tok), tok), policy)
-    plans = {p: plan_pass(store, policy, session_id, p) for p in PASSES}
+    passes: tuple[PassKind, ...] = ("leaf", "condense", "full")
+    plans: dict[str, list[PlannedSummary]] = {p: plan_pass(store, policy, session_id, p) for p in passes}
     repair = repair_trees(store, repair_targets(store, session_id, policy.fidelity_threshold))
     counts = {p: len(plan) for p, plan in plans.items()}
     counts["resummarize-session"] = planner.count_full([], runner.planner.session_leaves(session_id),
@@ -151,17 +145,17 @@ def _option_text(opt: EngineOption, palette: fmt.Palette) -> Text:
     )
 
 
-class RunDialog(ModalScreen[RunChoice | None]):
+class RunDialog(AppModal[RunChoice | None]):
     """Choose the pass (for compaction), the backend and the model; ``enter`` starts."""
 
     CSS_PATH = "runs.tcss"
     BINDINGS = [
-        Binding("escape", "dismiss(None)", "Cancel", key_display="esc"),
-        Binding("l", "set_pass('leaf')", "Leaf", show=False),
-        Binding("n", "set_pass('condense')", "Condense", show=False),
-        Binding("p", "set_pass('full')", "Pass", key_display="l/n/p"),
-        Binding("m", "toggle_remember", "Remember"),
-        Binding("enter", "start", "Start"),
+        Binding("escape", "dismiss(None)", "Cancel", key_display="esc", id="run_dialog.cancel"),
+        Binding("l", "set_pass('leaf')", "Leaf", show=False, id="run_dialog.set_pass.leaf"),
+        Binding("n", "set_pass('condense')", "Condense", show=False, id="run_dialog.set_pass.condense"),
+        Binding("p", "set_pass('full')", "Pass", key_display="l/n/p", id="run_dialog.set_pass.full"),
+        Binding("m", "toggle_remember", "Remember", id="run_dialog.toggle_remember"),
+        Binding("enter", "start", "Start", id="run_dialog.start"),
     ]
 
     def __init__(self, action: RunAction, session_id: str, *, subject: str, detail: Text | str = "") -> None:
@@ -177,9 +171,6 @@ class RunDialog(ModalScreen[RunChoice | None]):
         self.probing = False
         self._auto_key: str | None = None
 
-    @property
-    def hm_app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
 
     @property
     def heading(self) -> str:
@@ -209,7 +200,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
         for widget in (*self.query(Checkbox), *self.query(Button)):
             widget.can_focus = False
         self.query_one("#run-detail").display = bool(self.detail.plain)
-        self.status = self.hm_app.backend_state
+        self.status = self.app.backend_state
         self._fill_engines()
         self.query_one(OptionList).focus()
         self._show_plan()
@@ -219,21 +210,21 @@ class RunDialog(ModalScreen[RunChoice | None]):
     # ------------------------------------------------------------------ data
     @work(thread=True, exclusive=True, group="run-plan", exit_on_error=False)
     def _plan(self) -> None:
-        store = self.hm_app.store
+        store = self.app.store
         try:
-            preview = plan_preview(store, self.hm_app.settings.policy, self.session_id)
+            preview = plan_preview(store, self.app.settings.policy, self.session_id)
         finally:
             store.release_thread()
-        self.app.call_from_thread(self._planned, preview)
+        self.post_message(PlanReady(preview))
 
-    def _planned(self, preview: PlanPreview) -> None:
-        self.counts = preview.counts
-        self.plans = preview.plans
+    def on_plan_ready(self, message: PlanReady) -> None:
+        self.counts = message.preview.counts
+        self.plans = message.preview.plans
         self._show_plan()
 
     @work(exclusive=True, group="run-probe", exit_on_error=False)
     async def _probe(self) -> None:
-        settings = self.hm_app.settings
+        settings = self.app.settings
         self.probing = True
         self._show_status()
         status = await probe_backend(settings.ollama_host, settings.model)
@@ -243,7 +234,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
         self._fill_engines()
 
     def _fill_engines(self) -> None:
-        settings = self.hm_app.settings
+        settings = self.app.settings
         picker = self.query_one(OptionList)
         # keep what the user highlighted; what we highlighted ourselves is re-decided, since the
         # default depends on whether Ollama answers (unknown until the probe is back)
@@ -271,7 +262,7 @@ class RunDialog(ModalScreen[RunChoice | None]):
 
     def _show_status(self) -> None:
         p = fmt.Palette.from_app(self.app)
-        host = self.hm_app.settings.ollama_host
+        host = self.app.settings.ollama_host
         if self.probing and self.status is None:
             text = Text(f"◌ asking Ollama at {host} for its models…", style=fmt.style(p.muted))
         elif self.status is None:
@@ -324,8 +315,8 @@ class RunDialog(ModalScreen[RunChoice | None]):
             return Text()
         opt = self.chosen
         extractive = opt is not None and opt.backend == "extractive"
-        speed = engine_speed(self.hm_app.store, opt)
-        policy = self.hm_app.settings.policy
+        speed = engine_speed(self.app.store, opt)
+        policy = self.app.settings.policy
         secs = [estimate(policy, item, speed=speed, extractive=extractive) for item in plan]
         out = Text()
         if extractive:

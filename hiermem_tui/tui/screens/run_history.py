@@ -24,7 +24,6 @@ from hiermem_tui.run_history import PASS_LABELS, MadeSummary, RunPage, duration,
 from hiermem_tui.store import Run
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.find import show_in_session
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.runs import engine_label
 from hiermem_tui.tui.screens.report import ReportScreen
@@ -46,9 +45,9 @@ class RunHistoryScreen(ReportScreen):
 
     HEADING = "Run history"
     BINDINGS = [
-        Binding("escape", "back", "Back", key_display="esc"),
-        Binding("tab", "switch_list", "Runs ↔ summaries", priority=True, key_display="tab"),
-        Binding("r", "reload", "Refresh", show=False),
+        Binding("escape", "back", "Back", key_display="esc", id="run_history.back"),
+        Binding("tab", "switch_list", "Runs ↔ summaries", priority=True, key_display="tab", id="run_history.switch_list"),
+        Binding("r", "reload", "Refresh", show=False, id="run_history.reload"),
     ]
 
     def __init__(self, session_id: str | None = None) -> None:
@@ -188,7 +187,7 @@ class RunHistoryScreen(ReportScreen):
             return
         run = self.runs[runs.highlighted]
         m = self.made[event.option_index]
-        await show_in_session(self.app, run.session_id, summary_id=m.span.id, seq=m.span.first_seq,
+        await self.app.nav.show_in_session(run.session_id, summary_id=m.span.id, seq=m.span.first_seq,
                               versions=not m.active)
 
     def action_switch_list(self) -> None:

@@ -16,7 +16,7 @@ from rich.text import Text
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.runs import RunAction
-from hiermem_tui.tui.screens.run_dialog import RunChoice, RunDialog
+from hiermem_tui.tui.screens.run_dialog import RunChoice
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
@@ -27,13 +27,12 @@ def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summ
                     subject: str, detail: Text | str = "",
                     confirm: Callable[[RunChoice], Text] | None = None) -> None:
     """The dialog, then (if ``confirm``) a yes/no saying what will happen, then the run."""
-    from hiermem_tui.tui.screens.confirm import ConfirmScreen
 
     def go(choice: RunChoice) -> None:
         if choice.remember:
             model = choice.model if choice.backend == "ollama" else app.settings.model
             app.update_settings(replace(app.settings, backend=choice.backend, model=model))
-        app.start_run(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
+        app.runs.start(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
 
     def chosen(choice: RunChoice | None) -> None:
         if choice is None:
@@ -41,28 +40,27 @@ def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summ
         if confirm is None:
             go(choice)
             return
-        app.push_screen(ConfirmScreen("Re-summarise the whole session?", confirm(choice),
-                                      confirm="Supersede and run", danger=True),
-                        callback=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
+        app.nav.confirm("Re-summarise the whole session?", confirm(choice), confirm="Supersede and run", danger=True,
+                        on_answer=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
 
-    if app.run_active:
+    if app.runs.active:
         app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
                    severity="warning")
         return
-    app.push_screen(RunDialog(action, session_id, subject=subject, detail=detail), callback=chosen)
+    app.nav.run_dialog(action, session_id, subject=subject, detail=detail, on_choice=chosen)
 
 
 def start_pass(screen: SessionScreen, pass_: str) -> None:
     """``l`` / ``n`` / ``p`` on the session screen: the dialog with that pass chosen."""
     session = screen.session
     subject = (session.title if session else "") or screen.session_id
-    open_run_dialog(cast("HiermemApp", screen.app), cast(RunAction, pass_), screen.session_id, subject=subject)
+    open_run_dialog(screen.app, cast(RunAction, pass_), screen.session_id, subject=subject)
 
 
 def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
     """``R`` (and ``x``, with ``why`` it needs repair): a new version of the summary under the
     tree cursor (and its ancestors)."""
-    ref = screen.tree.cursor_ref
+    ref = screen.dag_tree.cursor_ref
     s = screen.store.dag.get(ref.summary.id) if ref is not None and ref.summary is not None else None
     if s is None or ref is None or ref.kind != "summary":
         screen.notify("Select a summary in the tree first: R re-summarises it.", title="Re-summarise")
@@ -72,15 +70,17 @@ def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
         return
     ancestors = 0
     cur = s
-    while cur.parent_id and (cur := screen.store.dag.get(cur.parent_id)) is not None:  # type: ignore[assignment]
+    parent = screen.store.dag.get(cur.parent_id) if cur.parent_id else None
+    while parent is not None:
         ancestors += 1
+        parent = screen.store.dag.get(parent.parent_id) if parent.parent_id else None
     detail = Text(
         (f"{why} " if why else "") + f"Re-makes this depth-{s.depth} summary from its sources"
         + (f", then re-condenses the {ancestors} summar{'y' if ancestors == 1 else 'ies'} above it" if ancestors else "")
         + ". The current text is kept as a superseded version; when it is done you compare the two and keep "
           "or revert."
     )
-    open_run_dialog(cast("HiermemApp", screen.app), "resummarize-summary", screen.session_id, summary_id=s.id,
+    open_run_dialog(screen.app, "resummarize-summary", screen.session_id, summary_id=s.id,
                     subject=f"d{s.depth} {fmt.seq_span(s.first_seq, s.last_seq)}", detail=detail)
 
 
@@ -88,7 +88,7 @@ def resummarize_whole(screen: SessionScreen) -> None:
     """``W``: supersede every active summary, then a fresh full pass (after a confirmation)."""
     from hiermem_tui.tui.screens.confirm import redo_confirm_text
 
-    app = cast("HiermemApp", screen.app)
+    app = screen.app
     session = screen.session
     subject = (session.title if session else "") or screen.session_id
     detail = Text("Supersedes every active summary of this session (they are kept), then runs a fresh full pass. "

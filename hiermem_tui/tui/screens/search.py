@@ -30,7 +30,6 @@ from hiermem_tui.search.query import SYNTAX_HELP
 from hiermem_tui.store.search_index import build_search_index, search_index_status
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.find import show_in_session
 from hiermem_tui.tui.messages import IndexProgress, SearchDone, SessionsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
@@ -67,11 +66,11 @@ class SearchScreen(ReportScreen):
 
     HEADING = "Search"
     BINDINGS = [
-        Binding("escape", "back", "Back", key_display="esc"),
-        Binding("slash", "edit_query", "Query", key_display="/"),
-        Binding("a", "toggle_scope", "All sessions"),
-        Binding("v", "toggle_versions", "Old versions"),
-        Binding("down", "to_results", "Results", show=False),
+        Binding("escape", "back", "Back", key_display="esc", id="search.back"),
+        Binding("slash", "edit_query", "Query", key_display="/", id="search.edit_query"),
+        Binding("a", "toggle_scope", "All sessions", id="search.toggle_scope"),
+        Binding("v", "toggle_versions", "Old versions", id="search.toggle_versions"),
+        Binding("down", "to_results", "Results", show=False, id="search.to_results"),
     ]
 
     def __init__(self, session_id: str | None = None) -> None:
@@ -314,11 +313,11 @@ class SearchScreen(ReportScreen):
 
     async def open_hit(self, hit: SearchHit) -> None:
         if hit.kind == "episode":
-            await show_in_session(self.app, hit.session_id, seq=hit.first_seq)
+            await self.app.nav.show_in_session(hit.session_id, seq=hit.first_seq)
         elif hit.active:
-            await show_in_session(self.app, hit.session_id, summary_id=hit.id)
+            await self.app.nav.show_in_session(hit.session_id, summary_id=hit.id)
         else:
-            await show_in_session(self.app, hit.session_id, summary_id=hit.id, seq=hit.first_seq, versions=True)
+            await self.app.nav.show_in_session(hit.session_id, summary_id=hit.id, seq=hit.first_seq, versions=True)
 
     # ------------------------------------------------------------------ actions
     def action_edit_query(self) -> None:

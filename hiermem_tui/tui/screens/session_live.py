@@ -12,7 +12,7 @@ selection, open nodes and scroll position stay where the user left them
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from hiermem_tui.store import Session, Summary
 from hiermem_tui.store.changes import LiveSummaries, SummaryDelta
@@ -22,64 +22,65 @@ if TYPE_CHECKING:
     from hiermem_tui.tui.screens.session import SessionScreen
 
 
-class LiveSessionMixin:
-    """Mixed into :class:`SessionScreen`: :meth:`refresh_live`, :meth:`refresh_live_figures`."""
+class LiveSession:
+    """Applies what the store gained to an open session screen (``screen.updates``)."""
 
-    _live: LiveSummaries | None = None
+    def __init__(self, screen: SessionScreen) -> None:
+        self._screen = screen
+        self._live: LiveSummaries | None = None
 
     @property
-    def live(self) -> LiveSummaries:
+    def summaries(self) -> LiveSummaries:
         """The session's active summaries, followed incrementally (loaded by ``reload``)."""
-        screen = cast("SessionScreen", self)
         if self._live is None:
-            self._live = LiveSummaries(screen.store, screen.session_id)
+            self._live = LiveSummaries(self._screen.store, self._screen.session_id)
         return self._live
 
-    def refresh_live(self) -> None:
+    def refresh(self) -> None:
         """Apply what the store gained since the screen last looked: tree, map, transcript, header."""
-        screen = cast("SessionScreen", self)
+        screen = self._screen
         caught = self._catch_up()
         if caught is None:
             return
         session, delta = caught
-        tree = screen.tree
+        tree = screen.dag_tree
         previous = screen.selected
         kept = tree.update_roots(self._roots(session, delta))
-        screen._show_structure(session, tree.roots, delta=delta)
-        screen._figures_fresh = True
+        screen.show_structure(session, tree.roots, delta=delta)
+        screen.figures_fresh = True
         ref = tree.cursor_ref
         if not kept and previous is not None:
             tree.reveal_seq(previous.first)  # its node is gone for good: what covers the same episode now
         elif ref is not None and ref != previous and ref.kind != "more":
-            screen._show(ref, node=tree.cursor_node, move_transcript=False)  # same node, new range or text
+            screen.show(ref, node=tree.cursor_node, move_transcript=False)  # same node, new range or text
 
-    def refresh_live_figures(self) -> None:
+    def refresh_figures(self) -> None:
         """The cheap part, while the user is typing: header figures and the coverage map."""
-        screen = cast("SessionScreen", self)
+        screen = self._screen
         caught = self._catch_up()
         if caught is None:
             return
         session, delta = caught
-        screen._figures_fresh = True
-        screen._show_structure(session, self._roots(session, delta), delta=delta, tree_titles=False)
+        screen.figures_fresh = True
+        screen.show_structure(session, self._roots(session, delta), delta=delta, tree_titles=False)
 
     def _catch_up(self) -> tuple[Session, SummaryDelta] | None:
-        screen = cast("SessionScreen", self)
-        session, delta = self.live.catch_up()
+        screen = self._screen
+        session, delta = self.summaries.catch_up()
         if session is None:
             return None
         screen.session = session
-        screen._render_bar(session)
+        screen.render_bar(session)
         return session, delta
 
     def _roots(self, session: Session, delta: SummaryDelta) -> list[NodeRef]:
         """Root refs from the live summaries; only summaries new at the root level are read."""
-        screen = cast("SessionScreen", self)
-        store, live = screen.store, self.live
+        screen = self._screen
+        store, live = screen.store, self.summaries
         if delta.reloaded:
             tops = store.dag.top(screen.session_id)
         else:
-            known = {r.summary.id: r.summary for r in screen.tree.roots if r.summary is not None}
+            known = {r.summary.id: r.summary for r in screen.dag_tree.roots if r.summary is not None}
             found = (known.get(i) or store.dag.get(i) for i in live.roots)
             tops = [s for s in found if isinstance(s, Summary)]
-        return arrange_roots(tops, live.unsummarised(session.episodes), session.episodes, screen.tree.fresh_tail)
+        return arrange_roots(tops, live.unsummarised(session.episodes), session.episodes, screen.dag_tree.fresh_tail)

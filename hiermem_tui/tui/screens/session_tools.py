@@ -17,7 +17,7 @@ an action with its own rules and wording:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -25,11 +25,11 @@ from hiermem_tui.compaction.check import check_session, pins_missing
 from hiermem_tui.store import StoreError
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.messages import FidelityMeasured
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.run_launch import open_run_dialog
 
 if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
     from hiermem_tui.tui.screens.session import SessionScreen
 
 
@@ -42,27 +42,32 @@ def measure(screen: SessionScreen) -> None:
     store = screen.store
     session_id = screen.session_id
 
+    threshold = _threshold(screen)
+
     def work() -> None:
         try:
             rows = check_session(store, session_id)
         except StoreError as exc:
-            screen.app.call_from_thread(screen.notify, one_line(str(exc), 300), title="Measure fidelity",
-                                        severity="error", markup=False)
+            screen.post_message(FidelityMeasured(session_id, "", one_line(str(exc), 300)))
             return
         finally:
             store.release_thread()
-        low = sum(r.key_retention < _threshold(screen) for r in rows)
-        text = f"{len(rows)} summaries measured; {low} keep under {fmt.percent(_threshold(screen))} of their key names" + (
+        low = sum(r.key_retention < threshold for r in rows)
+        text = f"{len(rows)} summaries measured; {low} keep under {fmt.percent(threshold)} of their key names" + (
             ": x repairs the selected one, X all of them" if low else "")
-        screen.app.call_from_thread(_measured, screen, text)
+        screen.post_message(FidelityMeasured(session_id, text))
 
     screen.notify("Measuring what each summary kept of its sources…", title="Measure fidelity", timeout=2)
     screen.run_worker(work, thread=True, exclusive=True, group="measure", exit_on_error=False)
 
 
-def _measured(screen: SessionScreen, text: str) -> None:
+def measured(screen: SessionScreen, message: FidelityMeasured) -> None:
+    """The measure worker's answer, on the UI thread: reload and say what was found."""
+    if message.error is not None:
+        screen.notify(message.error, title="Measure fidelity", severity="error", markup=False)
+        return
     screen.reload()
-    screen.notify(text, title="Measure fidelity", markup=False)
+    screen.notify(message.text, title="Measure fidelity", markup=False)
 
 
 def needs_repair_reason(screen: SessionScreen, summary_id: str) -> str | None:
@@ -83,7 +88,7 @@ def needs_repair_reason(screen: SessionScreen, summary_id: str) -> str | None:
 
 def repair_selected(screen: SessionScreen) -> None:
     """``x``: re-make the selected summary if it needs it (else say why not, and that R forces it)."""
-    ref = screen.tree.cursor_ref
+    ref = screen.dag_tree.cursor_ref
     if ref is None or ref.kind != "summary" or ref.summary is None:
         screen.notify("Select a summary in the tree first: x repairs a fallback or low-fidelity one.",
                       title="Repair")
@@ -105,7 +110,7 @@ def repair_session(screen: SessionScreen) -> None:
     detail = Text("Re-makes every fallback, every summary keeping less than "
                   f"{fmt.percent(_threshold(screen))} of its sources' key names and every summary missing a "
                   "pinned episode, with the summaries above them. The old versions are kept as superseded.")
-    open_run_dialog(cast("HiermemApp", screen.app), "repair", screen.session_id, subject=subject, detail=detail)
+    open_run_dialog(screen.app, "repair", screen.session_id, subject=subject, detail=detail)
 
 
 def toggle_colour(screen: SessionScreen) -> None:

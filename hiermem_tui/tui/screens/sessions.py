@@ -9,8 +9,8 @@ an empty grid.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on
@@ -18,13 +18,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.containers import Container, Horizontal, Vertical
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, Static
 
 from hiermem_tui.store import Session
 from hiermem_tui.textsafe import one_line, visible
-from hiermem_tui.tui import find
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
@@ -32,9 +30,8 @@ from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.session_columns import COLUMNS, SORT_LABELS, fmt_when
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
+from hiermem_tui.tui.screens.base import AppScreen
 
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
 
 FILTER_DEBOUNCE_S = 0.15
 
@@ -86,29 +83,26 @@ def detail_text(session: Session | None, when: str, threshold: float = 0.5) -> C
     return Content.assemble(*parts)
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(AppScreen[None]):
     """Home: the sessions table with its filter, header and detail line."""
 
     AUTO_FOCUS = "#sessions"
 
     BINDINGS = [
-        Binding("escape", "cancel_run", "Cancel run", key_display="esc"),  # first: wins while a run goes
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("s", "cycle_sort", "Sort"),
-        Binding("S", "reverse_sort", "Reverse", key_display="S"),
-        Binding("p", "compact", "Compact"),
-        Binding("f", "find", "Search"),
-        Binding("i", "stats", "Stats", show=False),  # footer space is short at 80 columns: help and palette
-        Binding("h", "history", "Runs", show=False),
-        Binding("escape", "clear_filter", "Clear filter", key_display="esc"),
+        Binding("escape", "cancel_run", "Cancel run", key_display="esc", id="sessions.cancel_run"),  # first: wins while a run goes
+        Binding("slash", "filter", "Filter", key_display="/", id="sessions.filter"),
+        Binding("s", "cycle_sort", "Sort", id="sessions.cycle_sort"),
+        Binding("S", "reverse_sort", "Reverse", key_display="S", id="sessions.reverse_sort"),
+        Binding("p", "compact", "Compact", id="sessions.compact"),
+        Binding("f", "find", "Search", id="sessions.find"),
+        Binding("i", "stats", "Stats", show=False, id="sessions.stats"),  # footer space is short at 80 columns: help and palette
+        Binding("h", "history", "Runs", show=False, id="sessions.history"),
+        Binding("escape", "clear_filter", "Clear filter", key_display="esc", id="sessions.clear_filter"),
     ]
 
-    @property
-    def hm_app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
 
     def compose(self) -> ComposeResult:
-        app = self.hm_app
+        app = self.app
         with Horizontal(id="topbar"):
             yield Label(Text("◆ hiermem"), id="brand")
             yield Label(Text(display_path(app.store.path)), id="db-path")
@@ -160,7 +154,7 @@ class SessionsScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the list's keys while there is no list to act on."""
         if action == "cancel_run":
-            return self.hm_app.run_active
+            return self.app.runs.active
         if action in {"filter", "cycle_sort", "reverse_sort", "sort", "open", "compact", "find", "history"}:
             return not self.is_empty
         if action == "clear_filter":
@@ -183,14 +177,14 @@ class SessionsScreen(Screen[None]):
     @on(SessionsTable.Highlighted)
     def _highlighted(self, event: SessionsTable.Highlighted) -> None:
         session = event.session
-        when = fmt_when(session.updated_at, self.hm_app.clock()) if session else ""
+        when = fmt_when(session.updated_at, self.app.clock()) if session else ""
         detail = self.query_one("#detail", Static)
-        detail.update(detail_text(session, when, self.hm_app.settings.policy.fidelity_threshold))
+        detail.update(detail_text(session, when, self.app.settings.policy.fidelity_threshold))
         detail.display = session is not None
 
     @on(SessionsTable.Selected)
     def _selected(self, event: SessionsTable.Selected) -> None:
-        self.hm_app.open_session(event.session_id)
+        self.app.open_session(event.session_id)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         self.table.reload()
@@ -253,7 +247,7 @@ class SessionsScreen(Screen[None]):
         self.table.action_select()
 
     def action_cancel_run(self) -> None:
-        if self.hm_app.cancel_run():
+        if self.app.runs.cancel():
             self.notify("Cancelling: the model call is being aborted; finished summaries are kept.", timeout=3)
 
     def action_compact(self) -> None:
@@ -263,7 +257,7 @@ class SessionsScreen(Screen[None]):
         session = self.table.session_at(self.table.cursor_row)
         if session is None:
             return
-        open_run_dialog(self.hm_app, "full", session.id, subject=session.title or session.id)
+        open_run_dialog(self.app, "full", session.id, subject=session.title or session.id)
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand("Open session", "Open the highlighted session", self.action_open, "enter")
@@ -274,18 +268,18 @@ class SessionsScreen(Screen[None]):
         for column in COLUMNS:
             label = SORT_LABELS.get(column.key, column.key)
             yield PaletteCommand(
-                f"Sort by {label}", f"Order sessions by {label}", lambda key=column.key: self.action_sort(key)
+                f"Sort by {label}", f"Order sessions by {label}", partial(self.action_sort, column.key)
             )
         yield PaletteCommand("Next sort column", "Cycle the sort column", self.action_cycle_sort, "s")
         yield PaletteCommand("Reverse sort order", "Ascending ↔ descending", self.action_reverse_sort, "S")
         yield PaletteCommand("Reload sessions", "Re-read the database", self.table.reload)
-        yield from find.home_commands(self.app)
+        yield from self.app.nav.home_commands()
 
     def action_find(self) -> None:
-        find.open_search(self.app)
+        self.app.nav.search()
 
     def action_stats(self) -> None:
-        find.open_stats(self.app)
+        self.app.nav.stats()
 
     def action_history(self) -> None:
-        find.open_history(self.app)
+        self.app.nav.history()

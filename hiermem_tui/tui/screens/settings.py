@@ -9,7 +9,7 @@ with a one-line message, and nothing is written until all of them are good.
 from __future__ import annotations
 
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from rich.text import Text
@@ -17,14 +17,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
 from hiermem_tui.config import SUMMARY_FORMATS, ConfigError, Policy, Settings
+from hiermem_tui.tui.screens.base import AppModal
 
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
 
 BACKENDS = ("ollama", "extractive")
 POLICY_HINTS = {
@@ -94,7 +92,7 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
         raise ConfigError("keep alive must not be empty (for example 10m, 1h or -1)")
     # a field the form does not show keeps its current value
     raw = {f.name: values.get(f.name, str(getattr(base.policy, f.name))) for f in fields(Policy)}
-    policy_values: dict[str, float] = {
+    policy_values: dict[str, Any] = {
         name: _fraction(f"policy.{name}", text) if name in FRACTION_FIELDS else _whole(f"policy.{name}", text, 0)
         for name, text in raw.items()
     }
@@ -114,17 +112,14 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
     )
 
 
-class SettingsScreen(ModalScreen[bool]):
+class SettingsScreen(AppModal[bool]):
     """Edit and save settings; dismisses with True when saved."""
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save"),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save", id="settings.save"),
+        Binding("escape", "cancel", "Cancel", id="settings.cancel"),
     ]
 
-    @property
-    def hm_app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
 
     def _row(self, key: str, label: str, value: str, hint: str, kind: str = "text", **kw: object) -> ComposeResult:
         yield Label(label, classes="field-label")
@@ -134,8 +129,8 @@ class SettingsScreen(ModalScreen[bool]):
         yield Label(Text(hint), classes="field-hint")
 
     def compose(self) -> ComposeResult:
-        s = self.hm_app.settings
-        status = self.hm_app.backend_state
+        s = self.app.settings
+        status = self.app.backend_state
         installed = list(status.installed) if status else []
         with Vertical(id="settings-panel") as panel:
             panel.border_title = "Settings"
@@ -197,11 +192,11 @@ class SettingsScreen(ModalScreen[bool]):
 
     def action_save(self) -> None:
         try:
-            new = settings_from_form(self.form_values(), self.hm_app.settings)
+            new = settings_from_form(self.form_values(), self.app.settings)
         except ConfigError as exc:
             self.show_error(str(exc))
             return
-        saved = self.hm_app.update_settings(new)
+        saved = self.app.update_settings(new)
         if saved and new.config_path:
             self.app.notify(f"Settings saved to {new.config_path}", timeout=3, markup=False)
         self.dismiss(True)

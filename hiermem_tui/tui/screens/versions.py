@@ -10,14 +10,13 @@ shows the store's refusal word for word when the run has been built upon since.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -26,9 +25,9 @@ from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged
 from hiermem_tui.tui.runs import engine_label
+from hiermem_tui.tui.screens.base import AppModal
 
 if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
     from hiermem_tui.tui.screens.session import SessionScreen
 
 
@@ -45,8 +44,8 @@ def collect_versions(store: Store, summary_id: str, extra: Sequence[str] = ()) -
         if s.depth == base.depth and s.first_seq <= base.last_seq and s.last_seq >= base.first_seq:
             found.setdefault(s.id, s)
     for sid in extra:
-        if sid not in found and (s := store.dag.get(sid)) is not None:
-            found[sid] = s
+        if sid not in found and (other := store.dag.get(sid)) is not None:
+            found[sid] = other
     return sorted(found.values(), key=lambda s: (s.created_at, order.get(s.id, len(order)), s.id))
 
 
@@ -82,13 +81,13 @@ def version_row(n: int, s: Summary, palette: fmt.Palette, ref_year: int | None) 
     )
 
 
-class VersionsScreen(ModalScreen[bool]):
+class VersionsScreen(AppModal[bool]):
     """Versions of one summary; enter restores the highlighted one. Dismisses True if anything changed."""
 
     CSS_PATH = "runs.tcss"
     BINDINGS = [
-        Binding("escape,q", "close", "Close", key_display="esc"),
-        Binding("enter,r", "restore", "Restore", key_display="enter"),
+        Binding("escape,q", "close", "Close", key_display="esc", id="versions.close"),
+        Binding("enter,r", "restore", "Restore", key_display="enter", id="versions.restore"),
     ]
 
     def __init__(self, summary_id: str, *, ref_year: int | None = None) -> None:
@@ -98,9 +97,6 @@ class VersionsScreen(ModalScreen[bool]):
         self.versions: list[Summary] = []
         self.changed = False
 
-    @property
-    def hm_app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="versions-panel", classes="dialog") as panel:
@@ -119,7 +115,7 @@ class VersionsScreen(ModalScreen[bool]):
         self.query_one(OptionList).focus()
 
     def _load(self) -> None:
-        store = self.hm_app.store
+        store = self.app.store
         keep = [v.id for v in self.versions]
         picker = self.query_one(OptionList)
         highlighted = picker.highlighted
@@ -166,7 +162,7 @@ class VersionsScreen(ModalScreen[bool]):
             (f" · replaced by {one_line(v.superseded_by, 60)}" if v.superseded_by else "", muted),
         )
         if v.status != "active":
-            run_id, why = restore_run(self.hm_app.store, v)
+            run_id, why = restore_run(self.app.store, v)
             hint = f"\nenter: restore (reverts run {run_id})" if run_id else f"\n{why}"
             head.append(hint, style=fmt.style(p.accent if run_id else p.muted))
         self.query_one("#versions-head", Static).update(head)
@@ -182,7 +178,7 @@ class VersionsScreen(ModalScreen[bool]):
         v = self.current
         if v is None:
             return
-        store = self.hm_app.store
+        store = self.app.store
         run_id, why = restore_run(store, v)
         if run_id is None:
             self._error(why)
@@ -207,9 +203,8 @@ class VersionsScreen(ModalScreen[bool]):
 
 def open_versions(screen: SessionScreen) -> None:
     """``v`` on the session screen: the versions of the summary under the tree cursor."""
-    ref = screen.tree.cursor_ref
+    ref = screen.dag_tree.cursor_ref
     if ref is None or ref.kind != "summary" or ref.summary is None:
         screen.notify("Select a summary in the tree first: v lists its versions.", title="Versions")
         return
-    screen.app.push_screen(VersionsScreen(ref.summary.id, ref_year=screen.tree.ref_year),
-                           callback=lambda changed: screen.reload() if changed else None)
+    screen.app.nav.versions(ref.summary.id, screen.dag_tree.ref_year, screen.reload)

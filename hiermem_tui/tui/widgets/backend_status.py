@@ -7,17 +7,13 @@ so it watches the app's reactives instead of being updated by each screen.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from rich.text import Text
-from textual import events
+from textual import events, getters
 from textual.widgets import Static
 
 from hiermem_tui.backend_status import BackendStatus
 from hiermem_tui.config import Settings
-
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
+from hiermem_tui.tui.app_type import app_class
 
 
 def status_text(status: BackendStatus | None, settings: Settings, probing: bool) -> tuple[Text, str]:
@@ -55,19 +51,17 @@ class BackendIndicator(Static):
 
     DEFAULT_CLASSES = "-idle"
 
-    @property
-    def _app(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
+    app = getters.app(app_class)
 
     def on_mount(self) -> None:
-        app = self._app
+        app = self.app
         self.watch(app, "backend_state", self._refresh_status, init=False)
         self.watch(app, "backend_probing", self._refresh_status, init=False)
         self.watch(app, "settings", self._refresh_status, init=False)
         self._refresh_status()
 
     def _refresh_status(self, _value: object = None) -> None:
-        app = self._app
+        app = self.app
         text, state = status_text(app.backend_state, app.settings, app.backend_probing)
         self.update(text)
         self.tooltip = status_tooltip(app.backend_state)
@@ -76,4 +70,4 @@ class BackendIndicator(Static):
         self.set_class(state == "idle", "-idle")
 
     def on_click(self, event: events.Click) -> None:
-        self._app.refresh_backend()
+        self.app.refresh_backend()

@@ -36,10 +36,10 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
     """The coverage map. Feed it with :meth:`set_data`; :meth:`select` highlights a tree key."""
 
     BINDINGS = [
-        Binding("left", "step(-1)", "Prev bar", show=False),
-        Binding("right", "step(1)", "Next bar", show=False),
-        Binding("up", "climb(-1)", "Up a depth", show=False),
-        Binding("down", "climb(1)", "Down a depth", show=False),
+        Binding("left", "step(-1)", "Prev bar", show=False, id="coverage_map.left"),
+        Binding("right", "step(1)", "Next bar", show=False, id="coverage_map.right"),
+        Binding("up", "climb(-1)", "Up a depth", show=False, id="coverage_map.up"),
+        Binding("down", "climb(1)", "Down a depth", show=False, id="coverage_map.down"),
     ]
     DEFAULT_CSS = """
     CoverageMap { height: auto; min-height: 2; background: $surface; }
@@ -268,7 +268,7 @@ class CoverageMap(fmt.Themed, Widget, can_focus=True):
             if sel is not None and sel.kind != "summary" and sel.key in keys:
                 colour = p.error if sel.kind == "gap" else p.success
                 out.append(Segment("█", fmt.style(colour, base)))
-            elif sel_bounds is not None and sel.kind == "summary" and sel_bounds[0] < p1 and sel_bounds[1] > p0:
+            elif sel is not None and sel_bounds is not None and sel.kind == "summary" and sel_bounds[0] < p1 and sel_bounds[1] > p0:
                 out.append(Segment("━", fmt.style(p.foreground, base, bold=True)))
             elif "exclude" in kinds:
                 out.append(Segment("×", fmt.style(p.error, base, bold=True)))

@@ -84,14 +84,14 @@ class Row:
         i = bisect_right(self.first, span.first_seq)
         for column, value in zip(self._columns(), (f"s:{span.id}", "summary", tier, span.first_seq,
                                                     span.last_seq, span.start_at, span.end_at)):
-            column.insert(i, value)  # type: ignore[attr-defined]
+            column.insert(i, value)
 
     def remove(self, key: str) -> bool:
         if key not in self.keys:
             return False
         i = self.keys.index(key)
         for column in self._columns():
-            del column[i]  # type: ignore[attr-defined]
+            del column[i]
         return True
 
     def _columns(self) -> tuple[list[object], ...]:

@@ -200,7 +200,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
             node = old.get(_slot(ref))
             if node is None:
                 where = {"before": 0} if previous is None else {"after": previous}
-                node = self._add(self.root, ref, **where)  # type: ignore[arg-type]
+                node = self._add(self.root, ref, **where)
             else:
                 kept.add(id(node))
                 if node.data != ref:

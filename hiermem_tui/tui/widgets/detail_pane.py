@@ -15,13 +15,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from hiermem_tui.store import Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.screens.base import AppModal
 
 MAX_LISTED_SOURCES = 12
 
@@ -289,10 +289,10 @@ class DetailPane(fmt.Themed, VerticalScroll):
         self._set("empty", head, rows, "how to compact", body)
 
 
-class ChainPicker(ModalScreen[str | None]):
+class ChainPicker(AppModal[str | None]):
     """The summaries covering one episode, leaf first; enter jumps to one in the tree."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="chain.close")]
     DEFAULT_CSS = """
     ChainPicker { align: center middle; background: $background 60%; }
     ChainPicker > Vertical {

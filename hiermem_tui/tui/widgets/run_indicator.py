@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import time
 
-from typing import TYPE_CHECKING, cast
-
 from rich.text import Text
+from textual import getters
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.timer import Timer
@@ -21,9 +20,7 @@ from textual.widgets import ProgressBar, Static
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.runs import RunProgress, engine_label
-
-if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
+from hiermem_tui.tui.app_type import app_class
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_INTERVAL_S = 0.1
@@ -100,9 +97,7 @@ class RunIndicator(Horizontal):
         self.plain = ""
         """The text shown now (tests read it)."""
 
-    @property
-    def _hm(self) -> HiermemApp:
-        return cast("HiermemApp", self.app)
+    app = getters.app(app_class)
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-spin")
@@ -117,7 +112,7 @@ class RunIndicator(Horizontal):
 
     def _theme_changed(self) -> None:
         self._palette = None
-        self._show(self._hm.run_state)
+        self._show(self.app.run_state)
 
     @property
     def palette(self) -> fmt.Palette:
@@ -130,7 +125,7 @@ class RunIndicator(Horizontal):
         """Pin the spinner frame and the tok/s figure, so a snapshot of a run is the same every time."""
         self._frozen = (frame, tokens_per_s)
         self._frame = frame
-        self._show(self._hm.run_state)
+        self._show(self.app.run_state)
 
     def _spin(self) -> None:
         if self._frozen is None:
@@ -138,7 +133,7 @@ class RunIndicator(Horizontal):
             # layout=False: a fixed-size cell; a layout pass would re-render the whole screen 10×/s
             self.query_one("#run-spin", Static).update(SPINNER[self._frame], layout=False)
             if self._frame % COUNTDOWN_FRAMES == 0:
-                self._show(self._hm.run_state)
+                self._show(self.app.run_state)
 
     def _show(self, state: RunProgress | None) -> None:
         active = state is not None

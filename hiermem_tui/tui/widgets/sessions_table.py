@@ -40,13 +40,13 @@ class SessionsTable(ScrollView, can_focus=True):
     """Sessions, one per row, sorted and filtered by the store; row 0 is a fixed header."""
 
     BINDINGS = [
-        Binding("enter", "select", "Open", priority=False),
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
-        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-        Binding("home,g", "jump(0)", "Top", show=False),
-        Binding("end,G", "jump(-1)", "Bottom", show=False),
+        Binding("enter", "select", "Open", priority=False, id="sessions_table.select"),
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="sessions_table.cursor.prev"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="sessions_table.cursor.next"),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False, id="sessions_table.page.prev"),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False, id="sessions_table.page.next"),
+        Binding("home,g", "jump(0)", "Top", show=False, id="sessions_table.first"),
+        Binding("end,G", "jump(-1)", "Bottom", show=False, id="sessions_table.last"),
     ]
     COMPONENT_CLASSES = {
         f"sessions-table--{name}"

@@ -24,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hiermem_tui.store import Episode, Store
+from hiermem_tui.store.marks import Mark
 from hiermem_tui.textsafe import strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 
@@ -46,13 +47,13 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
     :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
 
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Prev episode", show=False),
-        Binding("down,j", "move(1)", "Next episode", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "edge(0)", "First", show=False),
-        Binding("end,G", "edge(1)", "Last", show=False),
-        Binding("enter", "expand", "Expand", show=False),
+        Binding("up,k", "move(-1)", "Prev episode", show=False, id="transcript.move.prev"),
+        Binding("down,j", "move(1)", "Next episode", show=False, id="transcript.move.next"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page.prev"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page.next"),
+        Binding("home,g", "edge(0)", "First", show=False, id="transcript.first"),
+        Binding("end,G", "edge(1)", "Last", show=False, id="transcript.last"),
+        Binding("enter", "expand", "Expand", show=False, id="transcript.expand"),
     ]
     DEFAULT_CSS = "Transcript { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }"
 
@@ -72,7 +73,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         self.highlight: tuple[int, int] | None = None
         self.expanded: set[int] = set()
         self.ref_year: int | None = None
-        self.marks: dict[int, str] = {}
+        self.marks: dict[int, Mark] = {}
         """Pinned / excluded episodes of the loaded window (``{seq: mark}``)."""
         self._blocks: list[_Block] = []
         self._starts: list[int] = []

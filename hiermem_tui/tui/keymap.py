@@ -1,0 +1,53 @@
+"""Keys: every binding has an id, so a user can move it in the settings file.
+
+``[keymap]`` in the config file maps binding ids to keys (Textual's ``App.set_keymap``), for
+example ``"session.toggle_view" = "ctrl+t"`` or ``"app.quit" = "ctrl+q"``; the help screen lists
+every id with its keys. Ids are ``<where>.<what>``: ``app`` for the keys that work everywhere,
+then one prefix per screen or widget (``sessions``, ``session``, ``search``, ``transcript`` …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from textual.binding import Binding, BindingType
+
+
+def app_bindings() -> list[BindingType]:
+    """The keys that work on every screen."""
+    return [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help"),
+        Binding("comma,f2", "settings", "Settings", show=False, key_display=",", id="app.settings"),
+        Binding("f3", "prompts", "Prompts", show=False, id="app.prompts"),
+        Binding("ctrl+r", "refresh_backend", "Re-check backend", show=False, id="app.refresh_backend"),
+        Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
+    ]
+
+
+def binding_ids(bindings: Iterable[BindingType]) -> Iterator[tuple[str, str, str]]:
+    """``(id, keys, description)`` of the bindings that have an id, in order."""
+    for b in bindings:
+        if isinstance(b, Binding) and b.id:
+            yield b.id, b.key, b.description
+
+
+def known_ids() -> list[tuple[str, str, str]]:
+    """Every binding id of the app, its screens and widgets (for the help screen and the config check)."""
+    from hiermem_tui.tui.screens import (
+        compare, confirm, context, help, prompts, report, run_dialog, run_history, search, session, sessions,
+        settings, versions,
+    )
+    from hiermem_tui.tui.widgets import coverage_map, detail_pane, sessions_table, transcript
+
+    classes = [
+        sessions.SessionsScreen, sessions_table.SessionsTable, session.SessionScreen, coverage_map.CoverageMap,
+        transcript.Transcript, detail_pane.ChainPicker, search.SearchScreen, context.ContextScreen,
+        context.SavePrompt, report.ReportScreen, run_history.RunHistoryScreen, run_dialog.RunDialog,
+        compare.CompareScreen, versions.VersionsScreen, confirm.ConfirmScreen, settings.SettingsScreen,
+        prompts.PromptsScreen, help.HelpScreen,
+    ]
+    out = list(binding_ids(app_bindings()))
+    for cls in classes:
+        out.extend(binding_ids(getattr(cls, "BINDINGS", [])))
+    return out

@@ -1,0 +1,194 @@
+"""Every screen the app opens is opened here: the one place that knows the screen stack.
+
+Why one object: screens are reached from many places (a key on the sessions list and on a
+session, the palette, a run ending, a search hit); opening them through ``app.nav`` keeps
+those places to one call each, gives every modal its callback in one shape, and imports each
+screen when it is first opened, so the first screen does not pay for the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from hiermem_tui.tui.palette import PaletteCommand
+
+if TYPE_CHECKING:
+    from hiermem_tui.store import Summary
+    from hiermem_tui.tui.app import HiermemApp
+    from hiermem_tui.tui.run_job import RunAction
+    from hiermem_tui.tui.screens.run_dialog import RunChoice
+    from hiermem_tui.tui.screens.session import SessionScreen
+
+
+class Navigator:
+    """Opens screens on the app's stack (owned by the app as ``app.nav``)."""
+
+    def __init__(self, app: HiermemApp) -> None:
+        self.app = app
+
+    # ------------------------------------------------------------------ full screens
+    def session(self, session_id: str) -> None:
+        """Show one session (its screen is the heavier part of the UI: imported when first used)."""
+        try:
+            from hiermem_tui.tui.screens.session import SessionScreen
+        except ImportError as exc:
+            self.app.notify(f"The session view is not available: {exc}", severity="error", markup=False)
+            return
+        self.app.push_screen(SessionScreen(session_id))
+
+    def search(self, session_id: str | None = None) -> None:
+        """The search screen, over every session or (from a session) over that one."""
+        from hiermem_tui.tui.screens.search import SearchScreen
+
+        self.app.push_screen(SearchScreen(session_id))
+
+    def context(self, session_id: str) -> None:
+        from hiermem_tui.tui.screens.context import ContextScreen
+
+        self.app.push_screen(ContextScreen(session_id))
+
+    def stats(self, session_id: str | None = None) -> None:
+        from hiermem_tui.tui.screens.stats import StatsScreen
+
+        self.app.push_screen(StatsScreen(session_id))
+
+    def history(self, session_id: str | None = None) -> None:
+        from hiermem_tui.tui.screens.run_history import RunHistoryScreen
+
+        self.app.push_screen(RunHistoryScreen(session_id))
+
+    def help(self) -> None:
+        from hiermem_tui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.app.screen, HelpScreen):
+            self.app.push_screen(HelpScreen())
+
+    def settings(self) -> None:
+        from hiermem_tui.tui.screens.settings import SettingsScreen
+
+        if not isinstance(self.app.screen, SettingsScreen):
+            self.app.push_screen(SettingsScreen())
+
+    def prompts(self) -> None:
+        from hiermem_tui.tui.screens.prompts import PromptsScreen
+
+        if not isinstance(self.app.screen, PromptsScreen):
+            self.app.push_screen(PromptsScreen())
+
+    async def show_in_session(
+        self, session_id: str, *, summary_id: str | None = None, seq: int | None = None, versions: bool = False,
+    ) -> bool:
+        """Show a summary (in the tree) or an episode (in the transcript) of ``session_id``.
+
+        If the screen under the current one is that session, the current one closes and the
+        jump happens there (a search started from the session); otherwise the session opens on
+        top, so ``esc`` comes back to the list the jump came from. ``versions`` opens the
+        versions of ``summary_id`` over it (a superseded summary is not in the tree).
+        """
+        from hiermem_tui.tui.screens.session import SessionScreen
+
+        app = self.app
+        stack = app.screen_stack
+        below = stack[-2] if len(stack) >= 2 else None
+        if isinstance(below, SessionScreen) and below.session_id == session_id:
+            app.pop_screen()
+            target = below
+        else:
+            target = SessionScreen(session_id)
+            await app.push_screen(target)
+        ok = True
+        if summary_id is not None and not versions:
+            ok = target.focus_summary(summary_id)
+        elif seq is not None:
+            ok = target.focus_episode(seq)
+        if versions and summary_id is not None:
+            self.versions(summary_id, target.dag_tree.ref_year, target.reload)
+        if not ok:
+            app.notify("That is not in this session's tree any more (re-summarised since?); press r to refresh.",
+                       severity="warning", markup=False)
+        return ok
+
+    # ------------------------------------------------------------------ modals
+    def versions(self, summary_id: str, ref_year: int | None, on_change: Callable[[], object]) -> None:
+        """Every version of a summary (restore one); ``on_change`` runs when one was restored."""
+        from hiermem_tui.tui.screens.versions import VersionsScreen
+
+        def closed(changed: bool | None) -> None:
+            if changed:
+                on_change()
+
+        self.app.push_screen(VersionsScreen(summary_id, ref_year=ref_year), callback=closed)
+
+    def compare(self, old: Summary, new: Summary, run_id: str, *, on_close: Callable[[], object]) -> None:
+        """Old and new text of a re-summarised summary: keep or revert."""
+        from hiermem_tui.tui.screens.compare import CompareScreen
+
+        def closed(_reverted: bool | None) -> None:
+            on_close()
+
+        self.app.push_screen(CompareScreen(old, new, run_id), callback=closed)
+
+    def covering_chain(self, seq: int, chain: Sequence[Summary], ref_year: int | None, where: str | None,
+                       on_pick: Callable[[str | None], object]) -> None:
+        """The summaries covering an episode, leaf to top; ``on_pick`` gets the chosen summary's id."""
+        from hiermem_tui.tui import format as fmt
+        from hiermem_tui.tui.widgets.detail_pane import ChainPicker
+
+        picker = ChainPicker(seq, list(chain), fmt.Palette.from_app(self.app), ref_year, where)
+        def picked(summary_id: str | None) -> None:
+            on_pick(summary_id)
+
+        self.app.push_screen(picker, callback=picked)
+
+    def confirm(self, title: str, text: Text | str, *, confirm: str, danger: bool,
+                on_answer: Callable[[bool | None], object]) -> None:
+        from hiermem_tui.tui.screens.confirm import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            on_answer(yes)
+
+        self.app.push_screen(ConfirmScreen(title, text, confirm=confirm, danger=danger), callback=answered)
+
+    def run_dialog(self, action: RunAction, session_id: str, *, subject: str, detail: Text | str,
+                   on_choice: Callable[[RunChoice | None], object]) -> None:
+        from hiermem_tui.tui.screens.run_dialog import RunDialog
+
+        def chosen(choice: RunChoice | None) -> None:
+            on_choice(choice)
+
+        self.app.push_screen(RunDialog(action, session_id, subject=subject, detail=detail), callback=chosen)
+
+    def save_path(self, default: Path, on_path: Callable[[str | None], object]) -> None:
+        """Ask where to save a file (``on_path`` gets None when the user cancelled)."""
+        from hiermem_tui.tui.screens.context import SavePrompt
+
+        def given(path: str | None) -> None:
+            on_path(path)
+
+        self.app.push_screen(SavePrompt(default), callback=given)
+
+    # ------------------------------------------------------------------ palette entries
+    def session_commands(self, screen: SessionScreen) -> Iterable[PaletteCommand]:
+        """The session screen's palette entries for search, context, stats and run history."""
+        sid = screen.session_id
+        yield PaletteCommand("Search this session", "Full-text search of its episodes and summaries",
+                             lambda: self.search(sid), "/")
+        yield PaletteCommand("What the model sees", "Top summaries + raw tail within a token budget; copy or save",
+                             lambda: self.context(sid), "m")
+        yield PaletteCommand("Session stats", "Compression, summaries per depth and tier, fidelity, model time",
+                             lambda: self.stats(sid), "i")
+        yield PaletteCommand("Run history of this session", "Every run, why it ended, the summaries it made",
+                             lambda: self.history(sid), "h")
+
+    def home_commands(self) -> Iterable[PaletteCommand]:
+        """The sessions list's palette entries for those screens (file-wide)."""
+        yield PaletteCommand("Search all sessions", "Full-text search of every episode and summary",
+                             lambda: self.search(), "f")
+        yield PaletteCommand("Stats of the whole file", "Compression, summaries per depth and tier, fidelity, runs",
+                             lambda: self.stats(), "i")
+        yield PaletteCommand("Run history", "Every compaction run in the file, newest first",
+                             lambda: self.history(), "h")
