@@ -36,6 +36,8 @@ from hiermem_tui.summarize.prompts import SCAFFOLD_HEADINGS
 REASONS = {
     "error": "the model call failed",
     "empty": "empty answer",
+    "malformed": "a structured answer that is not readable JSON",
+    "thin": "says almost nothing (a few words besides names)",
     "thinking_only": "only thought, wrote no answer",
     "loop": "repeats itself",
     "echo": "echoes the prompt's scaffolding",

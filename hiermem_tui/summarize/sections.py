@@ -159,7 +159,7 @@ def parse(answer: str) -> dict[str, Any] | None:
         if candidate is None:
             continue
         try:
-            value = json.loads(candidate)
+            value = json.loads(candidate, strict=False)  # a raw newline inside a string is common
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -183,6 +183,13 @@ _FIELD_WORDS = frozenset(
     "constant code messages message and or open questions doing the of".split())
 """The words the sections ask uses for its fields: a names entry made only of them is the ask copied."""
 _NAME_MARKS = set("/._-:()[]{}<>@#=$%*+\\`'\"~|0123456789")
+_CODE_MARKS = set("/=()[]{}<>$`\\|")
+"""Marks that make even a long entry code or a call (``f(a, b)``, ``a | b``, ``x = 1``)."""
+MAX_NAME_WORDS = 6
+"""A names entry of more words than this, without code marks, is a sentence, not a name."""
+MIN_PROSE_WORDS = 5
+"""A sectioned answer with fewer words than this outside its names says nothing about the chat
+("Decisions and changes: - changed"): SmolLM2-135M wrote such answers on the rig (issue 13)."""
 
 
 def looks_like_name(item: str) -> bool:
@@ -194,9 +201,12 @@ def looks_like_name(item: str) -> bool:
         return False
     if set(re.split(r"[\s_\-/]+", item.lower())) <= _FIELD_WORDS | {""}:
         return False  # "file_paths", "dates and URLs": the ask's words, not the log's
+    words = item.split()
+    if (len(words) > MAX_NAME_WORDS and not any(c in _CODE_MARKS for c in item)
+            and not any(w.startswith("-") for w in words)):  # a command's options
+        return False  # a sentence ("I've made some decisions that …"), even with an apostrophe
     if any(c in _NAME_MARKS for c in item):
         return True
-    words = item.split()
     if len(words) == 1:
         return True
     return any(w[1:] != w[1:].lower() for w in words)  # camelCase or ACRONYMS inside
@@ -208,6 +218,11 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [v for v in value if isinstance(v, str) and v.strip()]
     return []
+
+
+def prose_words(answer: dict[str, Any]) -> int:
+    """Words of a sectioned answer outside its names list: what it says in sentences."""
+    return sum(len(v.split()) for s in SECTIONS if not s.inline for v in _strings(answer.get(s.key)))
 
 
 def render(answer: dict[str, Any], layout: Layout | None = None) -> str:

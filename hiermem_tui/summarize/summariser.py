@@ -1,4 +1,4 @@
-"""The three-tier summariser of DESIGN §4 (docs/ARCHITECTURE.md): normal → aggressive → fallback.
+"""The three-tier summariser of ARCHITECTURE §4 (docs/ARCHITECTURE.md): normal → aggressive → fallback.
 
 It never fails because of the *model*: an answer that is empty, only thinking, looping,
 echoing the prompt, continuing the chat or inventing identifiers is *rejected* (the reason is
@@ -282,7 +282,10 @@ class Summariser:
         except ModelError as exc:
             state.reject(tier, "error", str(exc))
             return None
-        text = self._answer_text(gen.text, prompt)
+        text, unusable = self._answer_text(gen.text, prompt)
+        if unusable is not None:
+            state.reject(tier, *unusable, gen=gen)
+            return None
         if not text:
             if gen.thinking_tokens:
                 state.reject(tier, "thinking_only", f"{gen.thinking_tokens} tokens of thinking, no answer", gen)
@@ -307,15 +310,22 @@ class Summariser:
         return _Accepted(text, gen, prompt, trimmed)
 
     @staticmethod
-    def _answer_text(raw: str, prompt: Prompt) -> str:
-        """The summary text of an answer: a sectioned answer rendered to Markdown (an answer
-        that is not JSON, from a server that ignored the schema, is taken as plain text), a
-        preamble and tag-only lines stripped."""
+    def _answer_text(raw: str, prompt: Prompt) -> tuple[str, tuple[str, str] | None]:
+        """The summary text of an answer, or why it cannot be one. A sectioned answer is
+        rendered to Markdown; one that starts as JSON but cannot be read is ``malformed`` (its
+        braces and quotes must never become a summary), one that says next to nothing is
+        ``thin``. An answer that is not JSON at all, from a server that ignored the schema, is
+        taken as plain text. A preamble and tag-only lines are stripped."""
         if prompt.format is not None:
             obj = sections.parse(raw)
             if obj is not None:
                 raw = sections.render(obj, prompt.layout)
-        return acceptance.strip_preamble(raw)
+                words = sections.prose_words(obj)
+                if raw and words < sections.MIN_PROSE_WORDS:  # nothing at all is "empty", below
+                    return "", ("thin", f"{words} word{'s' * (words != 1)} besides names")
+            elif raw.lstrip().startswith(("{", "[")):
+                return "", ("malformed", "a JSON answer that cannot be read, even cut back to its last whole item")
+        return acceptance.strip_preamble(raw), None
 
     def _finish(
         self, text: str, tier: Tier, target: int, version: str, got: _Accepted | None,

@@ -113,3 +113,47 @@ def test_plain_words_in_the_names_list_are_the_prompt_copied_back() -> None:
     assert "Names" not in render({"doing": "x", "names": ["file paths", "commands"]})
     assert "Names" not in render({"doing": "x", "names": ["file_paths", "code_identifiers", "dates and URLs",
                                                           "open_questions"]})
+
+
+def test_sentences_in_the_names_list_are_not_names() -> None:
+    """SmolLM2-135M filled the names list with sentences (one with an apostrophe) on the rig."""
+    answer = {"doing": "The user compared two backends.",
+              "names": ["I've made some decisions that have impacted my work.", "They decided to do something else",
+                        "git commit -m \"fix the loader for empty input\"", "vsla_stack"]}
+    names = render(answer).split("Names: ", 1)[1]
+    assert names == "`git commit -m \"fix the loader for empty input\"`, `vsla_stack`"
+
+
+def test_a_raw_newline_inside_a_string_is_still_json() -> None:
+    raw = '{"doing": "The user fixed CI.", "decisions": ["foo was added\nto setup.cfg."], "names": ["foo"]}'
+    assert parse(raw) == {"doing": "The user fixed CI.", "decisions": ["foo was added\nto setup.cfg."],
+                          "names": ["foo"]}
+
+
+async def _one_leaf(fake: FakeOllama, tok: Tokenizer, *answers: str) -> tuple[object, list[str]]:
+    backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=10)
+    backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
+    items = [SourceItem("episode", t, tok.count(t), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i), role=r)
+             for i, (r, t) in enumerate(CHAT)]
+    await backend.check()
+    for answer in answers:
+        fake.script(Reply(answer))
+    try:
+        res = await Summariser(backend, tok, sections=True).summarise(SummaryRequest(0, items, 1200))
+    finally:
+        await backend.aclose()
+    return res, [r.reason for r in res.rejections]
+
+
+async def test_unreadable_json_and_a_few_words_are_rejected_not_stored(fake: FakeOllama, tok: Tokenizer) -> None:
+    """The two sectioned answers SmolLM2-135M got stored at a model tier before: its braces and
+    quotes as the summary text, and "Decisions and changes: - changed"."""
+    unreadable = '{ "doing": "The user was fixing CI" ,"decisions": ["foo was added" "names": [}'
+    thin = json.dumps({"doing": "", "decisions": ["changed"], "names": ["decided", "changed"]})
+    res, reasons = await _one_leaf(fake, tok, unreadable, thin)
+    assert reasons == ["malformed", "thin"]
+    assert res.tier == "fallback"  # type: ignore[attr-defined]
+    assert "{" not in res.text and "changed" != res.text.strip()  # type: ignore[attr-defined]
+    # a short answer that does say something is kept
+    res, reasons = await _one_leaf(fake, tok, json.dumps({"doing": "The user fixed CI by adding foo to setup.cfg."}))
+    assert reasons == [] and res.tier == "normal"  # type: ignore[attr-defined]
