@@ -19,7 +19,9 @@ demo: $(STAMP)
 	$(VENV)/bin/hiermem-tui --demo
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -n 2 -q
+	$(PY) -m mypy
+	$(PY) -m pyflakes hiermem_tui bench scripts
+	$(PY) -m pytest -n 2 -q
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/run_all.py

@@ -30,7 +30,7 @@ from tests.fakeollama import FakeOllama  # noqa: E402
 
 
 def leaf_request(tok: Tokenizer, budget: int = 3000) -> SummaryRequest:
-    """A realistic leaf: ~3000 tokens of episodes (DESIGN §5 leaf_chunk_tokens), target 1200."""
+    """A realistic leaf: ~3000 tokens of episodes (ARCHITECTURE §5 leaf_chunk_tokens), target 1200."""
     t0 = datetime(2025, 1, 2, 10, 0, tzinfo=timezone.utc)
     items: list[SourceItem] = []
     i = 0

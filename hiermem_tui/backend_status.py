@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import httpx
 import ollama
 
+from hiermem_tui.summarize import ollama_raw
 from hiermem_tui.summarize.ollama_backend import match_model, normalize_host
 
 DEFAULT_PROBE_TIMEOUT_S = 3.0
@@ -42,7 +43,7 @@ class BackendStatus:
 
     @property
     def model(self) -> str | None:
-        """The model a run would use: the configured one, else the first loaded one (DESIGN §4)."""
+        """The model a run would use: the configured one, else the first loaded one (ARCHITECTURE §4)."""
         if self.configured_model:
             return self.configured_model
         return self.loaded[0] if self.loaded else None
@@ -65,7 +66,7 @@ class BackendStatus:
     def model_loaded(self) -> bool:
         """The model a run would use is in memory already (its first call will be fast)."""
         model = self.model
-        return bool(model) and match_model(model, list(self.loaded)) is not None
+        return model is not None and match_model(model, list(self.loaded)) is not None
 
     @property
     def ok(self) -> bool:
@@ -135,7 +136,7 @@ async def probe_backend(
         return done(reachable=False, error=f"Ollama host {host!r} is not usable: {_reason(exc)}")
     try:
         # The ollama client has no version() call; /api/version is part of the same API.
-        raw = await client._request_raw("GET", "/api/version")
+        raw = await ollama_raw.request_raw(client, "GET", "/api/version")
         version = str(raw.json().get("version") or "") or None
     except Exception as exc:
         await _close(client)
@@ -162,6 +163,6 @@ async def probe_backend(
 
 async def _close(client: ollama.AsyncClient) -> None:
     try:
-        await client.close()
+        await ollama_raw.close(client)
     except Exception:  # closing a broken connection must not turn into an error
         pass

@@ -1,4 +1,4 @@
-"""The ``hiermem-tui`` command: opens the TUI, or runs one of the subcommands (DESIGN §6).
+"""The ``hiermem-tui`` command: opens the TUI, or runs one of the subcommands (ARCHITECTURE §6).
 
 The TUI is imported only when it is opened, so CLI commands start fast and the headless
 core never pulls Textual in.

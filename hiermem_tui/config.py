@@ -25,7 +25,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Compaction policy (DESIGN §5); every number is a default a user can change."""
+    """Compaction policy (ARCHITECTURE §5); every number is a default a user can change."""
 
     fresh_tail: int = 16
     """Newest episodes kept raw: a leaf pass never summarises them."""
@@ -83,12 +83,12 @@ class Settings:
     theme: str = "textual-dark"
     """The TUI theme, remembered between runs."""
     policy: Policy = field(default_factory=Policy)
-    """Compaction policy (DESIGN §5)."""
+    """Compaction policy (ARCHITECTURE §5)."""
     prompts: dict[str, dict[str, str]] = field(default_factory=dict)
     """Edited prompt templates by key (``leaf.normal`` …): ``{"system": …, "instruction": …}``.
     Only edits are stored; a template not listed is the built-in default."""
     keymap: dict[str, str] = field(default_factory=dict)
-    """Keys moved from their defaults: binding id (``session.toggle_view``) → keys (``ctrl+t``,
+    """Keys moved from their defaults: binding id (``app.help``) → keys (``f9``,
     several comma-separated). The help screen lists every id; ``[keymap]`` in the config file."""
     config_path: Path | None = None
     """Where these settings were read from and are saved to (None: nowhere)."""

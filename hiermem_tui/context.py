@@ -45,7 +45,7 @@ class ContextItem:
     tier: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """The ``context --json`` item (DESIGN §6): exactly these keys."""
+        """The ``context --json`` item (ARCHITECTURE §6): exactly these keys."""
         return {"kind": self.kind, "id": self.id, "depth": self.depth, "first_seq": self.first_seq,
                 "last_seq": self.last_seq, "tokens": self.tokens}
 
@@ -74,7 +74,7 @@ class ContextView:
         return not self.left_out
 
     def as_json(self) -> dict[str, Any]:
-        """``context --json`` (DESIGN §6): exactly session, budget, total_tokens, items."""
+        """``context --json`` (ARCHITECTURE §6): exactly session, budget, total_tokens, items."""
         return {"session": self.session_id, "budget": self.budget, "total_tokens": self.total_tokens,
                 "items": [i.as_json() for i in self.items]}
 

@@ -48,7 +48,7 @@ def build_demo_db(target: Path, settings: Settings, tokenizer: Tokenizer | None 
         ids = [s.id for s in store.sessions.each()]
         demo_settings = replace(settings, backend="extractive", model=None, db_path=target)
         asyncio.run(compact_sessions(store, ids, "full", demo_settings))
-        store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.db.checkpoint()
     finally:
         store.close()
     return target

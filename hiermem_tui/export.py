@@ -1,4 +1,4 @@
-"""Exporting one session as JSON (DESIGN §6, exact) or Markdown.
+"""Exporting one session as JSON (ARCHITECTURE §6, exact) or Markdown.
 
 Both stream: episodes are written page by page, so a 100k-episode session never sits in
 memory. Markdown shows chat content literally by fencing it with a fence longer than any
@@ -72,7 +72,10 @@ def _export_json(store: Store, session_id: str, out: TextIO) -> None:
     session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
-    dump = lambda obj: json.dumps(obj, ensure_ascii=False)  # noqa: E731
+
+    def dump(obj: object) -> str:
+        return json.dumps(obj, ensure_ascii=False)
+
     head = {
         "id": session.id,
         "title": session.title,

@@ -139,7 +139,7 @@ def _summary_groups(
 ) -> tuple[list[DepthStats], dict[str, int], int, int]:
     """Active summaries per depth and per tier, and how many are low-fidelity / measured."""
     per_depth: dict[int, list[int]] = {}
-    tiers = dict.fromkeys(TIERS, 0)
+    tiers: dict[str, int] = dict.fromkeys(TIERS, 0)
     low = measured = 0
     for depth, tier, count, tokens, source, n_low, n_measured in store.stats.summary_groups(session_id, threshold):
         tiers[tier] = tiers.get(tier, 0) + count

@@ -33,13 +33,13 @@ def fraction(text: str) -> float:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check", help="which identifiers each summary kept of its sources, worst first")
     add_db_option(p)
     p.add_argument("--session", metavar="ID", required=True, help="the session to check")
     p.add_argument("--below", metavar="R", type=fraction,
                    help="only summaries keeping less than R (0–1) of their key names")
-    p.add_argument("--json", action="store_true", help="print a JSON list (DESIGN §6)")
+    p.add_argument("--json", action="store_true", help="print a JSON list (ARCHITECTURE §6)")
     p.set_defaults(func=run)
 
 

@@ -1,4 +1,4 @@
-"""``hiermem-tui compact``: leaf / condensation / full passes over sessions (DESIGN §6).
+"""``hiermem-tui compact``: leaf / condensation / full passes over sessions (ARCHITECTURE §6).
 
 Output contract:
 
@@ -63,7 +63,7 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
                    help="Ollama model (default: the one Ollama has loaded)")
     p.add_argument("--ollama-host", metavar="URL", default=argparse.SUPPRESS,
                    help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434)")
-    p.add_argument("--json", action="store_true", help="print one JSON object per run (DESIGN §6)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per run (ARCHITECTURE §6)")
 
 
 def _non_negative(text: str) -> int:
@@ -83,7 +83,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("compact", help="summarise sessions into the summary DAG")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--session", metavar="ID", nargs="+", action="extend", help="session id(s) to compact")
@@ -104,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # ---------------------------------------------------------------- shared with resummarize
 def run_json(run: Run) -> dict[str, Any]:
-    """The ``compact --json`` / ``resummarize --json`` / ``repair --json`` object (DESIGN §6),
+    """The ``compact --json`` / ``resummarize --json`` / ``repair --json`` object (ARCHITECTURE §6),
     exactly these keys; ``rejections`` counts rejected model answers by reason (issue 8)."""
     return {
         "run_id": run.id,

@@ -12,7 +12,7 @@ from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, is
 from .reading import open_existing
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "context", help="what a model would be given from a session now (top summaries + raw tail)",
         description="The session's top summaries and the episodes under no summary, in order. With --budget, "
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             out.write(json.dumps(view.as_json(), ensure_ascii=False, indent=1) + "\n")
             return EXIT_OK
         if out is sys.stdout and hasattr(out, "reconfigure"):
-            out.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+            out.reconfigure(encoding="utf-8")
         # Exact text when it goes to a file or a pipe (that is what a model is given); on a
         # terminal, control characters are shown as visible stand-ins, never acted on.
         safe = visible if is_tty(out) else str

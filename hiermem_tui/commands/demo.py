@@ -17,7 +17,7 @@ from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
 BATCH_EPISODES = 20_000
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="write deterministic synthetic sessions (for trying things out and benchmarks)")
     add_db_option(p)
     p.add_argument("--sessions", type=int, default=20, metavar="N", help="number of sessions (default 20)")

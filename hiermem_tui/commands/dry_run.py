@@ -1,6 +1,6 @@
 """``hiermem-tui compact … --dry-run``: the plan of a pass, written nowhere, sent to no model.
 
-JSON (DESIGN §6): ``{"session": ID, "planned": [{"depth", "first_seq", "last_seq",
+JSON (ARCHITECTURE §6): ``{"session": ID, "planned": [{"depth", "first_seq", "last_seq",
 "source_tokens", "est_seconds"}]}`` per session — one object when exactly one ``--session``
 was named without triggers, an array otherwise (as ``compact --json``). ``est_seconds`` comes
 from the model's measured speed (earlier runs on this file) and is ``null`` while the model

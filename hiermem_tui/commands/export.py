@@ -12,7 +12,7 @@ from ..store import StoreError
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="export one session as JSON or Markdown")
     add_db_option(p)
     p.add_argument("--session", required=True, metavar="ID")
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         else:
             out = ctx.stdout
             if out is sys.stdout and hasattr(out, "reconfigure"):
-                out.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+                out.reconfigure(encoding="utf-8")
             writer(store, args.session, out)
         return EXIT_OK
     except StoreError as exc:

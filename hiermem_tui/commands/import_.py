@@ -13,7 +13,7 @@ from ..textsafe import one_line
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("import", help="import chat history (ChatGPT, Claude, Claude Code, Codex, …)")
     add_db_option(p)
     p.add_argument(

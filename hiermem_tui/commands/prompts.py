@@ -15,7 +15,7 @@ from ..summarize.prompts import DEFAULT_TEMPLATES, PLACEHOLDERS, PromptSet
 from .common import EXIT_OK, CliContext
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prompts", help="print the prompt templates in use (defaults and your edits)")
     p.add_argument("--json", action="store_true", help="print them as one JSON object")
     p.set_defaults(func=run)

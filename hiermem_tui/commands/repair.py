@@ -22,7 +22,7 @@ from .common import EXIT_USAGE, CliContext, CliError
 from .compact import Reporter, add_backend_options, build_runner, drive, exit_code, open_for_job, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("repair", help="re-make fallbacks and low-fidelity summaries (with their ancestors)")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--session", metavar="ID", nargs="+", action="extend", help="session id(s) to repair")

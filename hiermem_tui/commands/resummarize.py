@@ -6,7 +6,7 @@ the end writes nothing. Without it: every active summary of the session is super
 a full pass rebuilds the DAG (``revert_run`` restores the old one). Either way the old
 versions stay in the file as ``superseded``.
 
-``--json`` prints one object (DESIGN §6). Exit codes as for ``compact``: 0 done, 130
+``--json`` prints one object (ARCHITECTURE §6). Exit codes as for ``compact``: 0 done, 130
 Ctrl-C, 1 failed or Ollama not ready (nothing recorded), 2 bad usage (unknown session or
 summary, a summary of another session, an already superseded summary).
 """
@@ -20,7 +20,7 @@ from .common import EXIT_USAGE, CliContext, CliError
 from .compact import Reporter, add_backend_options, build_runner, drive, exit_code, open_for_job, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("resummarize", help="re-make a summary (and its ancestors) or a whole session")
     p.add_argument("--session", metavar="ID", required=True, help="the session")
     p.add_argument("--summary", metavar="SUMMARY_ID", help="one active summary of it (default: the whole session)")

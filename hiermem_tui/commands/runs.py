@@ -13,7 +13,7 @@ from .reading import check_limit, open_existing
 MAX_LIMIT = 100_000
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("runs", help="compaction runs, newest first: pass, engine, outcome, tiers, why it stopped")
     add_db_option(p)
     p.add_argument("--session", metavar="ID", help="one session (default: the whole file)")

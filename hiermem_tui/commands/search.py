@@ -20,7 +20,7 @@ SYNTAX = "query syntax:\n" + "".join(f"  {typed:<30} {finds}\n" for typed, finds
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "search", help="full-text search over episodes and summaries", epilog=SYNTAX,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -9,10 +9,10 @@ from ..textsafe import one_line
 from .common import EXIT_OK, CliContext, add_db_option, path_state
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("sessions", help="list sessions")
     add_db_option(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array (DESIGN §6)")
+    p.add_argument("--json", action="store_true", help="print a JSON array (ARCHITECTURE §6)")
     p.set_defaults(func=run)
 
 

@@ -11,7 +11,7 @@ from .common import EXIT_OK, CliContext, add_db_option
 from .reading import open_existing
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("stats", help="sizes, compression, summaries per depth and tier, fidelity, model time, runs")
     add_db_option(p)
     p.add_argument("--session", metavar="ID", help="one session (default: the whole file)")

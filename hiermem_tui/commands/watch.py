@@ -60,7 +60,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("watch", help="follow chat files and folders: import what is new, compact what is due")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="files (any format) or folders (their *.jsonl files: Claude Code projects, Codex sessions)")
@@ -109,20 +109,20 @@ class WatchLog:
 
     def tick(self, report: TickReport) -> None:
         for done in report.imports:
-            path = one_line(str(done.path), 120)
+            shown = one_line(str(done.path), 120)
             for land in done.landed:
                 if not land.appended:
                     continue
                 self.episodes += land.appended
                 new = " (new session)" if land.created else ""
                 self.emit(f"imported {land.appended} episode{'s' * (land.appended != 1)} into session "
-                          f"{one_line(land.session_id, 80)}{new} from {path} [{done.fmt}]",
+                          f"{one_line(land.session_id, 80)}{new} from {shown} [{done.fmt}]",
                           event="imported", file=str(done.path), format=done.fmt, session=land.session_id,
                           episodes=land.appended, new_session=land.created)
             if done.skipped:
                 n = sum(done.skipped.values())
                 top = ", ".join(f"{one_line(r, 60)} ({c})" for r, c in done.skipped.most_common(3))
-                self.emit(f"skipped {n} malformed record{'s' * (n != 1)} in {path}: {top}",
+                self.emit(f"skipped {n} malformed record{'s' * (n != 1)} in {shown}: {top}",
                           event="skipped", file=str(done.path), records=n, reasons=dict(done.skipped))
         for path, reason in report.refused:
             self.emit(f"not following {one_line(str(path), 120)}: {one_line(reason, 200)}",
@@ -197,14 +197,14 @@ class WatchJob:
     async def nap(self, seconds: float) -> None:
         """Sleep, cut short by Ctrl-C (the token cancels the tasks attached to it)."""
         task = asyncio.ensure_future(asyncio.sleep(seconds))
-        self.cancel.attach(task)  # type: ignore[arg-type]
+        self.cancel.attach(task)
         try:
             await task
         except asyncio.CancelledError:
             if not self.cancel.cancelled:
                 raise
         finally:
-            self.cancel.detach(task)  # type: ignore[arg-type]
+            self.cancel.detach(task)
 
     async def __call__(self) -> int:
         loop = asyncio.get_running_loop()

@@ -49,7 +49,7 @@ class CheckRow:
         return self.summary.tier == "fallback" or self.key_retention < below or bool(self.pins_missing)
 
     def as_json(self) -> dict[str, Any]:
-        """The ``check --json`` element (DESIGN §6): exactly these keys."""
+        """The ``check --json`` element (ARCHITECTURE §6): exactly these keys."""
         s = self.summary
         return {
             "summary_id": s.id,

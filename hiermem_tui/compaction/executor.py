@@ -243,16 +243,17 @@ class Executor:
     async def summarise(self, st: RunState, what: str, request: SummaryRequest) -> SummaryResult:
         """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
         sid = st.run.session_id
-        last = [0.0, ""]  # when the last progress event went out, and its phase
+        sent_at, sent_phase = 0.0, ""  # when the last progress event went out, and its phase
 
         def forward(ev: SummaryEvent) -> None:
+            nonlocal sent_at, sent_phase
             if ev.kind != "progress":
                 self.emit(SummaryAttempt(st.run.id, sid, what, ev.tier, ev.attempt, ev.kind == "retry", ev.message))
                 return
             now = time.monotonic()
-            if now - float(last[0]) < PROGRESS_EVERY_S and ev.phase == last[1]:
+            if now - sent_at < PROGRESS_EVERY_S and ev.phase == sent_phase:
                 return  # a phase change always goes out; tokens at most every PROGRESS_EVERY_S
-            last[0], last[1] = now, ev.phase
+            sent_at, sent_phase = now, ev.phase
             self.emit(SummaryProgress(st.run.id, sid, what, ev.tier, ev.attempt, ev.phase, ev.chunks,
                                       ev.thinking_tokens, ev.tokens_per_s, ev.left_s))
 

@@ -31,7 +31,7 @@ class PlannedSummary:
     est_seconds: float | None
 
     def as_json(self) -> dict[str, Any]:
-        """An element of ``compact --dry-run --json``'s ``planned`` (DESIGN §6)."""
+        """An element of ``compact --dry-run --json``'s ``planned`` (ARCHITECTURE §6)."""
         return {
             "depth": self.depth,
             "first_seq": self.first_seq,

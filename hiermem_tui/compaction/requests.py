@@ -11,17 +11,11 @@ give a model exactly the same kind of input:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..store import Episode, Store, Summary, parse_iso
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem, SummaryRequest
-
-_PRIOR_SQL = (
-    "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
-    "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1"
-)
-
 
 def episode_item(ep: Episode) -> SourceItem:
     when = parse_iso(ep.created_at)
@@ -35,9 +29,10 @@ def summary_item(s: Summary, text: str | None = None) -> SourceItem:
                       label=s.id)
 
 
-def _pins(store: Store, session_id: str, first: int, last: int, marks: dict[int, str] | None = None) -> tuple[SourceItem, ...]:
-    marks = store.marks.of(session_id, first, last) if marks is None else marks
-    pins = [seq for seq, mark in marks.items() if mark == "pin"]
+def _pins(store: Store, session_id: str, first: int, last: int,
+          marks: Mapping[int, str] | None = None) -> tuple[SourceItem, ...]:
+    known = store.marks.of(session_id, first, last) if marks is None else marks
+    pins = [seq for seq, mark in known.items() if mark == "pin"]
     out = []
     for seq in pins:
         ep = store.episodes.at(session_id, seq)
@@ -51,8 +46,8 @@ def leaf_request(store: Store, session_id: str, first: int, last: int, target: i
     episodes = store.episodes.range(session_id, first, last)
     marks = store.marks.of(session_id, first, last)
     items = [episode_item(e) for e in episodes if marks.get(e.seq) != "exclude"]
-    prior = store.db.conn.execute(_PRIOR_SQL, (session_id, first)).fetchone()
-    return SummaryRequest(0, items, target, strip_pinned(prior[0]) if prior else None,
+    prior = store.dag.leaf_before(session_id, first)
+    return SummaryRequest(0, items, target, strip_pinned(prior) if prior is not None else None,
                           pinned=_pins(store, session_id, first, last, marks))
 
 

@@ -28,10 +28,11 @@ def args_json(value: Any) -> str:
     this sorts keys, packs tightly and never clips; both are kept so stored text stays the same.
     """
     if isinstance(value, str):
+        text = value
         try:
-            value = json.loads(value)
+            value = json.loads(text)
         except (ValueError, RecursionError):  # ValueError: also ints over Python's 4300-digit limit
-            return value
+            return text
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     except (TypeError, ValueError, RecursionError):

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, first_user_title
-from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch
+from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch, dict_field
 
 NAME = "openwebui"
 
@@ -150,7 +150,7 @@ def _attachments(message: dict[str, Any]) -> str:
     files = message.get("files")
     for item in files if isinstance(files, list) else []:  # a damaged chat can hold a number there
         if isinstance(item, dict):
-            inner = item.get("file") if isinstance(item.get("file"), dict) else {}
+            inner = dict_field(item, "file")
             name = item.get("name") or inner.get("filename") or item.get("type")
             notes.append(f"[attachment: {name}]" if isinstance(name, str) else "[attachment]")
     return "\n".join(notes)

@@ -9,11 +9,10 @@ keeps each format testable on its own and lets the store decide ids, seq and tok
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -91,13 +90,17 @@ class Problems:
         return f"skipped {self.count} malformed record(s): {top}"
 
 
-class Importer(Protocol):
-    NAME: str
-    DESCRIPTION: str
+def text_field(obj: dict[str, Any], key: str) -> str:
+    """``obj[key]`` when it is a string, else "" (exports hold null, numbers or objects where
+    a string is documented)."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
 
-    def sniff(self, path: Path, head: bytes) -> bool: ...
 
-    def parse(self, path: Path, problems: Problems) -> Iterator[ParsedSession]: ...
+def dict_field(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]`` when it is an object, else an empty one."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 # Times outside [1970, 3000) are treated as missing (the store then fills a synthetic one).

@@ -32,7 +32,7 @@ from typing import Any
 
 from hiermem_tui.importers._export import export_conversations, sniff_export
 from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, first_user_title
-from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch
+from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch, dict_field, text_field
 
 NAME = "chatgpt"
 DESCRIPTION = "ChatGPT data export: conversations.json or the export .zip"
@@ -93,7 +93,7 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
     if not episodes:  # the loader's "without messages" would hide why: say what there was
         problems.skip("conversation with no visible messages" if on_path else "conversation without messages", where)
         return None
-    title = conv.get("title") if isinstance(conv.get("title"), str) else ""
+    title = text_field(conv, "title")
     if not title.strip():
         title = first_user_title(episodes) or "Untitled"
     all_messages = sum(1 for n in mapping.values() if isinstance(n, dict) and n.get("message"))
@@ -148,7 +148,7 @@ def _episode(message: dict[str, Any], dropped: Counter[str]) -> ParsedEpisode | 
     if role not in ROLES:
         raise _Malformed("unknown author role")
     ctype = content.get("content_type")
-    meta = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    meta = dict_field(message, "metadata")
     recipient = message.get("recipient") or "all"
     if meta.get("is_visually_hidden_from_conversation"):
         dropped["hidden"] += 1
@@ -224,7 +224,7 @@ def _join_parts(parts: Any) -> str:
 def _part_placeholder(part: dict[str, Any]) -> str:
     kind = str(part.get("content_type") or "attachment")
     if kind == "audio_transcription" and isinstance(part.get("text"), str):
-        return part["text"]
+        return str(part["text"])
     if "image" in kind or ("asset_pointer" in part and kind == "attachment"):
         w, h = part.get("width"), part.get("height")
         return f"[image {w}x{h}]" if isinstance(w, int) and isinstance(h, int) else "[image]"

@@ -27,7 +27,7 @@ from typing import Any
 
 from hiermem_tui.importers._export import export_conversations, sniff_export
 from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, compact_json, first_user_title
-from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
+from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso, text_field
 
 NAME = "claude"
 DESCRIPTION = "Claude.ai data export: conversations.json or the export .zip"
@@ -91,7 +91,7 @@ def _conversation(conv: dict[str, Any], where: str, problems: Problems) -> Parse
                       where)
         return None
 
-    name = conv.get("name") if isinstance(conv.get("name"), str) else ""
+    name = text_field(conv, "name")
     title = name.strip() or first_user_title(episodes) or "Untitled"
     metadata: dict[str, Any] = {}
     updated = utc_from_iso(conv.get("updated_at"))

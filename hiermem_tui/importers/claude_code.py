@@ -40,7 +40,7 @@ from typing import Any
 
 from hiermem_tui.importers._jsonl_logs import head_records, iter_jsonl, read_jsonl_input, sniff_dir
 from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, compact_json, numbered_id, title_from
-from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
+from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso, text_field
 
 NAME = "claude-code"
 DESCRIPTION = "Claude Code session logs: a .jsonl file or a ~/.claude/projects folder"
@@ -240,7 +240,7 @@ def _system(rec: dict[str, Any], uuid: str | None, acc: _Session) -> None:
     if subtype not in _SYSTEM_KEPT:
         acc.counts["system_records_skipped"] += 1
         return
-    text = rec.get("content") if isinstance(rec.get("content"), str) else ""
+    text = text_field(rec, "content")
     meta: dict[str, Any] = {"subtype": subtype}
     if subtype == "compact_boundary":
         text = f"[compact_boundary] {text or 'Conversation compacted'}"

@@ -215,9 +215,9 @@ def _response_item(item: dict[str, Any], when: datetime | None, model: str | Non
         acc.items.append(_Item("other", "assistant", text, when, sid, meta))
     elif itype in ("function_call_output", "custom_tool_call_output"):
         text, meta = _output(item.get("output"))
-        name = acc.calls.get(str(item.get("call_id")))
-        if name:
-            meta["tool"] = name
+        called = acc.calls.get(str(item.get("call_id")))
+        if called:
+            meta["tool"] = called
         acc.items.append(_Item("other", "tool", text, when, sid, meta))
     else:
         acc.counts[f"{itype}_items"] += 1

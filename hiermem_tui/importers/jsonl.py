@@ -1,4 +1,4 @@
-"""The native JSONL import format (DESIGN §6): one message per line.
+"""The native JSONL import format (ARCHITECTURE §6): one message per line.
 
 ``{"session": "ID", "title": "…"?, "role": "user|assistant|system|tool", "content": "…",
 "created_at": "ISO-8601"?}``. It is the format other tools can always produce, so the parser

@@ -29,7 +29,7 @@ from typing import Any
 from hiermem_tui.importers import _webui_chat
 from hiermem_tui.importers._export import EXPORT_KINDS, LOOKAHEAD, iter_json_array
 from hiermem_tui.importers._sqlite import SQLITE_MAGIC, Schema, open_source, select_list, sniff_sqlite, text_or_none
-from hiermem_tui.importers.base import FormatError, ParsedSession, Problems, utc_from_epoch
+from hiermem_tui.importers.base import FormatError, ParsedSession, Problems, utc_from_epoch, text_field
 
 NAME = _webui_chat.NAME
 DESCRIPTION = "Open WebUI: webui.db (chat table with a JSON message tree per chat) or its chat export (.json)"
@@ -160,6 +160,6 @@ def _item(item: dict[str, Any], where: str, problems: Problems) -> ParsedSession
         return None
     where = f"{where} {chat_id}"
     metadata = {k: True for k in ("archived", "pinned") if item.get(k) is True}
-    title = item.get("title") if isinstance(item.get("title"), str) else ""
+    title = text_field(item, "title")
     created = utc_from_epoch(item.get("created_at"))
     return _webui_chat.session(chat_id, title, item["chat"], created, metadata, where, problems)

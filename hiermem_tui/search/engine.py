@@ -53,7 +53,7 @@ class SearchHit:
     """False for a superseded summary (only with ``include_superseded``)."""
 
     def as_json(self) -> dict[str, Any]:
-        """The ``search --json`` element (DESIGN §6): exactly these keys."""
+        """The ``search --json`` element (ARCHITECTURE §6): exactly these keys."""
         return {
             "session": self.session_id,
             "kind": self.kind,

@@ -9,6 +9,8 @@ none of it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -39,10 +41,13 @@ class InvariantViolation(StoreError):
     """A write would break a DAG invariant; nothing was written."""
 
 
+_BASE_FIELDS = tuple(f.name for f in dataclasses.fields(Summary))[:25]
+"""Summary's fields in the order of ``_SUMMARY_COLS`` (the rest are read by name below)."""
+
+
 def _summary(r: Sequence[Any]) -> Summary:
-    base = r[:25]
     return Summary(
-        *base, fid_identifiers=r[25], fid_kept=r[26], fid_lost=jlist(r[27]), fid_novel=jlist(r[28]),
+        **dict(zip(_BASE_FIELDS, r[:25])), fid_identifiers=r[25], fid_kept=r[26], fid_lost=jlist(r[27]), fid_novel=jlist(r[28]),
         fid_added=bool(r[29]), fid_pins_missing=jlist(r[30]),
         rejections=tuple(x for x in jlist(r[31]) if isinstance(x, dict)),
         keywords=tuple(str(k) for k in jlist(r[32])), trimmed=r[33], fid_key=r[34], fid_key_kept=r[35],
@@ -392,6 +397,13 @@ class Dag:
             (run_id,),
         ).fetchall()
         return [(SummarySpan(*r[:10]), r[10]) for r in rows]
+
+    def leaf_before(self, session_id: str, first_seq: int) -> str | None:
+        """The text of the active leaf just before ``first_seq`` (a new leaf's context), if any."""
+        row = self.db.conn.execute(
+            "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
+            "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1", (session_id, first_seq)).fetchone()
+        return str(row[0]) if row else None
 
     def content(self, summary_id: str) -> str | None:
         """One summary's text by id (None if there is no such summary)."""

@@ -150,7 +150,7 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> int:
     """
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError as exc:
         raise DamagedDatabase(f"{path} is damaged or not a database ({exc})") from None
     user_tables = {t for t in tables if not t.startswith("sqlite_")}
@@ -341,6 +341,11 @@ class Db:
         finally:
             self._tx_depth[key] = 0
             conn.execute("COMMIT")
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the main file and truncate it (a file about to be copied
+        or shipped is then one file)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def release_thread(self) -> None:
         """Close the calling thread's connection; the thread may open a new one later."""

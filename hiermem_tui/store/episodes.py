@@ -100,16 +100,14 @@ class Episodes:
                     fresh_tokens.append(tokens[i])
             if not fresh:
                 return 0, len(episodes)
-            if prev is None:
-                prev = _shift(parse_iso(row[1]), -1)
+            when: datetime = _shift(parse_iso(row[1]), -1) if prev is None else prev
             if tokens is None:
                 fresh_tokens = self.db.tokenizer.count_many([e.content for e in fresh])
             rows = []
             seq = count
             for ep, n in zip(fresh, fresh_tokens):
                 synthetic = ep.created_at is None
-                when = _shift(prev, 1) if synthetic else ep.created_at
-                prev = when
+                when = _shift(when, 1) if ep.created_at is None else ep.created_at
                 rows.append((
                     f"{session_id}/{ep.key}", session_id, seq, ep.role, ep.content, iso(when), n, int(synthetic),
                     json.dumps(ep.metadata, ensure_ascii=False, sort_keys=True) if ep.metadata else None,
@@ -227,7 +225,7 @@ class Episodes:
     def headers(self, session_id: str, after_seq: int, last_seq: int, limit: int) -> list[tuple[str, int, int, str, str]]:
         """``(id, seq, tokens, created_at, role)`` of up to ``limit`` episodes after ``after_seq``, up
         to ``last_seq``: what a context listing needs, without the text."""
-        return [tuple(r) for r in self.db.conn.execute(  # type: ignore[misc]
+        return [tuple(r) for r in self.db.conn.execute(
             "SELECT id, seq, coalesce(tokens, 0), created_at, role FROM episodes "
             "WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
             (session_id, after_seq, last_seq, limit),

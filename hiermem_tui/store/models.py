@@ -82,7 +82,7 @@ class Session:
         return self.episodes - (done + 1)
 
     def as_json(self) -> dict[str, Any]:
-        """The ``sessions --json`` element (DESIGN §6), plus a few extra fields."""
+        """The ``sessions --json`` element (ARCHITECTURE §6), plus a few extra fields."""
         return {
             "id": self.id,
             "title": self.title,
@@ -241,7 +241,7 @@ class Run:
         return {"normal": self.normal, "aggressive": self.aggressive, "fallback": self.fallback}
 
     def as_json(self) -> dict[str, Any]:
-        """The ``runs`` element of ``export --format json`` (DESIGN §6)."""
+        """The ``runs`` element of ``export --format json`` (ARCHITECTURE §6)."""
         return {
             "id": self.id,
             "kind": self.kind,

@@ -36,7 +36,7 @@ class StatsQueries:
             + ("" if session_id is None else " WHERE id = ?"),
             () if session_id is None else (session_id,),
         ).fetchone()
-        return tuple(row)  # type: ignore[return-value]
+        return tuple(row)
 
     def summary_groups(self, session_id: str | None, threshold: float) -> Iterator[tuple[Any, ...]]:
         """Per (depth, tier) of the active summaries: count, tokens, source tokens, how many are

@@ -81,7 +81,7 @@ def _indexed(conn: sqlite3.Connection) -> int:
 
 
 def _last_doc(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0]
+    return int(conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0])
 
 
 def search_index_status(store: Store) -> IndexStatus:

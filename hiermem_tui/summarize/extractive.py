@@ -1,4 +1,4 @@
-"""The deterministic digest of DESIGN §4, and a backend that uses nothing else.
+"""The deterministic digest of ARCHITECTURE §4, and a backend that uses nothing else.
 
 It is both the fallback tier (it cannot fail, needs no model) and the ``extractive``
 backend for people without Ollama. Same input, same output, always: no model, no

@@ -1,6 +1,6 @@
 """The Ollama backend: a streaming chat call with the settings Ollama users get bitten by.
 
-Why each setting (DESIGN §4, "Ollama specifics"):
+Why each setting (ARCHITECTURE §4, "Ollama specifics"):
 - ``num_ctx`` is sent on every call, because Ollama silently cuts prompts longer than its
   default context. It is sized from our own token count of the prompt (+10 % for the
   model's tokenizer being different) plus ``num_predict`` plus slack, rounded up to a
@@ -36,6 +36,7 @@ import math
 import os
 import re
 import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ import httpx
 import ollama
 import pydantic
 
+from hiermem_tui.summarize import ollama_raw
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
@@ -62,7 +64,7 @@ NUM_CTX_SLACK = 64  # chat template tokens around the two messages
 PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-THINK_HEADROOM = {"low": 1024, "medium": 2048, "high": 4096, True: 2048}
+THINK_HEADROOM: dict[bool | str, int] = {"low": 1024, "medium": 2048, "high": 4096, True: 2048}
 """Answer tokens added to ``num_predict`` for a model that cannot stop thinking, by level."""
 THINK_LEVELS = ("low", "medium", "high")
 MIN_STRUCTURED_VERSION = (0, 5, 0)
@@ -229,6 +231,14 @@ def translate_error(exc: BaseException, host: str, model: str | None) -> Summari
     return None
 
 
+def _closable(stream: AsyncIterator[ollama.ChatResponse]) -> AsyncGenerator[ollama.ChatResponse, None]:
+    """The client types its stream as an iterator; it is an async generator, which can be
+    closed (so a stream cut off early releases its connection at once)."""
+    if not isinstance(stream, AsyncGenerator):
+        raise TypeError(f"the ollama client returned {type(stream).__name__}, not a stream")
+    return stream
+
+
 def _host_of(client: ollama.AsyncClient) -> str:
     inner = getattr(client, "_client", None)
     return str(getattr(inner, "base_url", "Ollama")).rstrip("/")
@@ -243,7 +253,7 @@ async def resolve_model(client: ollama.AsyncClient | str | None, configured: str
     if configured and configured.strip():
         return configured.strip()
     own = not isinstance(client, ollama.AsyncClient)
-    c = ollama.AsyncClient(host=normalize_host(client)) if own else client  # type: ignore[arg-type]
+    c = client if isinstance(client, ollama.AsyncClient) else ollama.AsyncClient(host=normalize_host(client))
     host = _host_of(c)
     try:
         try:
@@ -268,7 +278,7 @@ async def resolve_model(client: ollama.AsyncClient | str | None, configured: str
         raise ModelMissing(f"no model chosen; installed: {', '.join(installed)} — pass --model")
     finally:
         if own:
-            await c.close()
+            await ollama_raw.close(c)
 
 
 class OllamaBackend:
@@ -336,7 +346,7 @@ class OllamaBackend:
 
     async def _read_version(self) -> None:
         try:
-            raw = await self._client._request_raw("GET", "/api/version")  # noqa: SLF001 - the client has no version()
+            raw = await ollama_raw.request_raw(self._client, "GET", "/api/version")  # the client has no version()
             self.server_version = str(raw.json().get("version", ""))
         except Exception as exc:
             err = self._error(exc)
@@ -354,7 +364,7 @@ class OllamaBackend:
         """``/api/show`` as the server sent it: the client's model drops fields it does not know
         (newer servers' ``thinking`` values), so the raw JSON is read."""
         try:
-            raw = await self._client._request_raw("POST", "/api/show", json={"model": model})  # noqa: SLF001
+            raw = await ollama_raw.request_raw(self._client, "POST", "/api/show", json={"model": model})
             data = raw.json()
         except Exception as exc:
             err = self._error(exc)
@@ -372,8 +382,9 @@ class OllamaBackend:
             found = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
             self._context[model] = found[0] if found else None
             caps = [str(c) for c in data.get("capabilities") or []]
-            thinking = data.get("thinking") if isinstance(data.get("thinking"), dict) else {}
-            values = thinking.get("values") if isinstance(thinking.get("values"), list) else None
+            thinking = data.get("thinking")
+            listed = thinking.get("values") if isinstance(thinking, dict) else None
+            values = listed if isinstance(listed, list) else None
             self._think[model] = think_value(caps, values, model)
         return self._context[model]
 
@@ -386,7 +397,7 @@ class OllamaBackend:
         plus what the model was seen to think although asked not to."""
         name = model or self.model or ""
         think = self._think.get(name)
-        base = THINK_HEADROOM.get(think, 0) if think not in (None, False) else 0  # type: ignore[call-overload]
+        base = THINK_HEADROOM.get(think, 0) if think is not None and think is not False else 0
         return base + self._think_extra.get(name, 0)
 
     def num_ctx_for(self, model: str, prompt_tokens: int, num_predict: int, limit: int | None) -> int:
@@ -480,8 +491,9 @@ class OllamaBackend:
                     model=model, messages=messages, stream=True, options=options, keep_alive=self.keep_alive,
                     **extra,
                 )
-                async with contextlib.aclosing(stream):
-                    async for part in stream:
+                parts = _closable(stream)
+                async with contextlib.aclosing(parts):
+                    async for part in parts:
                         msg = part.message
                         now = time.monotonic()
                         if msg is not None and out.add(msg.content, msg.thinking, now) and on_chunk is not None:
@@ -522,4 +534,4 @@ class OllamaBackend:
         return gen
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await ollama_raw.close(self._client)

@@ -54,7 +54,7 @@ class SummaryRequest:
 
     @property
     def source_tokens(self) -> int:
-        """The size of the input in the sense of DESIGN §4: the sum of the sources' tokens.
+        """The size of the input in the sense of ARCHITECTURE §4: the sum of the sources' tokens.
 
         The prompt wrapper and the prior summary are deliberately not counted: they are
         not material being summarised, so "shorter than its input" compares like with like.

@@ -1,7 +1,7 @@
 """Keys: every binding has an id, so a user can move it in the settings file.
 
 ``[keymap]`` in the config file maps binding ids to keys (Textual's ``App.set_keymap``), for
-example ``"session.toggle_view" = "ctrl+t"`` or ``"app.quit" = "ctrl+q"``; the help screen lists
+example ``"app.help" = "f9"`` or ``"app.quit" = "ctrl+q"``; the help screen lists
 every id with its keys. Ids are ``<where>.<what>``: ``app`` for the keys that work everywhere,
 then one prefix per screen or widget (``sessions``, ``session``, ``search``, ``transcript`` …).
 """
@@ -30,6 +30,24 @@ def binding_ids(bindings: Iterable[BindingType]) -> Iterator[tuple[str, str, str
     for b in bindings:
         if isinstance(b, Binding) and b.id:
             yield b.id, b.key, b.description
+
+
+def unknown_ids(keymap: dict[str, str]) -> list[str]:
+    """The ids in a ``[keymap]`` table that no binding has (a typo, or a key that was renamed)."""
+    known = {binding_id for binding_id, _keys, _what in known_ids()}
+    return sorted(k for k in keymap if k not in known)
+
+
+def keys_markdown(keymap: dict[str, str]) -> str:
+    """The help screen's table of every binding id, its keys (the user's own where the
+    settings file moves them) and what it does."""
+    def cell(text: str) -> str:
+        return "`" + text.replace("`", "'").replace("|", "/") + "`"
+
+    lines = ["| id | keys | what |", "|---|---|---|"]
+    for binding_id, keys, what in known_ids():
+        lines.append(f"| {cell(binding_id)} | {cell(keymap.get(binding_id, keys))} | {what or '—'} |")
+    return "\n".join(lines)
 
 
 def known_ids() -> list[tuple[str, str, str]]:

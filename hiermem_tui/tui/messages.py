@@ -1,4 +1,4 @@
-"""Small message dataclasses the TUI passes around (DESIGN §7: core work reports back as messages).
+"""Small message dataclasses the TUI passes around (ARCHITECTURE §7: core work reports back as messages).
 
 Why here and not on the widgets: these cross screens. A worker posts them to the app,
 and any screen or widget may handle them, so they live in one place others can import

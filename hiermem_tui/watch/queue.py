@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..compaction.select import passes_triggers
 from ..config import Policy
@@ -68,7 +68,7 @@ class CompactionQueue:
                 due.append(sid)
         return due
 
-    def finished(self, session_ids: Iterable[str], statuses: dict[str, str]) -> float | None:
+    def finished(self, session_ids: Iterable[str], statuses: Mapping[str, str]) -> float | None:
         """After a round over ``session_ids`` (``statuses``: run status per session that got a run).
         Returns the back-off delay when the round failed, else None."""
         if any(status == "failed" for status in statuses.values()):

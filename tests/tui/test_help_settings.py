@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, Markdown
 
 from hiermem_tui.config import ConfigError, Settings, load_settings
 from hiermem_tui.store import Store
@@ -204,3 +204,20 @@ def test_settings_form_normalises_a_bare_host(tmp_path: Path) -> None:
     assert new.ollama_host == "http://gpu-box:11434"
     got = (new.model, new.backend, new.timeout_s, new.parallel, new.policy.fresh_tail)
     assert got == ("llama3.2", "extractive", 12.5, 2, 0)
+
+
+async def test_a_keymap_from_the_settings_file_moves_a_key_and_names_unknown_ids(
+    settings: Settings, standard_store: Store
+) -> None:
+    moved = replace(settings, keymap={"app.help": "f9", "sessions.not_a_binding": "x"})
+    app = app_for(moved, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await wait_for(pilot, lambda: any("sessions.not_a_binding" in str(n.message) for n in app._notifications))
+        assert not any("app.help" in str(n.message) for n in app._notifications)  # a known id is not a warning
+        await pilot.press("f9")
+        help_screen = await screen_shown(pilot, HelpScreen)
+        markdown = help_screen.query_one("#help-text", Markdown).source
+        assert "| `app.help` | `f9` | Help |" in markdown
+        assert "| `session.toggle_view` |" in markdown
+        assert app.screen_stack.count(help_screen) == 1

@@ -1,4 +1,4 @@
-"""A checker for every DESIGN §3 invariant of one session, read straight from the file.
+"""A checker for every ARCHITECTURE §3 invariant of one session, read straight from the file.
 
 It deliberately re-derives everything with its own SQL instead of trusting the store's
 helpers (coverage from edges, times from episodes, aggregates from rows), so a bug in the
@@ -28,7 +28,7 @@ def check_invariants(
     known_summaries: Collection[str] | None = None,
     allow_running: bool = True,
 ) -> None:
-    """Assert invariants 1–6 of DESIGN §3 for ``session_id`` (raises AssertionError).
+    """Assert invariants 1–6 of ARCHITECTURE §3 for ``session_id`` (raises AssertionError).
 
     ``episodes``: what the test appended, by seq (invariant 1: unchanged, none lost).
     ``known_summaries``: ids seen earlier (invariant 5: nothing was ever deleted).

@@ -1,4 +1,4 @@
-"""CLI contracts (DESIGN §6): exit codes, one-line errors, JSON shapes, idempotent import."""
+"""CLI contracts (ARCHITECTURE §6): exit codes, one-line errors, JSON shapes, idempotent import."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``compact`` / ``resummarize`` CLI contracts (DESIGN §6): JSON shapes, exit codes, one-line errors."""
+"""``compact`` / ``resummarize`` CLI contracts (ARCHITECTURE §6): JSON shapes, exit codes, one-line errors."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``check``, ``repair``, ``compact --dry-run``, ``prompts`` and the export's fidelity: the CLI
-contracts of issue 8 (DESIGN §6), through real files and the fake server."""
+contracts of issue 8 (ARCHITECTURE §6), through real files and the fake server."""
 
 from __future__ import annotations
 

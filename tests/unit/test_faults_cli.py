@@ -1,4 +1,4 @@
-"""Ollama faults end to end through ``hiermem-tui compact`` (DESIGN §4, §6).
+"""Ollama faults end to end through ``hiermem-tui compact`` (ARCHITECTURE §4, §6).
 
 test_runner.py shows each fault at the Runner; test_cli_compact.py shows the CLI contracts
 with a closed port (``--session``), a missing model (its name in the message) and dropped

@@ -1,6 +1,6 @@
 """Hostile chat content and hostile files: stored byte-exact, shown literally, never interpreted.
 
-Content is untrusted (DESIGN, COMMON rules): markup, terminal escapes, control and bidi
+Content is untrusted (ARCHITECTURE §7): markup, terminal escapes, control and bidi
 characters must survive import → store → export unchanged, stay inside Markdown fences, and
 reach a screen only through ``textsafe.visible``. Hostile *files* (bad UTF-8, absurd nesting, zip
 bombs, one huge episode, one huge session) must end in an import or a one-line refusal, in

@@ -1,4 +1,4 @@
-"""The planner's rules (DESIGN §5), on plain numbers: no database involved."""
+"""The planner's rules (ARCHITECTURE §5), on plain numbers: no database involved."""
 
 from __future__ import annotations
 

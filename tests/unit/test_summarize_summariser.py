@@ -1,4 +1,4 @@
-"""The three tiers of DESIGN §4 and the connection-failure policy, through the fake server
+"""The three tiers of ARCHITECTURE §4 and the connection-failure policy, through the fake server
 with the real ollama client (nothing of ours is mocked)."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, Markdown
+from hiermem_tui.tui.keymap import keys_markdown
 from hiermem_tui.tui.screens.base import AppModal
 
 
@@ -22,6 +23,16 @@ def help_markdown() -> str:
         return (resources.files("hiermem_tui") / "assets" / "help.md").read_text(encoding="utf-8")
     except OSError:
         return "# hiermem\n\nThe help file is missing from this installation. Press `esc` to close."
+
+
+KEYS_HEADING = """
+
+## Every key, by id
+
+Move any of these in the settings file's `[keymap]` table, for example `"app.quit" = "ctrl+q"`
+(several keys: `"j,down"`); the keys below are the ones in use now.
+
+"""
 
 
 class HelpScreen(AppModal[None]):
@@ -40,7 +51,8 @@ class HelpScreen(AppModal[None]):
             panel.border_title = "Help"
             panel.border_subtitle = "esc to close"
             with VerticalScroll(id="help-scroll"):
-                yield Markdown(help_markdown(), id="help-text", open_links=False)
+                yield Markdown(help_markdown() + KEYS_HEADING + keys_markdown(self.settings.keymap),
+                               id="help-text", open_links=False)
         yield Footer()
 
     def on_mount(self) -> None:

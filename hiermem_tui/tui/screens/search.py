@@ -207,9 +207,7 @@ class SearchScreen(ReportScreen):
                         snippet_width=width)
         ids = sorted({h.session_id for h in result.hits})
         titles = dict.fromkeys(ids, "")
-        if ids:
-            marks = ",".join("?" * len(ids))
-            titles.update(self.store.db.conn.execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", ids))
+        titles.update(self.store.sessions.titles(ids))
         return Found(result, {sid: title or sid for sid, title in titles.items()})
 
     def on_unmount(self) -> None:
@@ -294,11 +292,9 @@ class SearchScreen(ReportScreen):
 
     def _preview(self, hit: SearchHit) -> None:
         """The hit's text (up to PREVIEW_CHARS around the best match), matches marked, literal."""
-        if hit.kind == "episode":
-            row = self.store.db.conn.execute("SELECT content FROM episodes WHERE id = ?", (hit.id,)).fetchone()
-        else:
-            row = self.store.db.conn.execute("SELECT content FROM summaries WHERE id = ?", (hit.id,)).fetchone()
-        text = row[0] if row else ""
+        found = (self.store.episodes.content(hit.id) if hit.kind == "episode"
+                 else self.store.dag.content(hit.id))
+        text = found or ""
         p = fmt.Palette.from_app(self.app)
         where = one_line(self.titles.get(hit.session_id, hit.session_id), 100)
         out = Text(f"{where} · {one_line(hit.id, 80)}\n", style=fmt.style(p.muted))

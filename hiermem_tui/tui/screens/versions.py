@@ -1,7 +1,7 @@
 """Every version of a summary, superseded ones included: read any of them, restore one.
 
 Why restoring is "revert the run that replaced it": versions are never edited in place
-(DESIGN §3.5); a re-summarise run supersedes them, and the store can undo exactly that run
+(ARCHITECTURE §3, rule 5); a re-summarise run supersedes them, and the store can undo exactly that run
 (``revert_run``), putting back the whole chain it replaced. So the screen works out which
 run that is — the replacing summary's run, or ``run:<id>`` for a whole-session redo — and
 shows the store's refusal word for word when the run has been built upon since.

@@ -18,7 +18,8 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from hiermem_tui.store import Episode, Store, Summary
+from hiermem_tui.store import Episode, Summary
+from hiermem_tui.store.reads import TreeSource
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 
@@ -56,8 +57,8 @@ class NodeRef:
         return self.last - self.first + 1
 
 
-def root_refs(store: Store, session_id: str, fresh_tail: int) -> list[NodeRef]:
-    """Top summaries, gaps and the fresh tail, in coverage order (DESIGN §2)."""
+def root_refs(store: TreeSource, session_id: str, fresh_tail: int) -> list[NodeRef]:
+    """Top summaries, gaps and the fresh tail, in coverage order (ARCHITECTURE §2)."""
     session = store.sessions.get(session_id)
     total = session.episodes if session else 0
     return arrange_roots(store.dag.top(session_id), store.dag.unsummarised_ranges(session_id), total, fresh_tail)
@@ -89,7 +90,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
     """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`update_roots`, :meth:`reveal_summary`,
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 
-    def __init__(self, store: Store, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
+    def __init__(self, store: TreeSource, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
         super().__init__("session", id=id)
         self.store = store
         self.session_id = session_id

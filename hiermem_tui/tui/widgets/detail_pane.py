@@ -141,7 +141,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
 
     # ------------------------------------------------------------------ views
     def show_summary(self, s: Summary, *, sources: list[str], versions: list[Summary]) -> None:
-        """A summary with every figure DESIGN §4 asks to keep, then its text, literally."""
+        """A summary with every figure ARCHITECTURE §4 asks to keep, then its text, literally."""
         p = self.palette
         y = self.ref_year
         head = self._title(

@@ -3,7 +3,7 @@
 Why not a DataTable: a DataTable holds and measures every cell up front; with 10k sessions
 that took ~1.4 s before the first frame (bench/bench_tui_sessions.py), against ~0.25 s here. This widget (Textual's Line
 API) knows only the row count; ``render_line`` asks a small LRU page cache, which asks
-``Store.list_sessions(limit=, offset=)``. Sorting and filtering happen in SQL, so opening,
+``store.sessions.page(limit=, offset=)``. Sorting and filtering happen in SQL, so opening,
 re-sorting and filtering cost the same for 10 or 100 000 sessions.
 
 Chat-derived text (titles, sources) goes through :func:`one_line` and into plain Segments:
@@ -28,7 +28,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hiermem_tui.store import Session, Store
+from hiermem_tui.store import Session
+from hiermem_tui.store.reads import SessionListSource
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.widgets.session_columns import COLUMNS, GAP, Column, cell, fit, fit_columns
 
@@ -74,7 +75,7 @@ class SessionsTable(ScrollView, can_focus=True):
 
     def __init__(
         self,
-        store: Store,
+        store: SessionListSource,
         *,
         clock: Callable[[], datetime],
         sort: str = "updated",

@@ -23,7 +23,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hiermem_tui.store import Episode, Store
+from hiermem_tui.store import Episode
+from hiermem_tui.store.reads import TranscriptSource
 from hiermem_tui.store.marks import Mark
 from hiermem_tui.textsafe import strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
@@ -64,7 +65,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             self.seq = seq
             super().__init__()
 
-    def __init__(self, store: Store, session_id: str, *, id: str | None = None) -> None:
+    def __init__(self, store: TranscriptSource, session_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.store = store
         self.session_id = session_id
