@@ -98,6 +98,10 @@ _CLOSERS = re.compile(
     r"shall i\b|is there anything else|happy to help",
     re.I,
 )
+_FIRST_PERSON = re.compile(r"(?<![\w'’])I(?:'m|’m|'ve|’ve|'ll|’ll|'d|’d| am| was| have| will)(?![\w])")
+"""The writer speaking as itself ("I'm happy to report that they …"): a summary is in the
+third person, so two of these outside quotes and code are the assistant's voice."""
+_QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|“[^”\n]*”")
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _INDENTED = re.compile(r"^(?: {4,}|\t+)(?![-*•]|\d+[.)])\S")
 _CODE_DEF = re.compile(r"^\s*(?:def|class|function|fn|func|public|private|static|int|void|#include)\b.*[({:;]\s*$", re.M)
@@ -244,6 +248,9 @@ def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     m = _CLOSERS.search(text)
     if m:
         return f"talks to the user ({m.group(0).strip()!r})"
+    own_voice = list(_FIRST_PERSON.finditer(_QUOTED.sub("", _FENCED.sub("", text))))
+    if len(own_voice) >= 2:
+        return f"speaks in the first person ({own_voice[0].group(0)!r}, {len(own_voice)} times)"
     material = "\n".join(sources)
     blocks = [b for b in _FENCED.findall(text) if b.strip()]
     code_lines = [ln.strip() for b in blocks for ln in b.splitlines() if len(ln.strip()) >= 8]

@@ -253,3 +253,13 @@ def test_restating_the_previous_summary_is_an_echo_only_when_the_chunk_does_not_
     assert find_echo(restated, prior, chunk) is None
     unrelated = ["The user asked how to format dates in the changelog and the assistant showed strftime."]
     assert find_echo(restated, prior, unrelated) is not None
+
+
+def test_a_summary_in_the_writers_own_voice_continues_the_chat() -> None:
+    """SmolLM2-135M's sectioned leaf on the rig: content-free, narrated by "I"."""
+    smol = ("The user was doing a lot of things, and I'm happy to report that they made some decisions.\n\n"
+            "Errors and fixes:\n- The user faced some errors and I'm happy to say that they've resolved them.")
+    assert find_continuation(smol, []) == "speaks in the first person (\"I'm\", 2 times)"
+    # the user's own words, quoted or in code, and a single slip are not the writer's voice
+    assert find_continuation('The user wrote "I am stuck, I was told to use X" and ran `I have`.', []) is None
+    assert find_continuation("The user said I'm moving the parser to src/parse.py.", []) is None
