@@ -102,13 +102,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             total.episodes_revised += report.episodes_revised
             total.problems.merge(report.problems)
             progress.clear()
-            ctx.say(
-                f"{path} ({report.formats.get(str(path), args.format)}): {report.sessions_seen} session(s), "
-                f"{report.sessions_created} new; {report.episodes_appended} episode(s) added, "
-                f"{report.episodes_present} already present"
-                + (f"; {report.episodes_revised} added as new version(s) of message(s) the source changed"
-                   if report.episodes_revised else "")
-            )
+            ctx.say(f"{path} ({report.formats.get(str(path), args.format)}): {report.describe()}")
     finally:
         store.close()
     for folder, passed in skipped:  # a mixed folder's README, licence, notes: named, not silently dropped

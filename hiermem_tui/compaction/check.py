@@ -13,7 +13,7 @@ keeps every condensed summary consistent with its (new) sources.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,12 +78,25 @@ def measure_summary(store: Store, s: Summary) -> Fidelity:
     """``s`` against what its summariser was given (excluded episodes left out), judged on as
     many key names as a summary of its length can carry."""
     if s.kind == "leaf":
-        marks = store.marks.of(s.session_id, s.first_seq, s.last_seq)
-        items = [episode_item(e) for e in store.episodes.range(s.session_id, s.first_seq, s.last_seq)
+        return measure_text(store, s.session_id, s.content, s.tokens, episode_range=(s.first_seq, s.last_seq))
+    return measure_text(store, s.session_id, s.content, s.tokens, sources=store.dag.children(s.id))
+
+
+def measure_text(
+    store: Store, session_id: str, content: str, tokens: int, *,
+    episode_range: tuple[int, int] | None = None, sources: Sequence[Summary] = (),
+) -> Fidelity:
+    """A summary's text (``tokens`` long) against the episodes ``episode_range`` (a leaf; excluded
+    ones left out) or the summaries ``sources`` (a condensed one), before or after it is stored:
+    an import measures what another tool wrote the same way ``check`` measures ours."""
+    if episode_range is not None:
+        first, last = episode_range
+        marks = store.marks.of(session_id, first, last)
+        items = [episode_item(e) for e in store.episodes.range(session_id, first, last)
                  if marks.get(e.seq) != "exclude"]
     else:
-        items = [summary_item(k) for k in store.dag.children(s.id)]
-    return measure_against(own_text(s.content), items, key=key_count(s.tokens))
+        items = [summary_item(k) for k in sources]
+    return measure_against(own_text(content), items, key=key_count(tokens))
 
 
 def pins_missing(store: Store, s: Summary) -> tuple[str, ...]:

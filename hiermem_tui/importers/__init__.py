@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 # CLI name -> module name. Order is the detection order: the most specific sniffers first
 # (SQLite files by their tables, then JSONL record shapes, then JSON array shapes).
 FORMATS: dict[str, str] = {
+    "lossless-claw": "lossless_claw",
+    "lossless-code": "lossless_code",
     "llm": "llm",
     "openwebui": "openwebui",
     "oterm": "oterm",
@@ -77,8 +79,24 @@ class ImportReport:
     episodes_present: int = 0
     episodes_revised: int = 0
     """Of ``episodes_appended``, how many are a new version of a message the source changed."""
+    summaries_added: int = 0
+    """Summaries another tool made (lossless-claw, lossless-code) written with their DAG."""
+    summaries_present: int = 0
+    """Of those, how many an earlier import had written already."""
     problems: Problems = field(default_factory=Problems)
     formats: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """What the import did, in one line (the CLI prints it after ``<path> (<format>): ``)."""
+        text = (f"{self.sessions_seen} session(s), {self.sessions_created} new; {self.episodes_appended} "
+                f"episode(s) added, {self.episodes_present} already present")
+        if self.episodes_revised:
+            text += f"; {self.episodes_revised} added as new version(s) of message(s) the source changed"
+        skipped = self.problems.summaries_line()
+        if self.summaries_added or self.summaries_present or skipped:
+            text += f"; {self.summaries_added} summar{'y' if self.summaries_added == 1 else 'ies'} added, " \
+                    f"{self.summaries_present} already present"
+        return text + (f"; {skipped}" if skipped else "")
 
 
 ProgressFn = Callable[[str, ImportReport], None]
@@ -121,7 +139,8 @@ def import_paths(
     return report
 
 
-_COUNTS = ("sessions_seen", "sessions_created", "episodes_appended", "episodes_present", "episodes_revised")
+_COUNTS = ("sessions_seen", "sessions_created", "episodes_appended", "episodes_present", "episodes_revised",
+           "summaries_added", "summaries_present")
 
 
 def _counts(report: ImportReport) -> tuple[int, ...]:
@@ -240,6 +259,12 @@ def load_session(
     appended, present = store.episodes.append(session_id, episodes, tokens)
     report.episodes_appended += appended
     report.episodes_present += present
+    if parsed.summaries:
+        from ._summaries import load_summaries
+
+        added, already = load_summaries(store, session_id, parsed.summaries, report.problems)
+        report.summaries_added += added
+        report.summaries_present += already
 
 
 __all__ = [

@@ -77,6 +77,16 @@ def text_or_none(value: object) -> str | None:
     return str(value)
 
 
+def int_or_none(value: object) -> int | None:
+    """A cell read from a column meant to hold a number, as an int (None: NULL, or not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, bytes)):
+        return None
+    try:
+        return int(value)
+    except (ValueError, OverflowError):
+        return None
+
+
 def _ident(name: str) -> str:
     """Quote an SQL identifier (table names come from the file, so never trust them)."""
     return '"' + name.replace('"', '""') + '"'

@@ -20,6 +20,8 @@ HEAD_BYTES = 65536  # what ``base.read_head`` hands to ``sniff``; inner files ar
 TITLE_MAX = 80  # a fallback title is one line of at most this many characters
 OUTPUT_TEXT_MAX = 16_000  # tool output kept per message
 TOOL_INPUT_MAX = 4000  # compact JSON of a tool call's input
+EMPTY_TEXT = "[empty message]"
+"""The text of a message kept although it has none: another tool's summaries name it as a source."""
 
 
 def clip(text: str, limit: int) -> str:

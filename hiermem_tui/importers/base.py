@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -43,6 +43,38 @@ class ParsedEpisode:
 
 
 @dataclass(slots=True)
+class ParsedSummary:
+    """A summary another tool made of the session (its DAG comes with the conversation).
+
+    ``source_id`` is that tool's id for it. A leaf names the messages it covers in
+    ``episodes`` (their ``ParsedEpisode.source_id``), a condensed summary its sources in
+    ``summaries`` (their ``source_id``s), both in the tool's order. ``superseded``: the tool
+    itself replaced it; ``replaces`` names the summaries it is the newer version of. Nothing
+    here is trusted: ``importers._summaries`` checks the DAG against the store's invariants
+    before it writes any of it.
+    """
+
+    source_id: str
+    kind: Literal["leaf", "condensed"]
+    depth: int
+    content: str
+    backend: str
+    model: str | None = None
+    tier: Literal["normal", "aggressive", "fallback"] = "normal"
+    episodes: list[str] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    created_at: datetime | None = None
+    input_tokens: int | None = None
+    """The tool's count of what it summarised."""
+    output_tokens: int | None = None
+    """The tool's count of the summary's text."""
+    superseded: bool = False
+    replaces: list[str] = field(default_factory=list)
+    trimmed: str | None = None
+    """``"clipped"`` when the tool cut the text to a size."""
+
+
+@dataclass(slots=True)
 class ParsedSession:
     """One conversation. ``id`` is stable across imports of the same source (``<format>:<id>``)
     and unique across sources: two different conversations never share one.
@@ -58,6 +90,8 @@ class ParsedSession:
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     former_ids: list[str] = field(default_factory=list)
+    summaries: list[ParsedSummary] = field(default_factory=list)
+    """The summary DAG the source keeps of this conversation (only formats that have one)."""
 
 
 @dataclass
@@ -68,6 +102,8 @@ class Problems:
     count: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    summaries: Counter[str] = field(default_factory=Counter)
+    """Another tool's summaries not imported, by reason (their episodes are imported all the same)."""
 
     def skip(self, reason: str, where: str = "") -> None:
         """Record one skipped record. ``where`` is e.g. ``file.jsonl:12``."""
@@ -76,10 +112,15 @@ class Problems:
         if len(self.examples) < self.max_examples:
             self.examples.append(f"{where}: {reason}" if where else reason)
 
+    def skip_summary(self, reason: str) -> None:
+        """Record one of another tool's summaries that is not imported, and why."""
+        self.summaries[reason] += 1
+
     def merge(self, other: Problems) -> None:
         """Add ``other``'s counts and as many of its examples as there is room for."""
         self.count += other.count
         self.reasons.update(other.reasons)
+        self.summaries.update(other.summaries)
         room = self.max_examples - len(self.examples)
         self.examples.extend(other.examples[: max(room, 0)])
 
@@ -88,6 +129,14 @@ class Problems:
             return ""
         top = ", ".join(f"{r} ({n})" for r, n in self.reasons.most_common(3))
         return f"skipped {self.count} malformed record(s): {top}"
+
+    def summaries_line(self) -> str:
+        """``3 summaries not imported: leaf over non-contiguous messages (2), …`` ("" when none)."""
+        n = sum(self.summaries.values())
+        if not n:
+            return ""
+        why = ", ".join(f"{r} ({k})" for r, k in self.summaries.most_common())
+        return f"{n} summar{'y' if n == 1 else 'ies'} not imported: {why}"
 
 
 def text_field(obj: dict[str, Any], key: str) -> str:

@@ -199,6 +199,9 @@ class Dag:
 
     def _write_one(self, conn: sqlite3.Connection, w: SummaryWrite) -> None:
         s = w.summary
+        active = not w.superseded
+        if w.superseded and w.supersede:
+            raise InvariantViolation("a summary written as an old version cannot replace others")
         for old_id in w.supersede:
             old = conn.execute("SELECT status, session_id FROM summaries WHERE id = ?", (old_id,)).fetchone()
             if old is None or old[0] != "active" or old[1] != s.session_id:
@@ -217,7 +220,7 @@ class Dag:
             first, last = w.episode_range
             if first > last:
                 raise InvariantViolation("empty episode range")
-            clash = conn.execute(
+            clash = active and conn.execute(
                 "SELECT id FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
                 "AND first_seq <= ? AND last_seq >= ? LIMIT 1",
                 (s.session_id, last, first),
@@ -245,20 +248,15 @@ class Dag:
             if len(depths) != 1 or s.depth != src[0][1] + 1:
                 raise InvariantViolation("sources must share one depth d and the summary must have depth d+1")
             for r in src:
-                if r[2] != "active" or r[9] != s.session_id:
+                if r[9] != s.session_id or (active and r[2] != "active"):
                     raise InvariantViolation(f"source {r[0]} is not an active summary of this session")
-                if r[3] is not None:
+                if active and r[3] is not None:
                     raise InvariantViolation(f"source {r[0]} already has an active parent {r[3]}")
             src.sort(key=lambda r: r[4])
             if [r[0] for r in src] != ids:
                 raise InvariantViolation("sources must be given in coverage order")
             first, last = src[0][4], src[-1][5]
-            between = conn.execute(
-                "SELECT count(*) FROM summaries WHERE session_id = ? AND status = 'active' AND depth = ? "
-                "AND first_seq >= ? AND last_seq <= ?",
-                (s.session_id, src[0][1], first, last),
-            ).fetchone()[0]
-            if between != len(src):
+            if active and self._active_between(conn, s.session_id, src[0][1], first, last) != len(src):
                 raise InvariantViolation("condensed sources must be contiguous")
             source_tokens = sum(r[6] for r in src)
             start_at = min(r[7] for r in src)
@@ -268,9 +266,10 @@ class Dag:
         conn.execute(
             f"INSERT INTO summaries ({_READ_COLS}) VALUES ({','.join('?' * 36)})",
             (
-                s.id, s.session_id, s.depth, kind, "active", s.tier, s.backend, s.model, s.prompt_version,
-                s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last, start_at, end_at,
-                None, w.supersede[0] if w.supersede else None, None, utcnow(), s.duration_s, s.llm_seconds, s.run_id,
+                s.id, s.session_id, s.depth, kind, "active" if active else "superseded", s.tier, s.backend, s.model,
+                s.prompt_version, s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last,
+                start_at, end_at, None, w.supersede[0] if w.supersede else None, w.superseded_by,
+                s.created_at or utcnow(), s.duration_s, s.llm_seconds, s.run_id,
                 s.fid_identifiers, s.fid_kept, jdump(s.fid_lost), jdump(s.fid_novel), int(s.fid_added),
                 jdump(s.fid_pins_missing), jdump([dict(r) for r in s.rejections]),
                 jdump(s.keywords), s.trimmed, s.fid_key, s.fid_key_kept,
@@ -279,7 +278,7 @@ class Dag:
         conn.executemany(
             "INSERT INTO summary_sources (summary_id, position, source_type, source_id) VALUES (?, ?, ?, ?)", edges
         )
-        if kind == "condensed":
+        if kind == "condensed" and active:
             conn.executemany("UPDATE summaries SET parent_id = ? WHERE id = ?", [(s.id, i) for i in w.source_ids or []])
         if s.run_id:
             conn.execute(
@@ -294,6 +293,15 @@ class Dag:
                     reason = str(r.get("reason", "unknown"))
                     counts[reason] = int(counts.get(reason, 0)) + 1
                 conn.execute("UPDATE runs SET rejections = ? WHERE id = ?", (json.dumps(counts, sort_keys=True), s.run_id))
+
+    @staticmethod
+    def _active_between(conn: sqlite3.Connection, session_id: str, depth: int, first: int, last: int) -> int:
+        """How many active summaries of one depth lie within episodes ``first..last``."""
+        return int(conn.execute(
+            "SELECT count(*) FROM summaries WHERE session_id = ? AND status = 'active' AND depth = ? "
+            "AND first_seq >= ? AND last_seq <= ?",
+            (session_id, depth, first, last),
+        ).fetchone()[0])
 
     def supersede_all(self, session_id: str, run_id: str | None = None) -> int:
         """Mark every active summary of a session superseded (the start of a whole-session redo)."""
@@ -404,6 +412,17 @@ class Dag:
             "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
             "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1", (session_id, first_seq)).fetchone()
         return str(row[0]) if row else None
+
+    def spans_by_id(self, summary_ids: Sequence[str]) -> dict[str, tuple[SummarySpan, str]]:
+        """``{id: (span, status)}`` of the given summaries that exist, whatever their status: what an
+        import needs to know of the summaries an earlier import of the same source wrote."""
+        out: dict[str, tuple[SummarySpan, str]] = {}
+        for start in range(0, len(summary_ids), 500):
+            chunk = list(summary_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.conn.execute(f"SELECT {_SPAN_COLS}, status FROM summaries WHERE id IN ({marks})", chunk):
+                out[r[0]] = (_span(r[:11]), r[11])
+        return out
 
     def content(self, summary_id: str) -> str | None:
         """One summary's text by id (None if there is no such summary)."""

@@ -179,12 +179,21 @@ class Episodes:
     def texts(self, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, str]:
         """Content of the given episodes that exist, by id: lets an import tell a message the
         source changed from one it already holds, reading only the episodes it names."""
+        return self._by_id("content", episode_ids, batch)
+
+    def seqs(self, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, int]:
+        """``{id: seq}`` of the given episodes that exist: where another tool's summary, which names
+        the messages it covers, falls in a session."""
+        return self._by_id("seq", episode_ids, batch)
+
+    def _by_id(self, column: str, episode_ids: Iterable[str], batch: int) -> dict[str, Any]:
+        """``{id: column}`` of the given episodes that exist, a batch of ids per query."""
         wanted = list(dict.fromkeys(episode_ids))
-        out: dict[str, str] = {}
+        out: dict[str, Any] = {}
         for start in range(0, len(wanted), batch):
             chunk = wanted[start : start + batch]
             marks = ", ".join("?" * len(chunk))
-            out.update(self.db.conn.execute(f"SELECT id, content FROM episodes WHERE id IN ({marks})", chunk).fetchall())
+            out.update(self.db.conn.execute(f"SELECT id, {column} FROM episodes WHERE id IN ({marks})", chunk).fetchall())
         return out
 
     def content(self, episode_id: str) -> str | None:

@@ -288,14 +288,24 @@ class NewSummary:
     trimmed: str | None = None
     fid_key: int | None = None
     fid_key_kept: int | None = None
+    created_at: str | None = None
+    """When it was made, if not now (a summary another tool made, brought in by an import)."""
 
 
 @dataclass(slots=True)
 class SummaryWrite:
     """One summary and its edges. Exactly one of ``episode_range`` (leaf) or ``source_ids``
-    (condensed) is set. ``supersede`` lists active summaries this write replaces."""
+    (condensed) is set. ``supersede`` lists active summaries this write replaces.
+
+    ``superseded`` writes the summary as an old version from the start, replaced by
+    ``superseded_by`` (an id, or None when the newer version is not known): history another tool
+    kept, brought in by an import. The rules about *active* summaries (disjoint leaves, one
+    active parent, contiguous sources) do not apply to it; its edges are checked all the same,
+    and it never becomes its sources' parent."""
 
     summary: NewSummary
     episode_range: tuple[int, int] | None = None
     source_ids: list[str] | None = None
     supersede: list[str] = field(default_factory=list)
+    superseded: bool = False
+    superseded_by: str | None = None

@@ -49,7 +49,7 @@ FUZZ = settings(
 FILE_NAMES = {
     "llm": "logs.db", "oterm": "store.db", "openwebui": "webui.db", "claude-code": "session.jsonl",
     "codex": "rollout-x.jsonl", "chatgpt": "conversations.json", "claude": "conversations.json",
-    "sharegpt": "dataset.json", "jsonl": "chats.jsonl",
+    "sharegpt": "dataset.json", "jsonl": "chats.jsonl", "lossless-claw": "lcm.db", "lossless-code": "vault.db",
 }  # fmt: skip
 
 
@@ -326,6 +326,26 @@ SCHEMAS: dict[str, dict[str, dict[str, str]]] = {  # format -> table -> column -
               "message": {"id": "INTEGER", "chat_id": "INTEGER", "author": "TEXT", "text": "TEXT", "images": "TEXT"}},
     "openwebui": {"user": {"id": "TEXT"}, "chat": {"id": "TEXT", "user_id": "TEXT", "title": "TEXT", "chat": "TEXT",
                                                    "created_at": "INTEGER", "archived": "INTEGER"}},
+    "lossless-claw": {
+        "conversations": {"conversation_id": "INTEGER", "session_id": "TEXT", "session_key": "TEXT", "title": "TEXT",
+                          "active": "INTEGER", "created_at": "TEXT"},
+        "messages": {"message_id": "INTEGER", "conversation_id": "INTEGER", "seq": "INTEGER", "role": "TEXT",
+                     "content": "TEXT", "created_at": "TEXT"},
+        "message_parts": {"message_id": "INTEGER", "ordinal": "INTEGER", "part_type": "TEXT", "text_content": "TEXT",
+                          "is_ignored": "INTEGER"},
+        "summaries": {"summary_id": "TEXT", "conversation_id": "INTEGER", "kind": "TEXT", "depth": "INTEGER",
+                      "content": "TEXT", "token_count": "INTEGER", "created_at": "TEXT", "model": "TEXT"},
+        "summary_messages": {"summary_id": "TEXT", "message_id": "INTEGER", "ordinal": "INTEGER"},
+        "summary_parents": {"summary_id": "TEXT", "parent_summary_id": "TEXT", "ordinal": "INTEGER"},
+    },
+    "lossless-code": {
+        "sessions": {"session_id": "TEXT", "working_dir": "TEXT", "started_at": "INTEGER"},
+        "messages": {"id": "INTEGER", "session_id": "TEXT", "role": "TEXT", "content": "TEXT", "tool_name": "TEXT",
+                     "timestamp": "INTEGER"},
+        "summaries": {"id": "TEXT", "session_id": "TEXT", "content": "TEXT", "depth": "INTEGER",
+                      "token_count": "INTEGER", "created_at": "INTEGER", "consolidated": "INTEGER"},
+        "summary_sources": {"summary_id": "TEXT", "source_type": "TEXT", "source_id": "TEXT"},
+    },
 }
 
 
@@ -440,9 +460,67 @@ def _store_chat(spec_mode: tuple[Any, str]) -> Any:
     return fmt, rows, typed, wal
 
 
+def s_lossless_claw(v: Vocab) -> st.SearchStrategy[Any]:
+    """Conversations with messages (some with parts) and a random DAG over them: leaves over any
+    messages, condensed summaries over any summaries at any depth (most of it breaks our rules)."""
+
+    @st.composite
+    def tables(draw: st.DrawFn) -> dict[str, Any]:
+        n = draw(st.integers(1, 2))
+        messages = [{"message_id": i + 1, "conversation_id": draw(st.integers(1, n)), "seq": i + 1,
+                     "role": draw(pick(*ROLES)), "content": draw(v.text), "created_at": draw(v.iso)}
+                    for i in range(draw(st.integers(1, 8)))]
+        parts = [{"message_id": draw(st.integers(1, len(messages))), "ordinal": i,
+                  "part_type": draw(pick("text", "reasoning", "tool")), "text_content": draw(v.text),
+                  "is_ignored": draw(pick(0, 1, None))} for i in range(draw(st.integers(0, 3)))]
+        ids = [f"sum_{i}" for i in range(draw(st.integers(0, 5)))]
+        kinds = {i: draw(pick("leaf", "condensed")) for i in ids}
+        summaries = [{"summary_id": i, "conversation_id": draw(st.integers(1, n)), "kind": kinds[i],
+                      "depth": 0 if kinds[i] == "leaf" else draw(st.integers(1, 2)), "content": draw(v.text),
+                      "token_count": draw(st.integers(0, 99)), "created_at": draw(v.iso),
+                      "model": draw(pick("unknown", "emergency-fallback", "gpt-4o"))} for i in ids]
+        edges = [{"summary_id": i, "message_id": draw(st.integers(1, len(messages))), "ordinal": k}
+                 for i in ids if kinds[i] == "leaf" for k in range(draw(st.integers(1, 3)))]
+        parents = [{"summary_id": i, "parent_summary_id": draw(pick(*ids)), "ordinal": k}
+                   for i in ids if kinds[i] == "condensed" for k in range(draw(st.integers(1, 3)))]
+        return {"conversations": [{"conversation_id": c + 1, "session_id": f"s{c}", "session_key": draw(v.text),
+                                   "title": draw(v.text), "active": draw(pick(0, 1)), "created_at": draw(v.iso)}
+                                  for c in range(n)],
+                "messages": messages, "message_parts": parts, "summaries": summaries, "summary_messages": edges,
+                "summary_parents": parents}
+
+    return database("lossless-claw", v, tables(), most=6)
+
+
+def s_lossless_code(v: Vocab) -> st.SearchStrategy[Any]:
+    """Sessions with messages and a random DAG (sources of either kind, any session, consolidated or not)."""
+
+    @st.composite
+    def tables(draw: st.DrawFn) -> dict[str, Any]:
+        sessions = [f"u{i}" for i in range(draw(st.integers(1, 2)))]
+        messages = [{"id": i + 1, "session_id": draw(pick(*sessions)), "role": draw(pick(*ROLES, "human")),
+                     "content": draw(v.text), "tool_name": draw(st.none() | v.text), "timestamp": draw(v.epoch)}
+                    for i in range(draw(st.integers(1, 8)))]
+        ids = [f"sum_{i}" for i in range(draw(st.integers(0, 5)))]
+        depths = {i: draw(pick(0, 0, 1, 2)) for i in ids}
+        summaries = [{"id": i, "session_id": draw(pick(None, *sessions, *sessions)), "content": draw(v.text),
+                      "depth": depths[i], "token_count": draw(st.integers(0, 99)),
+                      "created_at": draw(v.epoch), "consolidated": draw(pick(0, 0, 1))} for i in ids]
+        kind = {0: "message", 1: "summary", 2: "summary"}
+        sources = [{"summary_id": i, "source_type": draw(pick(kind[depths[i]], kind[depths[i]], "message")),
+                    "source_id": str(draw(st.integers(1, len(messages)))) if depths[i] == 0 else draw(pick(*ids))}
+                   for i in ids for _ in range(draw(st.integers(1, 3)))]
+        return {"sessions": [{"session_id": s, "working_dir": draw(v.text), "started_at": draw(v.epoch)}
+                             for s in sessions],
+                "messages": messages, "summaries": summaries, "summary_sources": sources}
+
+    return database("lossless-code", v, tables(), most=6)
+
+
 STRATEGIES: dict[str, Callable[[Vocab], st.SearchStrategy[Any]]] = {
     "llm": s_llm, "oterm": s_oterm, "openwebui": s_openwebui, "claude-code": s_claude_code, "codex": s_codex,
     "chatgpt": s_chatgpt, "claude": s_claude, "sharegpt": s_sharegpt, "jsonl": s_jsonl,
+    "lossless-claw": s_lossless_claw, "lossless-code": s_lossless_code,
 }  # fmt: skip
 
 
@@ -519,6 +597,18 @@ def _seeds(directory: Path) -> list[tuple[str, bytes]]:
                   "message": [{"id": 1, "chat_id": 1, "author": "user", "text": "hi"}]},
         "openwebui": {"chat": [{"id": "x", "title": "t", "chat": {"history": {"currentId": "a", "messages": {
             "a": {"role": "user", "content": "hi", "parentId": None}}}}}]},
+        "lossless-claw": {"conversations": [{"conversation_id": 1, "session_id": "s"}],
+                          "messages": [{"message_id": 1, "conversation_id": 1, "seq": 1, "role": "user", "content": "hi",
+                                        "created_at": "2024-05-01 10:00:00"}],
+                          "summaries": [{"summary_id": "a", "conversation_id": 1, "kind": "leaf", "depth": 0,
+                                         "content": "said hi", "token_count": 2}],
+                          "summary_messages": [{"summary_id": "a", "message_id": 1, "ordinal": 0}]},
+        "lossless-code": {"sessions": [{"session_id": "u"}],
+                          "messages": [{"id": 1, "session_id": "u", "role": "user", "content": "hi",
+                                        "timestamp": 1700000000}],
+                          "summaries": [{"id": "a", "session_id": "u", "content": "said hi", "depth": 0,
+                                         "created_at": 1700000000}],
+                          "summary_sources": [{"summary_id": "a", "source_type": "message", "source_id": "1"}]},
     }
     for name, tables in rows.items():
         write_db(directory / name, SCHEMAS[name], tables, typed=True, wal=False)

@@ -24,6 +24,7 @@ from hiermem_tui.store import (
     ReadOnlyError,
     Store,
     StoreError,
+    Summary,
     SummaryWrite,
     new_id,
 )
@@ -332,6 +333,37 @@ def test_invariants_are_enforced_on_write(store: Store) -> None:
             conn.execute("DELETE FROM summaries")
     # nothing half-written by the refused attempts
     assert store.sessions.get("a").summaries == 4
+
+
+def test_history_written_superseded_skips_the_active_rules_but_not_the_edges(store: Store) -> None:
+    """An import keeps another tool's replaced summaries as old versions: they may overlap the
+    active leaves and never become a parent, but their edges are checked as any summary's."""
+    make_session(store, "a", 20)
+    l1 = leaf(store, "a", 0, 9)
+    l2 = leaf(store, "a", 10, 19)
+
+    def old(i: str, depth: int, **edges: object) -> Summary:
+        store.dag.write([SummaryWrite(NewSummary(i, "a", depth, "normal", "lossless-code", None, "imported", "old", 3,
+                                                 created_at="2025-01-02T03:04:05.000Z"),
+                                      superseded=True, superseded_by=l1, **edges)])  # type: ignore[arg-type]
+        s = store.dag.get(i)
+        assert s is not None
+        return s
+
+    overlapping = old("old-leaf", 0, episode_range=(5, 12))
+    assert (overlapping.status, overlapping.superseded_by, overlapping.created_at) == (
+        "superseded", l1, "2025-01-02T03:04:05.000Z")
+    gap = old("old-top", 1, source_ids=[l1, "old-leaf"])  # not contiguous, one source superseded: fine for history
+    assert gap.status == "superseded" and store.dag.get(l1).parent_id is None  # type: ignore[union-attr]
+    assert store.sessions.get("a").summaries == 2  # type: ignore[union-attr]
+    with pytest.raises(StoreError, match="not all present"):
+        old("bad", 0, episode_range=(15, 25))
+    with pytest.raises(InvariantViolation, match="depth"):
+        old("bad", 2, source_ids=[l1, l2])
+    with pytest.raises(InvariantViolation, match="cannot replace"):
+        store.dag.write([SummaryWrite(NewSummary("bad", "a", 0, "normal", "x", None, "v", "t", 1),
+                                      episode_range=(0, 9), supersede=[l1], superseded=True)])
+    assert condense(store, "a", [l1, l2])  # the active tree is untouched by the history
 
 
 def test_condensed_time_range_is_union_of_sources(store: Store) -> None:
