@@ -27,7 +27,8 @@ from datetime import datetime
 from typing import Any
 
 from hiermem_tui.importers._util import OUTPUT_TEXT_MAX, clip, first_user_title
-from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_epoch, dict_field
+from hiermem_tui.importers._versions import first_exchange_digest
+from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, dict_field, utc_from_epoch
 
 NAME = "openwebui"
 
@@ -38,7 +39,7 @@ _QUOTE = re.compile(r"^(&gt;|>) ?", re.M)
 
 
 def session(
-    chat_id: str,
+    chat_id: str | None,
     title: str,
     data: Any,
     created_at: datetime | None,
@@ -46,7 +47,8 @@ def session(
     where: str,
     problems: Problems,
 ) -> ParsedSession | None:
-    """The chat's current branch as a session; None (reported) when nothing usable is left."""
+    """The chat's current branch as a session; None (reported) when nothing usable is left.
+    A chat without an id (a bare chat object) is named by its first two messages (their ids and text)."""
     if not isinstance(data, dict):
         problems.skip("chat JSON is not an object", where)
         return None
@@ -64,9 +66,10 @@ def session(
     title = title.strip()
     if not title and isinstance(data.get("title"), str):
         title = data["title"].strip()
+    key = chat_id or f"chat-{first_exchange_digest('', episodes)}"
     return ParsedSession(
-        id=f"{NAME}:{chat_id}",
-        title=title or first_user_title(episodes, trim_cut=True) or chat_id,
+        id=f"{NAME}:{key}",
+        title=title or first_user_title(episodes, trim_cut=True) or key,
         source=NAME,
         episodes=episodes,
         created_at=created_at,

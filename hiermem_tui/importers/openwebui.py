@@ -7,6 +7,11 @@
   "archived", "pinned", "meta", "folder_id", …}]`` (``src/lib/components/chat/Settings/Chats.svelte``
   ``exportChats``; the fields are ``ChatResponse`` in ``backend/open_webui/models/chats.py``).
   A temporary chat exports as just ``{"id", "chat": {"title", "history"}}``.
+* A bare chat: one row's ``chat`` JSON (``{"id", "title", "models", "history", "messages",
+  "timestamp", …}``) on its own, or a JSON array of them — what Open WebUI's own Import Chats
+  takes besides its export. A bare chat with an ``id`` gets the same session as in the
+  database; one without (``"id": ""``, as many versions store it) is named by its opening
+  messages' ids instead: ``openwebui:chat-<12 hex>``.
 
 Both hold the same ``chat`` JSON (see ``_webui_chat``), and both give a chat the session id
 ``openwebui:<chat id>``: importing the database and an export of the same chats adds nothing twice.
@@ -28,8 +33,16 @@ from typing import Any
 
 from hiermem_tui.importers import _webui_chat
 from hiermem_tui.importers._export import EXPORT_KINDS, LOOKAHEAD, iter_json_array
-from hiermem_tui.importers._sqlite import SQLITE_MAGIC, Schema, open_source, select_list, sniff_sqlite, text_or_none
-from hiermem_tui.importers.base import FormatError, ParsedSession, Problems, utc_from_epoch, text_field
+from hiermem_tui.importers._sqlite import (
+    SQLITE_MAGIC,
+    Schema,
+    count_sessions,
+    open_source,
+    select_list,
+    sniff_sqlite,
+    text_or_none,
+)
+from hiermem_tui.importers.base import FormatError, ParsedSession, Problems, read_head, text_field, utc_from_epoch
 
 NAME = _webui_chat.NAME
 DESCRIPTION = "Open WebUI: webui.db (chat table with a JSON message tree per chat) or its chat export (.json)"
@@ -40,6 +53,9 @@ _CHAT_COLUMNS = ("id", "title", "chat", "created_at", "updated_at", "archived", 
 _EXPORT_START = re.compile(rb'^\s*\[\s*\{\s*"')
 _EXPORT_CHAT = re.compile(rb'(?<!\\)"chat"\s*:\s*\{')
 _EXPORT_TREE = re.compile(rb'(?<!\\)"(history|currentId)"\s*:')
+# A bare chat (object or array of them): a "history" tree at its top, and no "chat" wrapper.
+_BARE_START = re.compile(rb'^\s*\[?\s*\{\s*"')
+_BARE_TREE = re.compile(rb'(?<!\\)"history"\s*:\s*\{\s*"(messages|currentId)"\s*:')
 
 
 def _is_openwebui(schema: Schema) -> bool:
@@ -54,16 +70,31 @@ def sniff(path: Path, head: bytes) -> bool:
         return sniff_sqlite(path, head, _is_openwebui)
     return _looks_like_export(head)
 
+def count(path: Path) -> int | None:
+    """Chats in a webui.db; None for an export (only reading it all could tell)."""
+    if not read_head(path, len(SQLITE_MAGIC)).startswith(SQLITE_MAGIC):
+        return None
+    return count_sessions(path, _is_openwebui, lambda _: "SELECT count(*) FROM chat")
+
 
 def _looks_like_export(head: bytes) -> bool:
-    """The head of a JSON array whose first object has ``"chat": {`` and a message tree in it.
+    """The head of a JSON array whose first object has ``"chat": {`` and a message tree in it,
+    or of a bare chat (a ``history`` tree at the top of an object, or of an array's first one).
     ChatGPT's export has ``mapping``, Claude.ai's ``chat_messages``, ShareGPT ``conversations``:
-    none of them has a ``chat`` object."""
+    none of them has a ``chat`` object or a ``history`` tree."""
     body = head.removeprefix(b"\xef\xbb\xbf")
-    if not _EXPORT_START.match(body):
-        return False
-    chat = _EXPORT_CHAT.search(body)
-    return chat is not None and _EXPORT_TREE.search(body, chat.end()) is not None
+    if _EXPORT_START.match(body):
+        chat = _EXPORT_CHAT.search(body)
+        if chat is not None:
+            return _EXPORT_TREE.search(body, chat.end()) is not None
+    return _BARE_START.match(body) is not None and _BARE_TREE.search(body) is not None
+
+
+def _is_bare_chat(item: Any) -> bool:
+    """One row's ``chat`` JSON on its own: a ``history`` tree, or the old flat ``messages`` list
+    beside the ``models`` it was made with."""
+    return isinstance(item, dict) and "chat" not in item and (
+        isinstance(item.get("history"), dict) or (isinstance(item.get("messages"), list) and "models" in item))
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
@@ -119,7 +150,12 @@ def _export(path: Path, problems: Problems) -> Iterator[ParsedSession]:
         head = fh.read(65536)
         if not head.strip():
             raise FormatError(f"{path.name} is empty")
-        if not head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"["):
+        start = head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+        if start == b"{":
+            fh.seek(0)
+            yield from _bare(fh.read(), path, problems)
+            return
+        if start != b"[":
             raise FormatError(f"{path.name} is neither an Open WebUI webui.db nor its chat export")
         fh.seek(0)
         # Entries before the first chat are held back: a file of another kind must fail
@@ -127,6 +163,9 @@ def _export(path: Path, problems: Problems) -> Iterator[ParsedSession]:
         strays: list[tuple[str, Any]] | None = []
         for index, item in enumerate(iter_json_array(fh.read, path.name, not_export)):
             where = f"{path.name}[{index}]"
+            bare = _is_bare_chat(item)
+            if bare:
+                item = _wrapped(item)
             if not isinstance(item, dict) or not isinstance(item.get("chat"), dict):
                 if strays is None:
                     problems.skip("entry is not a chat (no 'chat' object)", where)
@@ -138,7 +177,7 @@ def _export(path: Path, problems: Problems) -> Iterator[ParsedSession]:
             for stray, _ in strays or ():
                 problems.skip("entry is not a chat (no 'chat' object)", stray)
             strays = None
-            session = _item(item, where, problems)
+            session = _item(item, where, problems, bare=bare)
             if session is not None:
                 yield session
         if strays:  # only non-chats; an empty list is an export of no chats
@@ -153,12 +192,32 @@ def _kind_hint(strays: list[tuple[str, Any]]) -> str:
     return ""
 
 
-def _item(item: dict[str, Any], where: str, problems: Problems) -> ParsedSession | None:
+def _bare(data: bytes, path: Path, problems: Problems) -> Iterator[ParsedSession]:
+    """A file holding one bare chat object."""
+    try:
+        chat = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError
+        chat = None
+    if not _is_bare_chat(chat):
+        raise FormatError(f"{path.name} is neither an Open WebUI webui.db nor its chat export (nor one chat)")
+    session = _item(_wrapped(chat), path.name, problems, bare=True)
+    if session is not None:
+        yield session
+
+
+def _wrapped(chat: dict[str, Any]) -> dict[str, Any]:
+    """A bare chat as the export's entry for it would be."""
+    return {"id": chat.get("id"), "title": chat.get("title"), "created_at": chat.get("timestamp"), "chat": chat}
+
+
+def _item(item: dict[str, Any], where: str, problems: Problems, *, bare: bool = False) -> ParsedSession | None:
     chat_id = item.get("id")
     if not isinstance(chat_id, str) or not chat_id:
-        problems.skip("chat without an id", where)
-        return None
-    where = f"{where} {chat_id}"
+        if not bare or chat_id not in ("", None):
+            problems.skip("chat without an id", where)
+            return None
+        chat_id = None  # named by its opening instead
+    where = f"{where} {chat_id}" if chat_id else where
     metadata = {k: True for k in ("archived", "pinned") if item.get(k) is True}
     title = text_field(item, "title")
     created = utc_from_epoch(item.get("created_at"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -208,6 +209,34 @@ def test_export_is_detected_and_accepted_by_format_openwebui(tmp_path: Path) -> 
     single.write_text(json.dumps([json.loads((EXPORTS / "chat-export-a.json").read_text())[1]]))
     assert detect(single) == "openwebui"
     assert [s.title for s in _parse(single)[0]] == ["K2 height"]
+
+
+def test_bare_chat_objects_import_like_the_export(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """One row's chat JSON alone, or a list of them (what Open WebUI's Import Chats takes): the
+    same episodes as the export; with no id, the session is named by its opening messages."""
+    from hiermem_tui.importers import detect
+
+    for name in ("bare-chat.json", "bare-chats.json"):
+        assert detect(EXPORTS / name) == "openwebui"
+    (one,), problems = _parse(EXPORTS / "bare-chat.json")
+    both, _ = _parse(EXPORTS / "bare-chats.json")
+    exported, _ = _parse(EXPORTS / "chat-export-a.json")
+    assert problems.count == 0
+    assert re.fullmatch(r"openwebui:chat-[0-9a-f]{12}", one.id) and one.title == "Lisbon weather"
+    assert one.created_at == exported[0].created_at == datetime(2025, 5, 1, 11, 0, tzinfo=timezone.utc)  # ms
+
+    def texts(sessions: list[Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+        return [(s.title, [(e.role, e.content) for e in s.episodes]) for s in sessions]
+
+    assert texts(both) == texts(exported) and texts([one]) == texts(exported[:1])
+    assert both[0].id == one.id != both[1].id
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        first, again = import_each(store, EXPORTS / "bare-chat.json", EXPORTS / "bare-chats.json")
+        assert (first.sessions_created, again.sessions_created, again.episodes_present) == (1, 1, 2)
+    not_a_chat = tmp_path / "one.json"
+    not_a_chat.write_text('{"title": "no history here"}')
+    with pytest.raises(FormatError, match="neither an Open WebUI webui.db nor its chat export"):
+        _parse(not_a_chat)
 
 
 def webui_db_from_export(export: Path, db: Path) -> Path:
