@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from ..importers import FORMATS, FormatError, ImportReport, import_paths
+from ..importers.discover import discover
 from ..importers.folders import plan_auto
 from ..store import StoreError
 from ..textsafe import one_line
@@ -20,7 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--format", default="auto", choices=["auto", *FORMATS],
         help="input format (default: auto-detect)", metavar="FMT",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to import")
+    p.add_argument("--discover", action="store_true",
+                   help="also import every history `hiermem-tui sources` finds, each with its own format")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to import")
     p.set_defaults(func=run)
 
 
@@ -63,6 +66,9 @@ class _Progress:
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     paths = [Path(p).expanduser() for p in args.paths]
+    if not paths and not args.discover:
+        raise CliError("the following arguments are required: PATH, or --discover (see --help)", EXIT_USAGE,
+                       prog="hiermem-tui import")
     for p in paths:
         if path_state(p) == "missing":
             raise CliError(f"{p} does not exist", EXIT_USAGE)
@@ -78,6 +84,13 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             planned.extend(plan.parts)  # with the format already detected: not detected twice
             if plan.skipped:
                 skipped.append((p, plan.skipped))
+    if args.discover:
+        found = discover()
+        if not found:
+            ctx.warn("hiermem-tui: no chat histories found at the standard places (see `hiermem-tui sources`)")
+        planned.extend((s.path, s.format) for s in found)
+    if not planned:
+        return EXIT_OK
     store = ctx.open_writable()
     progress = _Progress(ctx, len(planned))
     total = ImportReport()

@@ -142,6 +142,18 @@ def open_source(
         conn.close()
 
 
+def count_sessions(path: Path, accept: Callable[[Schema], bool], query: Callable[[Schema], str | None]) -> int | None:
+    """How many conversations a source holds, by one cheap query (``query`` picks it for the
+    schema met; None from it: only a full read could tell). None on any failure: a count is
+    only a hint next to a path, never a reason to fail."""
+    try:
+        with open_source(path, accept, "the format") as (conn, schema):
+            sql = query(schema)
+            return None if sql is None else int(conn.execute(sql).fetchone()[0])
+    except (FormatError, sqlite3.Error, UnicodeDecodeError, TypeError, ValueError):
+        return None
+
+
 def select_list(present: set[str], wanted: tuple[str, ...]) -> str:
     """``a, b, NULL AS c`` — read optional columns without a query per schema version."""
     return ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in wanted)

@@ -32,7 +32,7 @@ from hiermem_tui.importers import _llm_cells
 from hiermem_tui.importers._llm_cells import id_text
 from hiermem_tui.importers._llm_legacy import LegacyReader
 from hiermem_tui.importers._llm_threads import ThreadReader
-from hiermem_tui.importers._sqlite import Schema, open_source, sniff_sqlite
+from hiermem_tui.importers._sqlite import Schema, count_sessions, open_source, sniff_sqlite
 from hiermem_tui.importers.base import ParsedSession, Problems
 
 NAME = _llm_cells.NAME
@@ -56,6 +56,11 @@ def _has_threads(schema: Schema) -> bool:
 
 def sniff(path: Path, head: bytes) -> bool:
     return sniff_sqlite(path, head, lambda s: _has_legacy(s) or _has_threads(s))
+
+def count(path: Path) -> int | None:
+    """Conversations of a legacy logs.db; None once it has threads (a chat can be in both layouts)."""
+    return count_sessions(path, lambda s: _has_legacy(s) or _has_threads(s), lambda s: None if _has_threads(s) else
+                          "SELECT count(DISTINCT coalesce(conversation_id, id)) FROM responses")
 
 
 # --- putting it together ----------------------------------------------------------------

@@ -37,7 +37,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from hiermem_tui.importers._sqlite import Schema, int_or_none, open_source, select_list, sniff_sqlite, text_or_none
+from hiermem_tui.importers._sqlite import (
+    Schema,
+    count_sessions,
+    int_or_none,
+    open_source,
+    select_list,
+    sniff_sqlite,
+    text_or_none,
+)
 from hiermem_tui.importers._util import EMPTY_TEXT, OUTPUT_TEXT_MAX, clip, first_user_title
 from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, ParsedSummary, Problems, utc_from_iso
 
@@ -56,6 +64,11 @@ def _is_lcm(schema: Schema) -> bool:
 
 def sniff(path: Path, head: bytes) -> bool:
     return sniff_sqlite(path, head, _is_lcm)
+
+def count(path: Path) -> int | None:
+    """Conversations with at least one message (what ``sources`` shows)."""
+    return count_sessions(path, _is_lcm, lambda _: "SELECT count(DISTINCT conversation_id) FROM messages WHERE "
+                          "conversation_id IN (SELECT conversation_id FROM conversations)")
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:

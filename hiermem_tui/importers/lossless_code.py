@@ -30,7 +30,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._sqlite import Schema, int_or_none, open_source, select_list, sniff_sqlite, text_or_none
+from hiermem_tui.importers._sqlite import (
+    Schema,
+    count_sessions,
+    int_or_none,
+    open_source,
+    select_list,
+    sniff_sqlite,
+    text_or_none,
+)
 from hiermem_tui.importers._util import EMPTY_TEXT, first_user_title
 from hiermem_tui.importers.base import (
     ROLES,
@@ -61,6 +69,11 @@ def _is_vault(schema: Schema) -> bool:
 
 def sniff(path: Path, head: bytes) -> bool:
     return sniff_sqlite(path, head, _is_vault)
+
+def count(path: Path) -> int | None:
+    """Sessions with at least one message (what ``sources`` shows)."""
+    return count_sessions(path, _is_vault, lambda _: "SELECT count(DISTINCT session_id) FROM messages WHERE "
+                          "session_id IN (SELECT session_id FROM sessions)")
 
 
 def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:

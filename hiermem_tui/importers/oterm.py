@@ -28,7 +28,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._sqlite import Schema, open_source, select_list, sniff_sqlite, text_or_none
+from hiermem_tui.importers._sqlite import (
+    Schema,
+    count_sessions,
+    open_source,
+    select_list,
+    sniff_sqlite,
+    text_or_none,
+)
 from hiermem_tui.importers._util import first_user_title
 from hiermem_tui.importers._versions import first_exchange_digest
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems
@@ -65,6 +72,11 @@ def _is_oterm(schema: Schema) -> bool:
 
 def sniff(path: Path, head: bytes) -> bool:
     return sniff_sqlite(path, head, _is_oterm)
+
+def count(path: Path) -> int | None:
+    """Chats with at least one message (what ``sources`` shows)."""
+    return count_sessions(path, _is_oterm, lambda _: "SELECT count(DISTINCT chat_id) FROM message WHERE chat_id IN "
+                          "(SELECT id FROM chat)")
 
 
 def _images_note(raw: Any) -> str:
