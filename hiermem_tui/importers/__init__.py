@@ -108,8 +108,12 @@ def import_paths(
     fmt: str = "auto",
     *,
     on_progress: ProgressFn | None = None,
+    parallel: bool = True,
 ) -> ImportReport:
-    """Import every path; each path is one transaction (all of it lands, or none of it)."""
+    """Import every path; each path is one transaction (all of it lands, or none of it).
+
+    ``parallel=False`` counts tokens in this process only: a TUI (whose standard streams are not
+    real files) cannot start the worker processes big inputs are otherwise counted in."""
     report = ImportReport()
     for path in paths:
         name = detect(path) if fmt == "auto" else fmt
@@ -117,7 +121,7 @@ def import_paths(
         report.formats[str(path)] = name
         before = _counts(report)
         try:
-            with _counting(store, path), store.db.transaction():
+            with _counting(store, path) if parallel else nullcontext(), store.db.transaction():
                 # Pipeline: sessions are tokenised ahead (in a worker process for big inputs)
                 # while earlier ones are written here, so an import costs little more than
                 # tokenising its text. At most AHEAD sessions wait, which bounds memory.

@@ -35,10 +35,6 @@ from .base import ParsedSummary, Problems
 if TYPE_CHECKING:
     from ..store import NewSummary, Store
 
-IMPORTED_PROMPT = "imported"
-"""The ``prompt_version`` of a summary another tool made: we do not know its prompt."""
-
-
 @dataclass(slots=True)
 class _Node:
     """What the checks need to know of one summary: stored, or accepted by this import."""
@@ -198,7 +194,7 @@ def _replaced_here(p: ParsedSummary, dag: _Dag, ours: dict[str, str]) -> list[st
 def _measured(store: Store, session_id: str, p: ParsedSummary, oid: str, edges: _Edges) -> NewSummary:
     """The row to write, its fidelity measured against its sources the way ``check`` does."""
     from ..compaction.check import measure_text
-    from ..store import NewSummary, iso
+    from ..store import IMPORTED_PROMPT, NewSummary, iso
     from ..summarize.fidelity import MAX_STORED, keywords_for
 
     tokens = store.tokenizer.count(p.content)

@@ -9,6 +9,7 @@ from .dag import Dag, InvariantViolation
 from .rows import new_id
 from .db import DamagedDatabase, Db, ForeignDatabase, NewerSchema, NotADatabase, ReadOnlyError, StoreError
 from .models import (
+    IMPORTED_PROMPT,
     TIERS,
     Episode,
     NewSummary,
@@ -26,7 +27,7 @@ from .episodes import AppendResult, NewEpisode
 from .store import Store
 
 __all__ = [
-    "TIERS", "SCHEMA_VERSION", "AppendResult", "Dag", "DamagedDatabase", "Db", "Episode", "ForeignDatabase",
+    "IMPORTED_PROMPT", "TIERS", "SCHEMA_VERSION", "AppendResult", "Dag", "DamagedDatabase", "Db", "Episode", "ForeignDatabase",
     "InvariantViolation", "NewEpisode", "NewSummary", "NewerSchema", "NotADatabase", "ReadOnlyError", "Run",
     "Session", "Store", "StoreError", "Summary", "SummarySpan", "SummaryWrite", "iso", "new_id", "parse_iso",
     "utcnow",

@@ -13,6 +13,9 @@ SummaryKind = Literal["leaf", "condensed"]
 RunKind = Literal["leaf", "condense", "full", "resummarize", "resummarize-session", "repair"]
 RunStatus = Literal["running", "done", "cancelled", "failed", "interrupted"]
 TIERS: tuple[Tier, ...] = ("normal", "aggressive", "fallback")
+IMPORTED_PROMPT = "imported"
+"""The ``prompt_version`` of a summary another tool made (lossless-claw, lossless-code): its
+prompt is not known; its ``backend`` names the tool."""
 
 
 def iso(dt: datetime) -> str:

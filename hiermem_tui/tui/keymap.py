@@ -53,7 +53,7 @@ def keys_markdown(keymap: dict[str, str]) -> str:
 def known_ids() -> list[tuple[str, str, str]]:
     """Every binding id of the app, its screens and widgets (for the help screen and the config check)."""
     from hiermem_tui.tui.screens import (
-        compare, confirm, context, help, prompts, report, run_dialog, run_history, search, session, sessions,
+        compare, confirm, context, help, import_sources, prompts, report, run_dialog, run_history, search, session, sessions,
         settings, versions,
     )
     from hiermem_tui.tui.widgets import coverage_map, detail_pane, sessions_table, transcript
@@ -63,7 +63,7 @@ def known_ids() -> list[tuple[str, str, str]]:
         transcript.Transcript, detail_pane.ChainPicker, search.SearchScreen, context.ContextScreen,
         context.SavePrompt, report.ReportScreen, run_history.RunHistoryScreen, run_dialog.RunDialog,
         compare.CompareScreen, versions.VersionsScreen, confirm.ConfirmScreen, settings.SettingsScreen,
-        prompts.PromptsScreen, help.HelpScreen,
+        prompts.PromptsScreen, help.HelpScreen, import_sources.ImportScreen,
     ]
     out = list(binding_ids(app_bindings()))
     for cls in classes:

@@ -24,6 +24,7 @@ from hiermem_tui.compaction.events import (
 from hiermem_tui.config import Settings
 
 if TYPE_CHECKING:
+    from hiermem_tui.importers.discover import Source
     from hiermem_tui.search import SearchResult
     from hiermem_tui.tui.runs import RunJob
     from hiermem_tui.tui.screens.run_dialog import PlanPreview
@@ -200,3 +201,57 @@ class ContextReady(Message):
 
     text: str
     size: str
+
+
+# ---------------------------------------------------------------------- the import screen
+# Posted from the import screen's thread workers. Each carries the ``job`` (or ``ticket``) it
+# belongs to, so what an older look or import sends late is recognised and dropped.
+
+
+@dataclass
+class SourcesFound(Message):
+    """The histories found at the standard places (``importers.discover``), or at a typed path."""
+
+    ticket: int
+    sources: list[Source]
+    error: str | None = None
+    """One line when a typed path cannot be imported (missing, or of no format we know)."""
+    typed: bool = False
+    """The answer to a path the user typed (its sources join the list ticked)."""
+
+
+@dataclass
+class ImportProgressed(Message):
+    """An import is reading source ``index`` of ``total``: what it has seen of it so far.
+
+    A newer one replaces one still queued (``can_replace``): only the latest count matters."""
+
+    job: int
+    index: int
+    total: int
+    sessions: int
+    episodes: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ImportProgressed) and message.job == self.job
+
+
+@dataclass
+class ImportSourceDone(Message):
+    """One source is imported (``ok``; ``line`` says what it added) or refused (``line`` says why)."""
+
+    job: int
+    index: int
+    source: Source
+    line: str
+    ok: bool
+
+
+@dataclass
+class ImportFinished(Message):
+    """The import job ended: every ticked source was tried, or it was stopped between two."""
+
+    job: int
+    sessions_created: int
+    episodes_appended: int
+    stopped: bool = False

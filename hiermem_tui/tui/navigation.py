@@ -61,6 +61,13 @@ class Navigator:
 
         self.app.push_screen(RunHistoryScreen(session_id))
 
+    def import_sources(self) -> None:
+        """The Import screen: the chat histories found on this machine, or a typed path."""
+        from hiermem_tui.tui.screens.import_sources import ImportScreen
+
+        if not isinstance(self.app.screen, ImportScreen):
+            self.app.push_screen(ImportScreen())
+
     def help(self) -> None:
         from hiermem_tui.tui.screens.help import HelpScreen
 
@@ -192,3 +199,5 @@ class Navigator:
                              lambda: self.stats(), "i")
         yield PaletteCommand("Run history", "Every compaction run in the file, newest first",
                              lambda: self.history(), "h")
+        yield PaletteCommand("Import chat history", "The histories found on this machine, or a path: tick, import",
+                             self.import_sources, "I")

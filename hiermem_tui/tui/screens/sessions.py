@@ -48,9 +48,13 @@ def empty_state_text(db: str) -> Content:
     """What an empty database shows: how to fill it (theme colours via Content styles)."""
     return Content.assemble(
         ("No sessions yet", "bold $text-accent"),
-        "\n\nImport your chat history:\n    ",
+        "\n\nImport your chat history: press ",
+        ("I", "bold $text-primary"),
+        " to see what is on this machine\n    ",
+        ("Claude Code, Codex, oterm, llm, Open WebUI, lossless-claw, lossless-code", "$foreground-muted"),
+        "\nor from a shell:\n    ",
         ("hiermem-tui import PATH", "bold $text-primary"),
-        ("\n    ChatGPT and Claude exports, Claude Code, Codex, ShareGPT, llm, oterm, JSONL", "$foreground-muted"),
+        ("\n    also ChatGPT and Claude exports, ShareGPT, JSONL", "$foreground-muted"),
         "\n\nOr explore the bundled demo data:\n    ",
         ("hiermem-tui --demo", "bold $text-primary"),
         ("\n\nDatabase  ", "$foreground-muted"),
@@ -97,6 +101,7 @@ class SessionsScreen(AppScreen[None]):
         Binding("f", "find", "Search", id="sessions.find"),
         Binding("i", "stats", "Stats", show=False, id="sessions.stats"),  # footer space is short at 80 columns: help and palette
         Binding("h", "history", "Runs", show=False, id="sessions.history"),
+        Binding("I", "import_sources", "Import", key_display="I", show=False, id="sessions.import"),  # offered by the empty state
         Binding("escape", "clear_filter", "Clear filter", key_display="esc", id="sessions.clear_filter"),
     ]
 
@@ -283,3 +288,6 @@ class SessionsScreen(AppScreen[None]):
 
     def action_history(self) -> None:
         self.app.nav.history()
+
+    def action_import_sources(self) -> None:
+        self.app.nav.import_sources()

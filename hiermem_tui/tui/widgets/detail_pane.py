@@ -18,7 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from hiermem_tui.store import Episode, Session, Summary
+from hiermem_tui.store import IMPORTED_PROMPT, Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.screens.base import AppModal
@@ -39,6 +39,14 @@ def summary_line(s: Summary, palette: fmt.Palette, ref_year: int | None) -> Text
         (fmt.time_range(s.start_at, s.end_at, ref_year=ref_year), fmt.style(palette.muted)), "  ",
         (one_line(s.id, 40), fmt.style(palette.muted)),
     )
+
+
+def made_by(s: Summary) -> Text:
+    """``ollama · llama3.2 · prompt leaf-v3``; a summary another tool made: ``lossless-claw · <model>``."""
+    if s.prompt_version == IMPORTED_PROMPT:
+        return Text(f"{one_line(s.backend, 30)} · {one_line(s.model or 'model unknown', 50)}")
+    return Text(f"{one_line(s.backend, 30)} · {one_line(s.model or 'no model', 50)} · "
+                f"prompt {one_line(s.prompt_version, 40)}")
 
 
 def _names(items: Sequence[str], limit: int = 24) -> str:
@@ -180,9 +188,9 @@ class DetailPane(fmt.Themed, VerticalScroll):
             status.append("  ← this one" if v.id == s.id else "", style=fmt.style(p.accent))
         rows: list[tuple[str, Text | str]] = [
             ("id", Text(one_line(s.id, 80))),
-            ("made by", Text(f"{one_line(s.backend, 30)} · {one_line(s.model or 'no model', 50)} · "
-                             f"prompt {one_line(s.prompt_version, 40)}")),
-            ("created", Text(fmt.timestamp(s.created_at, ref_year=y) + f" · run {one_line(s.run_id or '–', 40)}")),
+            ("made by", made_by(s)),
+            ("created", Text(fmt.timestamp(s.created_at, ref_year=y) + (
+                " · imported" if s.prompt_version == IMPORTED_PROMPT else f" · run {one_line(s.run_id or '–', 40)}"))),
             ("tokens", f"{fmt.tokens(s.source_tokens)} in → {fmt.tokens(s.tokens)} out · {ratio}"),
             ("model i/o", f"prompt {fmt.tokens(s.input_tokens)} · answer {fmt.tokens(s.output_tokens)} · "
                           f"{fmt.duration(s.duration_s)} (model {fmt.duration(s.llm_seconds)})"),

@@ -1,0 +1,130 @@
+"""The Import screen, driven like a user: found histories listed with counts, nothing imported
+until the user ticks and says so, a typed path joining the list, progress and a line per source."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, SelectionList
+
+from hiermem_tui.config import Settings
+from hiermem_tui.store import Store
+from hiermem_tui.tui.screens.import_sources import ImportScreen
+from hiermem_tui.tui.screens.sessions import SessionsScreen
+from tests.tui.conftest import app_for, screen_shown, wait_for, wait_for_footer, wait_for_text
+
+SIZE = (120, 36)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TOOL_VARS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OTERM_DATA_DIR", "LLM_USER_PATH", "DATA_DIR", "LOSSLESS_VAULT_DIR",
+             "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+
+
+def place(src: Path, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src, dest)
+    return dest
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME with three histories at their tools' places (databases only: no folder to walk)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for var in TOOL_VARS:
+        monkeypatch.delenv(var, raising=False)
+    place(FIXTURES / "oterm" / "machine-a.db", home / ".local" / "share" / "oterm" / "store.db")
+    place(FIXTURES / "lossless_claw" / "lcm.db", home / ".openclaw" / "lcm.db")
+    place(FIXTURES / "lossless_code" / "vault.db", home / ".lossless-code" / "vault.db")
+    return home
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+async def test_found_histories_are_imported_only_once_ticked(settings: Settings, empty_store: Store,
+                                                             home: Path) -> None:
+    before = digests(home)
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await wait_for_text(pilot, "No sessions yet", "press I")
+        await pilot.press("I")
+        screen = await screen_shown(pilot, ImportScreen)
+        listing = screen.query_one("#import-sources", SelectionList)
+        await wait_for(pilot, lambda: listing.option_count == 3, show=lambda: listing.option_count)
+        text = await wait_for_text(pilot, "0 of 3 ticked", "lossless-claw", "~/.openclaw/lcm.db", "2 sessions",
+                                   "Nothing is ticked")
+        assert "3 sessions" in text and "~/.lossless-code/vault.db" in text
+        await wait_for_footer(pilot, "i Import ticked", "a All / none", "esc Back")
+        await pilot.press("i")  # nothing ticked: nothing happens but a hint
+        await wait_for_text(pilot, "Tick what to import first")
+        assert empty_store.sessions.count() == 0
+        await pilot.press("down", "down", "space")  # tick the second: lossless-claw
+        await wait_for_text(pilot, "1 of 3 ticked", "Import 1 ticked")
+        await pilot.press("i")
+        await wait_for_text(pilot, "Done: 2 new sessions, 20 episodes added")
+        await wait_for_text(pilot, "✓ ~/.openclaw/lcm.db (lossless-claw): 2 session(s), 2 new; 20 episode(s)")
+        assert screen.log_lines == ["✓ ~/.openclaw/lcm.db (lossless-claw): 2 session(s), 2 new; 20 episode(s) added, "
+                                    "0 already present; 5 summaries added, 0 already present"]
+        assert {s.source for s in empty_store.sessions.each()} == {"lossless-claw"}
+        await pilot.press("a")  # tick all (lossless-claw stays ticked: a second import adds nothing new)
+        await wait_for_text(pilot, "3 of 3 ticked")
+        await pilot.press("i")
+        await wait_for_text(pilot, "Done: 5 new sessions")
+        await wait_for(pilot, lambda: len(screen.log_lines) == 3)
+        assert [line.split(": ", 1)[1][:22] for line in screen.log_lines] == [
+            "2 session(s), 2 new; 7", "2 session(s), 0 new; 0", "3 session(s), 3 new; 2"]
+        await pilot.press("escape")
+        sessions = await screen_shown(pilot, SessionsScreen)
+        await wait_for(pilot, lambda: sessions.table.row_count == 7, show=lambda: sessions.table.row_count)
+    assert digests(home) == before  # other tools' files are only read
+
+
+async def test_a_typed_path_joins_the_list_ticked(settings: Settings, empty_store: Store, home: Path,
+                                                  tmp_path: Path) -> None:
+    export = place(FIXTURES / "openwebui" / "bare-chats.json", tmp_path / "downloads" / "chats [1].json")
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("I")
+        screen = await screen_shown(pilot, ImportScreen)
+        listing = screen.query_one("#import-sources", SelectionList)
+        await wait_for(pilot, lambda: listing.option_count == 3)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*str(tmp_path / "nowhere.json"), "enter")
+        await wait_for_text(pilot, "does not exist")
+        assert listing.option_count == 3
+        await pilot.press(*str(export), "enter")
+        await wait_for(pilot, lambda: listing.option_count == 4)
+        await wait_for_text(pilot, "Added 1 source from the path (ticked)", "1 of 4 ticked", "chats [1].json")
+        screen.query_one("#import-start").focus()
+        await pilot.press("enter")  # the button
+        await wait_for_text(pilot, "Done: 2 new sessions, 4 episodes added", "(openwebui): 2 session(s), 2 new")
+        assert {s.source for s in empty_store.sessions.each()} == {"openwebui"}
+
+
+async def test_a_read_only_database_imports_nothing(settings: Settings, tmp_path: Path, home: Path) -> None:
+    path = tmp_path / "ro.db"
+    Store.open(path).close()
+    path.chmod(0o444)
+    store = Store.open(path)
+    try:
+        assert store.readonly
+        app = app_for(settings, store)
+        async with app.run_test(size=SIZE) as pilot:
+            await screen_shown(pilot, SessionsScreen)
+            await pilot.press("I")
+            screen = await screen_shown(pilot, ImportScreen)
+            await wait_for(pilot, lambda: screen.query_one("#import-sources", SelectionList).option_count == 3)
+            await wait_for_text(pilot, "The database is read-only")
+            await pilot.press("a", "i")
+            await wait_for_text(pilot, "3 of 3 ticked")
+            assert screen.query_one("#import-start").disabled
+            assert store.sessions.count() == 0
+    finally:
+        store.close()
