@@ -46,6 +46,17 @@ def utcnow() -> str:
     return iso(datetime.now(timezone.utc))
 
 
+SYNTHETIC_BASE = datetime(2000, 1, 1, tzinfo=timezone.utc)
+"""Where the times of a source that keeps none start: its session's ``created_at``, and its episodes
+at one second apart from here (flagged ``synthetic_time``). No chat log is from January 2000."""
+_SYNTHETIC_MONTH = "2000-01-"
+
+
+def synthetic_stamp(stamp: str | None) -> bool:
+    """Whether ``stamp`` (as the store writes times) is one the store filled in, not the source's."""
+    return bool(stamp) and str(stamp).startswith(_SYNTHETIC_MONTH)
+
+
 @dataclass(frozen=True, slots=True)
 class Session:
     id: str
@@ -67,6 +78,12 @@ class Session:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     min_retention: float | None = None
     """Lowest identifier retention among the active summaries (None: none measured)."""
+
+    @property
+    def times_known(self) -> bool:
+        """False for a session whose source kept no times (ShareGPT, oterm, some JSONL): its times were
+        filled in, and its ``updated_at`` is when it was imported, so lists order it by that."""
+        return not synthetic_stamp(self.created_at)
 
     @property
     def coverage(self) -> float:

@@ -9,14 +9,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from .db import Db
-from .models import Session, iso
-
-SYNTHETIC_BASE = datetime(2000, 1, 1, tzinfo=timezone.utc)
-"""The start given to a session whose source has no times (its episodes are flagged synthetic)."""
+from .models import SYNTHETIC_BASE, Session, iso, utcnow
 SESSION_SORTS = {
     "updated": "updated_at",
     "created": "created_at",
@@ -154,10 +151,12 @@ class Sessions:
                     (title, title, meta, session_id),
                 )
                 return False
+            # A source without times: the session starts at SYNTHETIC_BASE (the mark of that), and its
+            # last activity is now, so the lists (ordered by it) show it where it was imported.
             stamp = iso(created_at) if created_at else iso(SYNTHETIC_BASE)
             conn.execute(
                 "INSERT INTO sessions (id, title, source, source_ref, created_at, updated_at, metadata) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, title, source, source_ref, stamp, stamp, meta),
+                (session_id, title, source, source_ref, stamp, stamp if created_at else utcnow(), meta),
             )
             return True

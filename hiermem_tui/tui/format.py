@@ -20,12 +20,15 @@ from rich.style import Style
 from rich.text import Text
 from textual.color import Color
 
-from hiermem_tui.store.models import parse_iso
+from hiermem_tui.store.models import parse_iso, synthetic_stamp
 
 if TYPE_CHECKING:
     from textual.app import App
 
 EN_DASH = "–"
+UNKNOWN_TIME = "—"
+"""What a time the store filled in (the source kept none) shows as."""
+NO_TIMES = "no times"
 ARROW = "→"
 
 
@@ -61,8 +64,10 @@ def timestamp(text: str, *, ref_year: int | None = None, seconds: bool = False, 
     """``Jul 3 10:02``; the year is added only when it differs from ``ref_year``.
 
     ``ref_year`` is the session's own year rather than today's, so what a screen shows
-    does not change with the calendar.
+    does not change with the calendar. A time the store filled in shows as unknown (``—``).
     """
+    if synthetic_stamp(text):
+        return UNKNOWN_TIME
     dt = local(text, tz)
     clock = f"{dt:%H:%M:%S}" if seconds else f"{dt:%H:%M}"
     day = f"{dt:%b} {dt.day}"
@@ -72,7 +77,10 @@ def timestamp(text: str, *, ref_year: int | None = None, seconds: bool = False, 
 
 
 def time_range(start: str, end: str, *, ref_year: int | None = None, tz: tzinfo | None = None) -> str:
-    """``Jul 3 10:02 → Jul 5 18:40``; ``Jul 3 10:02 → 18:40`` within one day; one stamp if equal."""
+    """``Jul 3 10:02 → Jul 5 18:40``; ``Jul 3 10:02 → 18:40`` within one day; one stamp if equal;
+    ``no times`` over a source that kept none."""
+    if synthetic_stamp(start) and synthetic_stamp(end):
+        return NO_TIMES
     a, b = local(start, tz), local(end, tz)
     left = timestamp(start, ref_year=ref_year, tz=tz)
     if (a.year, a.month, a.day, a.hour, a.minute) == (b.year, b.month, b.day, b.hour, b.minute):

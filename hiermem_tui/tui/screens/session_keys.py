@@ -132,6 +132,10 @@ class SessionKeys:
 
     def toggle_scale(self) -> None:
         screen = self._screen
+        if screen.session is not None and not screen.session.times_known and screen.map.scale == "episodes":
+            screen.notify("No times: its source kept none, so the time axis cannot apply.", severity="warning",
+                          timeout=5, markup=False)
+            return
         screen.map.toggle_scale()
         screen.refresh_legend()
 

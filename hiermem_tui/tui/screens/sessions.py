@@ -28,7 +28,7 @@ from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
-from hiermem_tui.tui.widgets.session_columns import COLUMNS, SORT_LABELS, fmt_when
+from hiermem_tui.tui.widgets.session_columns import COLUMNS, SORT_LABELS, session_when
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from hiermem_tui.tui.screens.base import AppScreen
 
@@ -182,7 +182,9 @@ class SessionsScreen(AppScreen[None]):
     @on(SessionsTable.Highlighted)
     def _highlighted(self, event: SessionsTable.Highlighted) -> None:
         session = event.session
-        when = fmt_when(session.updated_at, self.app.clock()) if session else ""
+        when = ""
+        if session is not None:
+            when = session_when(session, self.app.clock()) if session.times_known else "no times (listed by import)"
         detail = self.query_one("#detail", Static)
         detail.update(detail_text(session, when, self.app.settings.policy.fidelity_threshold))
         detail.display = session is not None

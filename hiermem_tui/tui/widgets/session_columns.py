@@ -21,6 +21,12 @@ GAP = 2
 """Blank cells between two columns."""
 
 
+def session_when(s: Session, now: datetime) -> str:
+    """A session's last activity, or ``—`` when its source kept no times (it is listed by when it
+    was imported, which its ``updated_at`` then holds)."""
+    return fmt_when(s.updated_at, now) if s.times_known else fmt.UNKNOWN_TIME
+
+
 def fmt_when(stamp: str | None, now: datetime) -> str:
     """A compact time relative to ``now`` (injected, so tests and snapshots are stable)."""
     if not stamp:
@@ -136,7 +142,7 @@ def cell(s: Session, column: Column, w: int, *, now: datetime,
         if low is not None and low < fidelity_threshold:
             return [(fit(f"◇{fmt.percent(low)}", w, True), "warning")]
         return [(fit("·" if low is None else "ok", w, True), "muted")]
-    return [(fit(fmt_when(s.updated_at, now), w, True), "muted")]
+    return [(fit(session_when(s, now), w, True), "muted")]
 
 
 def _coverage_cell(s: Session, w: int) -> list[tuple[str, str | None]]:
