@@ -1,7 +1,7 @@
 """Another tool's summary DAG, checked against ours before any of it is written.
 
 lossless-claw and lossless-code keep summaries of the conversations they store, with edges to
-what each one covers. Their rules are not ours (DESIGN §3): a lossless-code cascade condenses
+what each one covers. Their rules are not ours (ARCHITECTURE §3): a lossless-code cascade condenses
 the same summaries again each time a depth fills up, its merges leave overlapping leaves
 behind, a damaged file can hold anything. So every summary is checked here, in the order the
 store would have written it, against what the store holds plus what this import has already

@@ -65,6 +65,7 @@ def _is_lcm(schema: Schema) -> bool:
 def sniff(path: Path, head: bytes) -> bool:
     return sniff_sqlite(path, head, _is_lcm)
 
+
 def count(path: Path) -> int | None:
     """Conversations with at least one message (what ``sources`` shows)."""
     return count_sessions(path, _is_lcm, lambda _: "SELECT count(DISTINCT conversation_id) FROM messages WHERE "

@@ -70,6 +70,7 @@ def _is_vault(schema: Schema) -> bool:
 def sniff(path: Path, head: bytes) -> bool:
     return sniff_sqlite(path, head, _is_vault)
 
+
 def count(path: Path) -> int | None:
     """Sessions with at least one message (what ``sources`` shows)."""
     return count_sessions(path, _is_vault, lambda _: "SELECT count(DISTINCT session_id) FROM messages WHERE "
