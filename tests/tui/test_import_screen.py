@@ -128,3 +128,14 @@ async def test_a_read_only_database_imports_nothing(settings: Settings, tmp_path
             assert store.sessions.count() == 0
     finally:
         store.close()
+
+
+def test_another_tools_summary_says_which_tool_and_model_made_it(empty_store: Store) -> None:
+    from hiermem_tui.importers import import_paths
+    from hiermem_tui.tui.widgets.detail_pane import made_by
+
+    import_paths(empty_store, [FIXTURES / "lossless_claw" / "lcm.db"])
+    lines = {made_by(s).plain for sid in [x.id for x in empty_store.sessions.each()]
+             for s in empty_store.dag.summaries(sid)}
+    assert "lossless-claw · emergency-fallback" in lines
+    assert all(line.startswith("lossless-claw · ") and "prompt" not in line for line in lines), lines
