@@ -2,7 +2,7 @@
 
 Why it re-derives everything instead of trusting the store's own helpers: a file may have been
 copied, synced, restored or written by another tool, so the aggregates, the edges and the search
-index are checked against the rows they are meant to follow. The checks are DESIGN §3's
+index are checked against the rows they are meant to follow. The checks are ARCHITECTURE §3's
 invariants, read session by session (one read snapshot each, so a compaction going on in another
 process is never caught half-way): a session's episodes, summaries and edges are what is held in
 memory at a time, never a whole table. File-wide facts (SQLite's own checks, foreign keys, the
