@@ -35,6 +35,7 @@ def main() -> int:
             ["bench_watch.py", "--files", "300", "--repeat", "5"],
             ["bench_tui_live.py", "--episodes", "4000", "--repeat", "3"],
             ["bench_find.py", "--db", str(big_db)],
+            ["bench_doctor.py", "--db", str(big_db)],
         ]
     else:
         plan = [
@@ -49,6 +50,7 @@ def main() -> int:
             ["bench_watch.py"],
             ["bench_tui_live.py"],
             ["bench_find.py", "--db", str(big_db)],
+            ["bench_doctor.py", "--db", str(big_db)],
         ]
     if (HERE / "bench_tui_latency.py").exists():
         plan.append(["bench_tui_latency.py"])

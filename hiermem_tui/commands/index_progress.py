@@ -30,17 +30,26 @@ class IndexBar:
         self.started = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
+        self.draw("indexing for search", done, total, "rows")
+
+    def draw(self, label: str, done: int, total: int, unit: str = "", *, measured: bool = True) -> None:
+        """``label ████░░ 40% · 4,000 of 10,000 unit``; unmeasured work (``measured=False``) shows
+        the seconds it has taken so far instead."""
         if not self.enabled:
             return
         now = time.monotonic()
-        if self._last and now - self._last < 0.1 and done < total:
+        if self._last and now - self._last < 0.1 and (done < total or not measured):
             return
         self._last = now
+        if not measured:
+            self.ctx.stderr.write(f"\r\x1b[K{label}… {now - self.started:.0f} s")
+            self.ctx.stderr.flush()
+            return
         filled = int(BAR * done / total) if total else BAR
         pct = 100 * done / total if total else 100
         self.ctx.stderr.write(
-            f"\rindexing for search {'█' * filled}{'░' * (BAR - filled)} {pct:3.0f}% "
-            f"· {done:,} of {total:,} rows "
+            f"\r{label} {'█' * filled}{'░' * (BAR - filled)} {pct:3.0f}% "
+            f"· {done:,} of {total:,} {unit} "
         )
         self.ctx.stderr.flush()
 

@@ -17,6 +17,7 @@ import argparse
 
 from ..compaction import UnknownSession, select_sessions
 from ..store import Session
+from .backup import add_backup_option, check_backup_destination, take_backup
 from .check import fraction
 from .common import EXIT_USAGE, CliContext, CliError
 from .compact import Reporter, add_backend_options, build_runner, drive, exit_code, open_for_job, print_json
@@ -30,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--below", metavar="R", type=fraction, help="retention under which a summary is re-made "
                    "(default: the policy's fidelity_threshold)")
     add_backend_options(p)
+    add_backup_option(p)
     p.set_defaults(func=run)
 
 
@@ -43,6 +45,7 @@ def may_need_repair(s: Session, below: float) -> bool:
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     named = list(dict.fromkeys(args.session or []))
     below = ctx.settings.policy.fidelity_threshold if args.below is None else args.below
+    check_backup_destination(ctx, args.backup)
     store = open_for_job(ctx)
     try:
         try:
@@ -54,6 +57,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         reporter = Reporter(ctx, json_mode=args.json)
         runner, backend, cancel = build_runner(ctx, store, reporter)
         ids = [s.id for s in sessions]
+        take_backup(ctx, store, args.backup)
         runs = drive(ctx, backend, cancel, lambda: runner.remake.repair_many(ids, below, skip_idle=args.all), reporter)
         if args.json:
             print_json(ctx, runs, as_array=bool(args.all or len(named) > 1))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 from ..textsafe import one_line
+from .backup import add_backup_option, check_backup_destination, take_backup
 from .common import EXIT_USAGE, CliContext, CliError
 from .compact import Reporter, add_backend_options, build_runner, drive, exit_code, open_for_job, print_json
 
@@ -25,10 +26,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--session", metavar="ID", required=True, help="the session")
     p.add_argument("--summary", metavar="SUMMARY_ID", help="one active summary of it (default: the whole session)")
     add_backend_options(p)
+    add_backup_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
+    check_backup_destination(ctx, args.backup)
     store = open_for_job(ctx)
     try:
         if store.sessions.get(args.session) is None:
@@ -42,6 +45,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
                 raise CliError(f"summary {args.summary} is superseded{newer}: re-summarise an active one", EXIT_USAGE)
         reporter = Reporter(ctx, json_mode=args.json)
         runner, backend, cancel = build_runner(ctx, store, reporter)
+        take_backup(ctx, store, args.backup)
         if args.summary is not None:
             summary_id = args.summary
             run_ = drive(ctx, backend, cancel, lambda: runner.remake.summary(summary_id), reporter)

@@ -101,6 +101,23 @@ def connect(path: Path, readonly: bool, *, probe: bool = False) -> sqlite3.Conne
     return conn
 
 
+def connect_checking(path: Path) -> sqlite3.Connection:
+    """A connection that only reads and leaves the file exactly as it was (``doctor``, ``backup``).
+
+    A quiet file we could write is opened read-write with ``query_only`` on: SQLite refuses every
+    write, and closing the last connection removes the -wal/-shm it made (a ``mode=ro`` open
+    would leave them behind). A file in use by another process, or one we may not write, gets
+    the usual read-only connection (the -wal/-shm are that process's, or cannot be made).
+    """
+    writable = os.access(path, os.W_OK) and bool(path.stat().st_mode & 0o222) and os.access(path.parent, os.W_OK)
+    if not (_quiet(path) and writable):
+        return connect(path, readonly=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA query_only = ON")
+    _configure(conn, readonly=True)
+    return conn
+
+
 def inspect_file(path: Path) -> str:
     """Classify ``path`` without writing: 'new' (absent or empty), 'sqlite', or raise StoreError."""
     try:
@@ -181,6 +198,30 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> int:
     return version
 
 
+def probe_version(path: Path) -> int | None:
+    """The schema version of an existing file we may read (0: an SQLite file without tables), or
+    None for a zero-byte one; raise StoreError for anything else. Writes nothing, leaves nothing
+    next to it: what ``doctor`` and ``backup`` decide with before they read."""
+    try:
+        exists = path.exists()
+    except OSError as exc:
+        raise StoreError(f"cannot use {path}: {exc.strerror or exc}") from None
+    if not exists:
+        raise StoreError(f"{path} does not exist")
+    if inspect_file(path) == "new":
+        return None
+    try:
+        probe = connect(path, readonly=True, probe=True)
+        try:
+            return check_schema(probe, path)
+        finally:
+            probe.close()
+    except sqlite3.DatabaseError as exc:
+        raise DamagedDatabase(f"{path} is damaged or not a database ({exc})") from None
+    except UnicodeDecodeError:
+        raise DamagedDatabase(f"{path} is damaged: its schema is not valid text") from None
+
+
 def migrate(conn: sqlite3.Connection, version: int) -> None:
     """Apply every migration after ``version``, each in its own transaction with its user_version.
 
@@ -231,9 +272,10 @@ class ConnectionPool:
     runner each get their own connection, and WAL lets readers go on while one writes.
     """
 
-    def __init__(self, path: Path, readonly: bool) -> None:
+    def __init__(self, path: Path, readonly: bool, *, checking: bool = False) -> None:
         self.path = path
-        self.readonly = readonly
+        self.readonly = readonly or checking
+        self.checking = checking
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -241,7 +283,7 @@ class ConnectionPool:
     def get(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path, self.readonly)
+            conn = connect_checking(self.path) if self.checking else connect(self.path, self.readonly)
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -278,10 +320,11 @@ class Db:
     timeout instead of failing, and a crash leaves either all of a write or none of it).
     """
 
-    def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None, *, checking: bool = False) -> None:
+        """``checking``: read-only connections that leave no trace (:func:`connect_checking`)."""
         self.path = path
-        self.readonly = readonly
-        self._pool = ConnectionPool(path, readonly)
+        self.readonly = readonly or checking
+        self._pool = ConnectionPool(path, readonly, checking=checking)
         self._tokenizer = tokenizer
         self._tx_depth: dict[int, int] = {}
 

@@ -99,14 +99,25 @@ class Runs:
         ).fetchall()
         return [_run(r) for r in rows[:limit]], len(rows) > limit
 
+    def dead_running(self) -> list[tuple[str, str, int | None, str | None]]:
+        """``(run id, session, pid, host)`` of the runs left ``running`` by a process that is gone.
+
+        A run whose process is still alive on this host (a concurrent CLI run) is not one of them. A
+        run recorded on another host counts as gone: this process cannot tell (the file is not
+        meant to be shared live across machines).
+        """
+        rows = self.db.conn.execute(
+            "SELECT id, session_id, pid, host FROM runs WHERE status = 'running' ORDER BY started_at, id"
+        ).fetchall()
+        _, host = runner_identity()
+        return [(r[0], r[1], r[2], r[3]) for r in rows if not (r[3] == host and r[2] and _alive(r[2]))]
+
     def mark_interrupted(self) -> int:
         """Runs left ``running`` by a process that is gone become ``interrupted``.
 
         A run whose process is still alive on this host (a concurrent CLI run) is left alone.
         """
-        rows = self.db.conn.execute("SELECT id, pid, host FROM runs WHERE status = 'running'").fetchall()
-        _, host = runner_identity()
-        dead = [r[0] for r in rows if not (r[2] == host and r[1] and _alive(r[1]))]
+        dead = [r[0] for r in self.dead_running()]
         if not dead:
             return 0
         with self.db.transaction() as conn:

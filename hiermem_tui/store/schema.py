@@ -356,3 +356,11 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 OUR_TABLES = {"meta", "sessions", "episodes", "summaries", "summary_sources", "runs"}
 """Tables every version has (a file missing one is damaged); later ones are checked by version."""
+
+RECOMPUTE_SESSION: tuple[str, ...] = (
+    "UPDATE sessions SET (episode_count, token_count) = "
+    "(SELECT count(*), coalesce(sum(tokens), 0) FROM episodes WHERE session_id = :sid) WHERE id = :sid",
+    _RECOMPUTE_V4.format(sid=":sid").strip().rstrip(";"),
+)
+"""The aggregates the triggers keep on one session (``:sid``), recomputed from its rows (``doctor --fix``).
+The summary part is the current trigger's own statement, so a fix and the triggers cannot disagree."""

@@ -21,12 +21,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from .store import Store
+    from .db import Db
+
+
+class Indexable(Protocol):
+    """What the index build needs of its owner: the file and whether it may write (a Store is one;
+    so is the doctor's fixer, which holds only the Db)."""
+
+    @property
+    def db(self) -> Db: ...
+
+    @property
+    def readonly(self) -> bool: ...
 
 BACKFILL_KEY = "search_backfill"
 INDEXED_KEY = "search_indexed"
@@ -84,7 +95,7 @@ def _last_doc(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0])
 
 
-def search_index_status(store: Store) -> IndexStatus:
+def search_index_status(store: Indexable) -> IndexStatus:
     """Three indexed lookups (no counting): cheap enough to ask before every search."""
     conn = store.db.conn
     done, last = _indexed(conn), _last_doc(conn)
@@ -99,7 +110,7 @@ def search_index_status(store: Store) -> IndexStatus:
     return IndexStatus(True, done, total)
 
 
-def build_search_index(store: Store, on_progress: Progress | None = None, *, batch: int = BATCH) -> int:
+def build_search_index(store: Indexable, on_progress: Progress | None = None, *, batch: int = BATCH) -> int:
     """Make every episode and summary searchable; returns how many rows this call indexed.
 
     A no-op (three lookups) when the index is up to date, and on a read-only store.

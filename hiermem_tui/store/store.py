@@ -4,8 +4,8 @@
 out one repository per part of the schema, all sharing one :class:`~.db.Db` (connections,
 transactions, read snapshots): ``store.sessions``, ``store.episodes``, ``store.dag`` (summaries
 and their edges), ``store.runs``, ``store.marks``, ``store.speeds``, ``store.search`` and
-``store.stats``. Every query against our schema is in one of them; the rest of the app calls
-their named methods.
+``store.stats``, and ``store.health`` (the doctor's checks). Every query against our schema is in
+one of them; the rest of the app calls their named methods.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..tokens import Tokenizer
 from .dag import Dag
 from .db import Db, DamagedDatabase, StoreError, check_schema, connect, inspect_file, migrate
 from .episodes import Episodes
+from .health import Health
 from .marks import Marks
 from .queries import SearchQueries, StatsQueries
 from .runs import Runs
@@ -39,6 +40,7 @@ class Store:
         self.speeds = Speeds(self.db)
         self.search = SearchQueries(self.db)
         self.stats = StatsQueries(self.db)
+        self.health = Health(self.db)
 
     @property
     def path(self) -> Path:

@@ -53,17 +53,18 @@ def keys_markdown(keymap: dict[str, str]) -> str:
 def known_ids() -> list[tuple[str, str, str]]:
     """Every binding id of the app, its screens and widgets (for the help screen and the config check)."""
     from hiermem_tui.tui.screens import (
-        compare, confirm, context, help, import_sources, prompts, report, run_dialog, run_history, search, session, sessions,
-        settings, versions,
+        backup, compare, confirm, context, help, import_sources, prompts, report, run_dialog, run_history,
+        search, session, sessions, settings, stats, versions,
     )
     from hiermem_tui.tui.widgets import coverage_map, detail_pane, sessions_table, transcript
 
     classes = [
         sessions.SessionsScreen, sessions_table.SessionsTable, session.SessionScreen, coverage_map.CoverageMap,
         transcript.Transcript, detail_pane.ChainPicker, search.SearchScreen, context.ContextScreen,
-        context.SavePrompt, report.ReportScreen, run_history.RunHistoryScreen, run_dialog.RunDialog,
-        compare.CompareScreen, versions.VersionsScreen, confirm.ConfirmScreen, settings.SettingsScreen,
-        prompts.PromptsScreen, help.HelpScreen, import_sources.ImportScreen,
+        context.SavePrompt, report.ReportScreen, stats.StatsScreen, run_history.RunHistoryScreen,
+        run_dialog.RunDialog, compare.CompareScreen, versions.VersionsScreen, confirm.ConfirmScreen,
+        backup.BackupScreen, settings.SettingsScreen, prompts.PromptsScreen, help.HelpScreen,
+        import_sources.ImportScreen,
     ]
     out = list(binding_ids(app_bindings()))
     for cls in classes:

@@ -24,8 +24,11 @@ from hiermem_tui.compaction.events import (
 from hiermem_tui.config import Settings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hiermem_tui.importers.discover import Source
     from hiermem_tui.search import SearchResult
+    from hiermem_tui.store.health import DoctorRecord
     from hiermem_tui.tui.runs import RunJob
     from hiermem_tui.tui.screens.run_dialog import PlanPreview
 
@@ -255,3 +258,52 @@ class ImportFinished(Message):
     sessions_created: int
     episodes_appended: int
     stopped: bool = False
+
+
+# ---------------------------------------------------------------- doctor and backup
+# Posted from thread workers (the stats screen's doctor, the backup before a run); each carries the
+# ``ticket`` of its job, so what a job started before the current one reports is dropped.
+
+
+@dataclass
+class DoctorProgress(Message):
+    """The doctor is at ``phase`` (pages, sessions, search, runs): ``done`` of ``total`` (0: no measure)."""
+
+    ticket: int
+    phase: str
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, DoctorProgress) and message.ticket == self.ticket
+
+
+@dataclass
+class DoctorDone(Message):
+    """The doctor finished: ``record`` (what the stats screen shows), or ``error`` (one line)."""
+
+    ticket: int
+    record: DoctorRecord | None
+    error: str | None = None
+
+
+@dataclass
+class BackupProgress(Message):
+    """A backup has copied ``done`` of ``total`` pages."""
+
+    ticket: int
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, BackupProgress) and message.ticket == self.ticket
+
+
+@dataclass
+class BackupDone(Message):
+    """A backup finished: the copy's ``path`` and a one-line ``summary``, or ``error``."""
+
+    ticket: int
+    path: Path | None
+    summary: str = ""
+    error: str | None = None

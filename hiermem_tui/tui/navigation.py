@@ -51,10 +51,11 @@ class Navigator:
 
         self.app.push_screen(ContextScreen(session_id))
 
-    def stats(self, session_id: str | None = None) -> None:
+    def stats(self, session_id: str | None = None, *, run_doctor: bool = False) -> None:
+        """The stats screen; ``run_doctor``: with the doctor checking the file at once."""
         from hiermem_tui.tui.screens.stats import StatsScreen
 
-        self.app.push_screen(StatsScreen(session_id))
+        self.app.push_screen(StatsScreen(session_id, run_doctor=run_doctor))
 
     def history(self, session_id: str | None = None) -> None:
         from hiermem_tui.tui.screens.run_history import RunHistoryScreen
@@ -169,6 +170,16 @@ class Navigator:
 
         self.app.push_screen(RunDialog(action, session_id, subject=subject, detail=detail), callback=chosen)
 
+    def backup(self, dest: Path, *, on_done: Callable[[Path | None], object]) -> None:
+        """Copy the database to ``dest`` (with progress); ``on_done`` gets the copy's path, or None
+        when the copy failed or was stopped."""
+        from hiermem_tui.tui.screens.backup import BackupScreen
+
+        def copied(path: Path | None) -> None:
+            on_done(path)
+
+        self.app.push_screen(BackupScreen(dest), callback=copied)
+
     def save_path(self, default: Path, on_path: Callable[[str | None], object]) -> None:
         """Ask where to save a file (``on_path`` gets None when the user cancelled)."""
         from hiermem_tui.tui.screens.context import SavePrompt
@@ -201,3 +212,5 @@ class Navigator:
                              lambda: self.history(), "h")
         yield PaletteCommand("Import chat history", "The histories found on this machine, or a path: tick, import",
                              self.import_sources, "I")
+        yield PaletteCommand("Doctor: check the whole file", "Damage, broken summaries, wrong counts, the search "
+                             "index, runs left running (on the stats screen)", lambda: self.stats(run_doctor=True))

@@ -118,3 +118,25 @@ def test_run_history(snap_compare, store: Store, tmp_path: Path) -> None:  # typ
         await wait_until_shown(pilot, "cut_off ×1, echo ×2", "r_repair")
 
     assert snap_compare(_app(store, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_stats_with_a_doctor_result(snap_compare, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The whole file's stats with the last doctor result kept in the file: two problems, by session and id."""
+    from dataclasses import replace
+
+    leaf = store.db.conn.execute(
+        "SELECT id FROM summaries WHERE session_id = 'dag' AND depth = 0 AND status = 'active' ORDER BY first_seq"
+    ).fetchone()[0]
+    store.db.conn.execute("DELETE FROM summary_sources WHERE summary_id = ?", (leaf,))
+    store.db.conn.execute("UPDATE sessions SET token_count = token_count + 1 WHERE id = 'dag'")
+    report = store.health.check()
+    assert {p.kind for p in report.problems} >= {"aggregates", "edges_missing"}
+    store.health.record(replace(report, seconds=1.25), at="2026-05-02T10:00:00Z")  # a fixed time and duration
+
+    async def run_before(pilot: Pilot) -> None:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("i")
+        await screen_shown(pilot, StatsScreen)
+        await wait_until_shown(pilot, "per depth", "fixable")
+
+    assert snap_compare(_app(store, tmp_path), terminal_size=(120, 44), run_before=run_before)

@@ -58,8 +58,11 @@ def add_episodes(store: Store, session_id: str, title: str, count: int, *, hosti
 
 
 def pin_times(store: Store, session_id: str) -> None:
-    """Fix the write-time stamps the store sets to "now" (display only; no invariant involved)."""
+    """Fix the write-time stamps the store sets to "now" (display only), and the session aggregate
+    that follows them (the trigger does not fire on ``created_at``), so the file stays one doctor passes."""
     store.db.conn.execute("UPDATE summaries SET created_at = ? WHERE session_id = ?", (CREATED, session_id))
+    store.db.conn.execute("UPDATE sessions SET last_summary_at = ? WHERE id = ? AND last_summary_at IS NOT NULL",
+                          (CREATED, session_id))
 
 
 def build_dag_session(store: Store, session_id: str = "dag") -> None:

@@ -8,8 +8,6 @@ app does for root (it honours "no write bit" as read-only) and skip only what ro
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 import shutil
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hiermem_tui.cli import main
+from ._cli import run, sha, strays
 
 IS_ROOT = os.geteuid() == 0
 
@@ -28,21 +26,6 @@ IS_ROOT = os.geteuid() == 0
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIERMEM_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.delenv("HIERMEM_DB", raising=False)
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def strays(path: Path) -> list[str]:
-    """Files SQLite may leave next to a database."""
-    return sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name + "-"))
 
 
 def assert_refused(result: tuple[int, str, str]) -> None:
@@ -129,12 +112,15 @@ COMMANDS = {
     "sessions-json": ["sessions", "--json"],
     "import": ["import", "{source}"],
     "export": ["export", "--session", "s"],
+    "doctor": ["doctor"],
+    "doctor-fix": ["doctor", "--fix", "--json"],
+    "backup": ["backup", "{dest}"],
 }
 
 
 def _cmd(name: str, db: Path, source: Path) -> list[str]:
     first, *rest = COMMANDS[name]
-    return [first, "--db", str(db), *(a.format(source=source) for a in rest)]
+    return [first, "--db", str(db), *(a.format(source=source, dest=db.parent / "copy.db") for a in rest)]
 
 
 def _xfail(request: pytest.FixtureRequest, when: bool, reason: str) -> None:
@@ -208,6 +194,20 @@ def test_locked_file_gets_no_wal_or_shm(locked_db: Path, source: Path) -> None:
     assert strays(locked_db) == []
 
 
+def test_locked_file_is_checked_and_copied_but_not_fixed(locked_db: Path) -> None:
+    before = sha(locked_db)
+    readable = IS_ROOT or os.stat(locked_db).st_mode & 0o444
+    doctor = run("doctor", "--db", str(locked_db))
+    copied = run("backup", "--db", str(locked_db), str(locked_db.parent / "copy.db"))
+    if readable:
+        assert doctor[0] == 0 and doctor[1].startswith("ok: 1 sessions, 120 episodes"), doctor
+        assert copied[0] == 0, copied
+    else:
+        assert_refused(doctor)
+        assert_refused(copied)
+    assert sha(locked_db) == before and strays(locked_db) == []
+
+
 def test_database_in_a_folder_without_permission(tmp_path: Path, good_db: Path, source: Path) -> None:
     if IS_ROOT:
         pytest.skip("running as root: a mode-000 folder does not stop root, so this refusal cannot happen")
@@ -222,7 +222,7 @@ def test_database_in_a_folder_without_permission(tmp_path: Path, good_db: Path, 
         folder.chmod(0o755)
 
 
-@pytest.mark.parametrize("command", ["sessions", "import", "export"])
+@pytest.mark.parametrize("command", ["sessions", "import", "export", "doctor", "backup"])
 def test_unstatable_database_path_is_one_line(tmp_path: Path, source: Path, command: str) -> None:
     db = tmp_path / ("x" * 300 + ".db")
     assert_refused(run(*_cmd(command, db, source)))

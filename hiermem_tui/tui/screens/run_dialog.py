@@ -10,6 +10,7 @@ model marked, so picking another model needs no typing. ``extractive`` is always
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from rich.text import Text
@@ -27,6 +28,7 @@ from hiermem_tui.compaction.check import repair_targets, repair_trees
 from hiermem_tui.compaction.preview import PlannedSummary, estimate, plan_pass
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
+from hiermem_tui.store.backup import default_backup_path
 from hiermem_tui.summarize import ExtractiveBackend, Summariser
 from hiermem_tui.summarize.ollama_backend import match_model
 from hiermem_tui.summarize.speed import ModelSpeed
@@ -39,6 +41,8 @@ from hiermem_tui.tui.screens.base import AppModal
 
 PLAN_ROWS = 6
 """Planned summaries listed in the dialog (the rest are counted)."""
+BACKUP_ACTIONS = ("repair", "resummarize-session")
+"""Runs that replace summaries in bulk: their dialog offers to back the file up first."""
 PASS_HELP = {
     "leaf": "summarise unsummarised episodes outside the fresh tail into leaves",
     "condense": "condense runs of same-depth summaries into the next depth",
@@ -68,6 +72,8 @@ class RunChoice:
     backend: str
     model: str | None
     remember: bool = False
+    backup: Path | None = None
+    """Where to copy the database before the run starts (None: no backup)."""
 
 
 def engine_options(status: BackendStatus | None, settings: Settings) -> list[EngineOption]:
@@ -155,6 +161,7 @@ class RunDialog(AppModal[RunChoice | None]):
         Binding("n", "set_pass('condense')", "Condense", show=False, id="run_dialog.set_pass.condense"),
         Binding("p", "set_pass('full')", "Pass", key_display="l/n/p", id="run_dialog.set_pass.full"),
         Binding("m", "toggle_remember", "Remember", id="run_dialog.toggle_remember"),
+        Binding("b", "toggle_backup", "Backup", id="run_dialog.toggle_backup"),
         Binding("enter", "start", "Start", id="run_dialog.start"),
     ]
 
@@ -188,13 +195,24 @@ class RunDialog(AppModal[RunChoice | None]):
             yield OptionList(id="run-engines")
             yield Static(id="run-backend-status")
             yield Checkbox("Remember as the default backend and model  m", id="run-remember", compact=True)
+            if self.action in BACKUP_ACTIONS:
+                yield Checkbox("Back up the file first (a copy beside it, named by the time)  b", id="run-backup",
+                               compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel  esc", id="run-cancel", compact=True)
                 yield Button("Start  enter", id="run-start", variant="primary", compact=True)
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.action in PASSES if action == "set_pass" else True
+        if action == "set_pass":
+            return self.action in PASSES
+        if action == "toggle_backup":
+            return self.action in BACKUP_ACTIONS
+        return True
+
+    def backup_path(self) -> Path:
+        """Where the "back up first" box copies the file: beside it, named by the time of the start."""
+        return default_backup_path(self.store.path)
 
     def on_mount(self) -> None:
         for widget in (*self.query(Checkbox), *self.query(Button)):
@@ -344,14 +362,20 @@ class RunDialog(AppModal[RunChoice | None]):
         self._show_plan()
 
     def action_toggle_remember(self) -> None:
-        box = self.query_one(Checkbox)
+        box = self.query_one("#run-remember", Checkbox)
         box.value = not box.value
+
+    def action_toggle_backup(self) -> None:
+        for box in self.query("#run-backup").results(Checkbox):
+            box.value = not box.value
 
     def action_start(self) -> None:
         opt = self.chosen
         if opt is None:
             return
-        self.dismiss(RunChoice(self.action, opt.backend, opt.model, self.query_one(Checkbox).value))
+        backup = any(box.value for box in self.query("#run-backup").results(Checkbox))
+        self.dismiss(RunChoice(self.action, opt.backend, opt.model, self.query_one("#run-remember", Checkbox).value,
+                               backup=self.backup_path() if backup else None))
 
     @on(OptionList.OptionSelected, "#run-engines")
     def _engine_selected(self) -> None:

@@ -2,7 +2,7 @@
 
 The session screen's keys (``p`` / ``l`` / ``n``, ``R``, ``W``, ``x``, ``X``) and the sessions
 list's ``p`` all come through :func:`open_run_dialog`, so every run is chosen, confirmed where
-it replaces summaries, and refused while another one goes, in one place.
+it replaces summaries, backed up first when asked, and refused while another one goes, in one place.
 """
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summ
         if choice.remember:
             model = choice.model if choice.backend == "ollama" else app.settings.model
             app.update_settings(replace(app.settings, backend=choice.backend, model=model))
-        app.runs.start(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
+
+        def start() -> None:
+            app.runs.start(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
+
+        if choice.backup is None:
+            start()
+            return
+        # the run starts only once the copy is whole; a failed or stopped backup has said so, and nothing runs
+        app.nav.backup(choice.backup, on_done=lambda copied: start() if copied is not None else None)
 
     def chosen(choice: RunChoice | None) -> None:
         if choice is None:

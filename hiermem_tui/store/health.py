@@ -1,0 +1,680 @@
+"""Doctor: what is wrong in a file, found from the data itself, in bounded memory.
+
+Why it re-derives everything instead of trusting the store's own helpers: a file may have been
+copied, synced, restored or written by another tool, so the aggregates, the edges and the search
+index are checked against the rows they are meant to follow. The checks are ARCHITECTURE §3's
+invariants, read session by session (one read snapshot each, so a compaction going on in another
+process is never caught half-way): a session's episodes, summaries and edges are what is held in
+memory at a time, never a whole table. File-wide facts (SQLite's own checks, foreign keys, the
+search index, runs left ``running``) are read with counts and range lookups on indexes.
+
+Every problem names its session and the summary, episode or run ids, and says whether
+``doctor --fix`` may repair it (``health_fix.py``): only what is derived from other rows (links,
+counts, time ranges, the index) or what the app already does on its own (marking dead runs), and
+setting aside a broken summary as ``superseded``. Episodes are never touched; nothing is deleted.
+
+Reading never writes: the checker is given a :class:`~.db.Db` whose connections refuse writes
+(``Db(..., checking=True)``) when it runs for ``doctor``; the TUI passes its own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .db import Db
+from .models import utcnow
+from .runs import Runs
+from .schema import SCHEMA_VERSION
+from .search_index import BACKFILL_KEY, INDEXED_KEY
+
+SET_ASIDE = "doctor:"
+"""``superseded_by`` of a summary the doctor set aside (``doctor:<kind>``): known broken, not reported again."""
+LAST_KEY = "doctor_last"
+"""The ``meta`` row holding the last doctor result (JSON), shown on the TUI's stats screen."""
+MAX_SQLITE_LINES = 50
+"""``quick_check`` / ``integrity_check`` stop after this many errors (a wrecked file has millions)."""
+MAX_NAMED = 5
+"""Ids named in one problem about many rows (the count says how many in all)."""
+PAGE = 500
+"""Sessions read per keyset page."""
+
+KINDS: dict[str, str] = {
+    "sqlite": "SQLite's own check (quick_check, or integrity_check with --full) found damage",
+    "foreign_key": "rows that refer to a row that does not exist",
+    "schema_old": "an older schema: opening the file in hiermem-tui upgrades it",
+    "episode_seq": "a session's episode seqs are not 0, 1, 2, … without gaps",
+    "edges_missing": "a summary without source edges",
+    "edges_broken": "a summary's edges name rows that do not exist, are of another session, or do not match its coverage",
+    "sources_wrong": "a condensed summary's sources are not contiguous, not one depth below, or do not cover what it claims",
+    "source_superseded": "an active condensed summary built on a superseded summary",
+    "coverage": "a summary covers episodes the session does not have",
+    "overlap": "active summaries of one depth cover the same episodes",
+    "two_parents": "a summary is a source of more than one active summary",
+    "parent_link": "a summary's parent link disagrees with the edges",
+    "time_range": "a summary's time range is not that of what it covers",
+    "source_tokens": "a summary's source token count is not that of its sources",
+    "aggregates": "a session's stored counts disagree with its rows",
+    "run_counters": "a run's summary and tier counts disagree with the summaries that name it",
+    "run_dead": "a run still reads running but its process is gone",
+    "search_unrecorded": "episodes or summaries not recorded for search",
+    "search_index": "rows recorded as indexed are missing from the search index",
+}
+"""Every kind of problem, with what it means (``doctor``'s JSON ``kind``)."""
+
+SET_ASIDE_KINDS = frozenset({"edges_missing", "edges_broken", "sources_wrong", "source_superseded", "coverage"})
+"""Broken shape: an active summary with one of these is set aside (superseded) by ``--fix``."""
+
+Progress = Callable[[str, int, int], None]
+"""``on_progress(phase, done, total)``: phase ``pages`` (total 0: SQLite's check, no measure),
+``sessions``, ``search``, ``runs``. It may raise :class:`CheckCancelled` to stop the check."""
+
+
+class CheckCancelled(Exception):
+    """Raised by an ``on_progress`` callback to stop a check (the TUI leaving the screen)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong: ``ids`` are the summaries, episodes or runs it is about (the subject first)."""
+
+    kind: str
+    session: str | None
+    ids: tuple[str, ...]
+    detail: str
+    fixable: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "session": self.session, "ids": list(self.ids), "detail": self.detail,
+                "fixable": self.fixable}
+
+
+@dataclass(frozen=True, slots=True)
+class HealthReport:
+    """What one check found. ``checked`` counts what was read (sessions, episodes, summaries, …)."""
+
+    problems: tuple[Problem, ...]
+    checked: Mapping[str, int]
+    full: bool = False
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def fixable(self) -> int:
+        return sum(p.fixable for p in self.problems)
+
+    def as_json(self) -> dict[str, Any]:
+        """``doctor --json``: ``{"ok", "checked", "problems": [{"kind", "session", "ids", "detail", "fixable"}]}``."""
+        return {"ok": self.ok, "checked": dict(self.checked), "problems": [p.as_json() for p in self.problems]}
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorRecord:
+    """The last doctor result kept in the file (``meta``), for the stats screen."""
+
+    at: str
+    ok: bool
+    problems: int
+    fixable: int
+    kinds: Mapping[str, int]
+    first: tuple[Problem, ...]
+    full: bool
+    seconds: float
+    fixed: int = 0
+
+
+@dataclass(slots=True)
+class _Node:
+    """One summary of the session being checked (no text)."""
+
+    id: str
+    depth: int
+    kind: str
+    status: str
+    tier: str
+    tokens: int
+    source_tokens: int
+    first: int
+    last: int
+    start_at: str
+    end_at: str
+    parent: str | None
+    run_id: str | None
+    created_at: str
+    retention: float | None
+    set_aside: bool
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    def label(self) -> str:
+        return f"{'leaf' if self.kind == 'leaf' else f'd{self.depth}'} #{self.first}–{self.last}"
+
+
+_NODE_SQL = (
+    "SELECT id, depth, kind, status, tier, tokens, source_tokens, first_seq, last_seq, start_at, end_at, parent_id, "
+    "run_id, created_at, CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
+    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END, "
+    "coalesce(superseded_by LIKE 'doctor:%', 0) FROM summaries WHERE session_id = ? ORDER BY depth, first_seq, id"
+)
+"""A session's summaries without their text, shallowest first, in coverage order (the order problems are told in)."""
+_AGG_COLS = ("episode_count", "token_count", "summary_count", "max_depth", "covered_episodes", "covered_tokens",
+             "fallback_count", "top_tokens", "last_summarized_seq", "last_summary_at", "min_retention")
+
+
+@dataclass(frozen=True, slots=True)
+class _LeafFacts:
+    """A leaf's edges measured against the episodes at their seqs, in SQL (no row reaches Python)."""
+
+    edges: int
+    matching: int
+    start_at: str | None
+    end_at: str | None
+    tokens: int
+
+
+@dataclass(slots=True)
+class _Session:
+    """What is read of one session, and the problems found in it."""
+
+    id: str
+    conn: sqlite3.Connection
+    episodes: int = 0
+    tokens: int = 0
+    seq_ok: bool = True
+    nodes: dict[str, _Node] = field(default_factory=dict)
+    leaves: dict[str, _LeafFacts] = field(default_factory=dict)
+    edges: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, kind: str, ids: Sequence[str], detail: str, fixable: bool) -> None:
+        self.problems.append(Problem(kind, self.id, tuple(ids), detail, fixable))
+
+
+class Health:
+    """Checks one file (and keeps the last result in it); :mod:`.health_fix` repairs what it may."""
+
+    def __init__(self, db: Db) -> None:
+        self.db = db
+        self._last_tick = 0.0
+
+    # ------------------------------------------------------------------ the whole check
+    def check(self, *, full: bool = False, version: int = SCHEMA_VERSION, on_progress: Progress | None = None
+              ) -> HealthReport:
+        """Every check, file-wide first (SQLite's own, foreign keys), then session by session.
+
+        ``version``: the file's schema version; an older file gets SQLite's checks only (its
+        tables lack what the others read) and a ``schema_old`` problem that ``--fix`` clears.
+        """
+        started = time.monotonic()
+        problems: list[Problem] = []
+        conn = self.db.conn
+        checked: dict[str, int] = {"schema_version": version}
+        checked["pages"] = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        problems += self._sqlite(full, on_progress)
+        if version < SCHEMA_VERSION:
+            problems.append(Problem("schema_old", None, (), f"schema {version}; this version of hiermem-tui uses "
+                                    f"{SCHEMA_VERSION}: --fix upgrades it (as opening it in the app would), then "
+                                    "checks the rest", True))
+            return HealthReport(tuple(problems), checked, full, time.monotonic() - started)
+        problems += self._guarded("foreign keys", self._foreign_keys)
+        counts = {"sessions": 0, "episodes": 0, "summaries": 0, "edges": 0, "runs": 0}
+
+        def sessions() -> list[Problem]:
+            found: list[Problem] = []
+            total = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+            for done, session_id in enumerate(self._session_ids(), 1):
+                found += self._check_session(session_id, counts)
+                self._tick(on_progress, "sessions", done, total, last=done == total)
+            return found
+
+        problems += self._guarded("the sessions", sessions)
+        checked.update(counts)
+        self._tick(on_progress, "search", 0, 1, last=True)
+
+        def search() -> list[Problem]:
+            found, rows = self._search()
+            checked.update(rows)
+            return found
+
+        problems += self._guarded("the search index", search)
+        self._tick(on_progress, "runs", 0, 1, last=True)
+        problems += self._guarded("the runs", self._dead_runs)
+        return HealthReport(tuple(problems), checked, full, time.monotonic() - started)
+
+    @staticmethod
+    def _guarded(what: str, check: Callable[[], list[Problem]]) -> list[Problem]:
+        """A check a damaged page stops half-way: one ``sqlite`` problem saying what could not be checked."""
+        try:
+            return check()
+        except sqlite3.DatabaseError as exc:
+            return [Problem("sqlite", None, (), f"could not check {what}: {exc}", False)]
+
+    def _tick(self, on_progress: Progress | None, phase: str, done: int, total: int, *, last: bool = False) -> None:
+        """Progress at most ten times a second (a check of 10k sessions must not post 10k messages)."""
+        if on_progress is None:
+            return
+        now = time.monotonic()
+        if last or now - self._last_tick >= 0.1:
+            self._last_tick = now
+            on_progress(phase, done, total)
+
+    # ------------------------------------------------------------------ file-wide
+    def _sqlite(self, full: bool, on_progress: Progress | None) -> list[Problem]:
+        """``PRAGMA quick_check`` (``integrity_check`` when ``full``), ticking progress while it runs."""
+        conn = self.db.conn
+        pragma = "integrity_check" if full else "quick_check"
+        self._tick(on_progress, "pages", 0, 0, last=True)
+        cancelled: list[CheckCancelled] = []
+
+        def tick() -> int:
+            try:
+                self._tick(on_progress, "pages", 0, 0)
+            except CheckCancelled as exc:
+                cancelled.append(exc)
+                return 1  # SQLite stops the statement ("interrupted")
+            return 0
+
+        if on_progress is not None:
+            conn.set_progress_handler(tick, 200_000)
+        try:
+            lines = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({MAX_SQLITE_LINES})")]
+        except sqlite3.DatabaseError as exc:
+            if cancelled:
+                raise cancelled[0] from None
+            lines = [f"{pragma} could not finish: {exc}"]
+        finally:
+            conn.set_progress_handler(None, 0)
+        if lines == ["ok"]:
+            return []
+        return [Problem("sqlite", None, (), line, False) for line in lines]
+
+    def _foreign_keys(self) -> list[Problem]:
+        """``PRAGMA foreign_key_check``, one problem per (table, what it refers to), naming a few rows."""
+        conn = self.db.conn
+        groups: dict[tuple[str, str], list[int | None]] = {}
+        for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
+            groups.setdefault((table, parent), []).append(rowid)
+        out = []
+        for (table, parent), rowids in sorted(groups.items()):
+            ids = self._row_ids(table, parent, [r for r in rowids if r is not None][:MAX_NAMED])
+            out.append(Problem("foreign_key", None, ids,
+                               f"{len(rowids):,} row(s) of {table} refer to {parent} rows that do not exist", False))
+        return out
+
+    def _row_ids(self, table: str, parent: str, rowids: list[int]) -> tuple[str, ...]:
+        """Readable ids for a few offending rows (``summary_sources`` has no rowid: its summary ids)."""
+        conn = self.db.conn
+        if table == "summary_sources" and parent == "summaries":
+            return tuple(r[0] for r in conn.execute(
+                "SELECT DISTINCT summary_id FROM summary_sources WHERE summary_id NOT IN (SELECT id FROM summaries) "
+                "LIMIT ?", (MAX_NAMED,)))
+        key = {"episode_marks": "episode_id"}.get(table, "id")
+        if table not in {"sessions", "episodes", "summaries", "runs", "episode_marks"} or not rowids:
+            return ()
+        marks = ",".join("?" * len(rowids))
+        return tuple(str(r[0]) for r in conn.execute(f"SELECT {key} FROM {table} WHERE rowid IN ({marks})", rowids))
+
+    def _session_ids(self) -> Iterator[str]:
+        after = ""
+        while True:
+            page = [r[0] for r in self.db.conn.execute(
+                "SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?", (after, PAGE))]
+            if not page:
+                return
+            yield from page
+            after = page[-1]
+
+    def _search(self) -> tuple[list[Problem], dict[str, int]]:
+        """Every episode and summary recorded in ``search_docs``, and every row up to meta
+        ``search_indexed`` in the FTS index (rows above it are pending: indexed before a search)."""
+        conn = self.db.conn
+        out: list[Problem] = []
+        with self.db.read_snapshot():
+            indexed = int(_meta(conn, INDEXED_KEY) or 0)
+            pending_backfill = _meta(conn, BACKFILL_KEY) is not None
+            last = int(conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0])
+            recorded = int(conn.execute("SELECT count(*) FROM search_docs WHERE docid <= ?", (indexed,)).fetchone()[0])
+            in_index = int(conn.execute(
+                "SELECT count(*) FROM search_index_docsize WHERE id <= ?", (indexed,)).fetchone()[0])
+            if in_index < recorded or indexed > last:
+                out.append(Problem("search_index", None, (), f"the search index holds {in_index:,} of the "
+                                   f"{max(recorded, indexed):,} rows it should (docids 1–{indexed:,})", True))
+            if not pending_backfill:
+                out += self._unrecorded(conn)
+        pending = last - min(indexed, last)
+        return out, {"search_rows": last, "search_pending": pending}
+
+    def _unrecorded(self, conn: sqlite3.Connection) -> list[Problem]:
+        """Sessions with episodes or summaries that have no ``search_docs`` row. Three counts first;
+        only when they disagree, grouped counts per session (and, for the first sessions, the rows)."""
+        docs = dict(conn.execute("SELECT kind, count(*) FROM search_docs GROUP BY kind").fetchall())
+        episodes = int(conn.execute("SELECT count(*) FROM episodes").fetchone()[0])
+        summaries = int(conn.execute("SELECT count(*) FROM summaries").fetchone()[0])
+        if docs.get("episode", 0) >= episodes and docs.get("summary", 0) >= summaries:
+            return []
+        have: dict[tuple[str, str], int] = {}
+        for sid, kind, n in conn.execute(
+            "SELECT session_id, kind, count(*) FROM search_docs GROUP BY session_id, kind"
+        ):
+            have[(sid, kind)] = n
+        out: list[Problem] = []
+        for kind, table in (("episode", "episodes"), ("summary", "summaries")):
+            for sid, n in conn.execute(f"SELECT session_id, count(*) FROM {table} GROUP BY session_id"):
+                missing = n - have.get((sid, kind), 0)
+                if missing <= 0:
+                    continue
+                ids: tuple[str, ...] = ()
+                if len(out) < 20:  # name some rows (a scan of search_docs each): for the first sessions only
+                    ids = tuple(r[0] for r in conn.execute(
+                        f"SELECT id FROM {table} WHERE session_id = ? AND id NOT IN "
+                        "(SELECT ref_id FROM search_docs WHERE kind = ? AND session_id = ?) LIMIT ?",
+                        (sid, kind, sid, MAX_NAMED)))
+                out.append(Problem("search_unrecorded", sid, ids,
+                                   f"{missing:,} {kind}{'s' if missing != 1 else ''} not recorded for search", True))
+        return out
+
+    def _dead_runs(self) -> list[Problem]:
+        out = []
+        for rid, sid, pid, host in Runs(self.db).dead_running():
+            where = f"process {pid} on {host}" if pid else "its process"
+            out.append(Problem("run_dead", sid, (rid,), f"run {rid} still reads running but {where} is gone", True))
+        return out
+
+    # ------------------------------------------------------------------ one session
+    def _check_session(self, session_id: str, counts: dict[str, int]) -> list[Problem]:
+        try:
+            with self.db.read_snapshot() as conn:
+                agg = conn.execute(f"SELECT {', '.join(_AGG_COLS)} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                if agg is None:  # gone between the page and now: nothing to check
+                    return []
+                s = _Session(session_id, conn)
+                _read(s)
+                runs = conn.execute(
+                    "SELECT id, normal, aggressive, fallback, summaries_created FROM runs WHERE session_id = ?",
+                    (session_id,)).fetchall()
+                for node in s.nodes.values():
+                    if node.set_aside:
+                        continue
+                    if node.kind == "leaf":
+                        _check_leaf(s, node)
+                    else:
+                        _check_condensed(s, node)
+                _check_parents(s)
+                _check_overlaps(s)
+                _check_aggregates(s, tuple(agg))
+                _check_runs(s, runs)
+        except sqlite3.DatabaseError as exc:
+            return [Problem("sqlite", session_id, (), f"the session could not be read: {exc}", False)]
+        counts["sessions"] += 1
+        counts["episodes"] += s.episodes
+        counts["summaries"] += len(s.nodes)
+        counts["edges"] += sum(f.edges for f in s.leaves.values()) + sum(map(len, s.edges.values()))
+        counts["runs"] += len(runs)
+        return s.problems
+
+    # ------------------------------------------------------------------ the last result
+    def record(self, report: HealthReport, *, fixed: int = 0, at: str | None = None) -> DoctorRecord:
+        """Keep ``report`` (its counts and first problems) as the file's last doctor result."""
+        rec = summarize(report, fixed=fixed, at=at)
+        value = json.dumps({
+            "at": rec.at, "ok": rec.ok, "problems": rec.problems, "fixable": rec.fixable, "kinds": dict(rec.kinds),
+            "first": [p.as_json() for p in rec.first], "full": rec.full, "seconds": round(rec.seconds, 3),
+            "fixed": rec.fixed,
+        }, ensure_ascii=False)
+        with self.db.transaction() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                         "excluded.value", (LAST_KEY, value))
+        return rec
+
+    def last(self) -> DoctorRecord | None:
+        """The last result kept by :meth:`record` (None: never, or unreadable)."""
+        text = _meta(self.db.conn, LAST_KEY)
+        try:
+            v = json.loads(text) if text else None
+            if not isinstance(v, dict):
+                return None
+            first = tuple(Problem(str(p["kind"]), p.get("session"), tuple(map(str, p.get("ids", ()))),
+                                  str(p.get("detail", "")), bool(p.get("fixable"))) for p in v.get("first", ()))
+            return DoctorRecord(str(v["at"]), bool(v["ok"]), int(v["problems"]), int(v.get("fixable", 0)),
+                                {str(k): int(n) for k, n in dict(v.get("kinds", {})).items()}, first,
+                                bool(v.get("full")), float(v.get("seconds", 0.0)), int(v.get("fixed", 0)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+def summarize(report: HealthReport, *, fixed: int = 0, at: str | None = None) -> DoctorRecord:
+    """What is kept of a report: counts by kind and the first problems (``at``: now)."""
+    kinds: dict[str, int] = {}
+    for p in report.problems:
+        kinds[p.kind] = kinds.get(p.kind, 0) + 1
+    return DoctorRecord(at or utcnow(), report.ok, len(report.problems), report.fixable, kinds,
+                        report.problems[:MAX_NAMED], report.full, report.seconds, fixed)
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else None
+
+
+# ---------------------------------------------------------------------- the session checks
+def _structural(s: _Session, node: _Node, kind: str, detail: str, ids: Sequence[str] = ()) -> None:
+    """A broken shape: fixable (set aside) on an active summary; on a superseded one it is history."""
+    if not node.active:
+        detail += " (a superseded version: kept as it is)"
+    s.add(kind, (node.id, *ids), f"{node.label()}: {detail}", node.active)
+
+
+_LEAF_SQL = """
+    SELECT s.id, count(e.summary_id), coalesce(sum(e.source_type = 'episode' AND ep.id = e.source_id), 0),
+           min(ep.created_at), max(ep.created_at), coalesce(sum(ep.tokens), 0)
+    FROM summaries s
+    LEFT JOIN summary_sources e ON e.summary_id = s.id
+    LEFT JOIN episodes ep ON ep.session_id = s.session_id AND ep.seq = s.first_seq + e.position
+    WHERE s.session_id = ? AND s.kind = 'leaf' GROUP BY s.id
+"""
+"""Per leaf: its edges, how many name the episode at their seq (edge ``i`` is episode ``first_seq + i``),
+and the time range and tokens of those episodes — one pass over the indexes, in SQL."""
+
+
+def _read(s: _Session) -> None:
+    conn = s.conn
+    n, top, tokens = conn.execute(
+        "SELECT count(*), coalesce(max(seq), -1), coalesce(sum(tokens), 0) FROM episodes WHERE session_id = ?",
+        (s.id,)).fetchone()
+    s.episodes, s.tokens = int(n), int(tokens)
+    if top != n - 1:  # seqs are unique and ≥ 0 (schema), so this is a gap
+        s.seq_ok = False
+        expect = 0
+        for seq, eid in conn.execute("SELECT seq, id FROM episodes WHERE session_id = ? ORDER BY seq", (s.id,)):
+            if seq != expect:
+                before = f"#{expect - 1}" if expect else "the start"
+                s.add("episode_seq", (eid,), f"episode {eid} has seq #{seq} right after {before}: the session's "
+                      "leaves were not checked against its episodes", False)
+                break
+            expect += 1
+    for r in conn.execute(_NODE_SQL, (s.id,)):
+        s.nodes[r[0]] = _Node(
+            id=r[0], depth=r[1], kind=r[2], status=r[3], tier=r[4], tokens=r[5], source_tokens=r[6], first=r[7],
+            last=r[8], start_at=r[9], end_at=r[10], parent=r[11], run_id=r[12], created_at=r[13], retention=r[14],
+            set_aside=bool(r[15]))
+    for sid, edges, matching, start_at, end_at, leaf_tokens in conn.execute(_LEAF_SQL, (s.id,)):
+        s.leaves[sid] = _LeafFacts(edges, matching, start_at, end_at, leaf_tokens)
+    for summary_id, pos, kind, source in conn.execute(
+        "SELECT e.summary_id, e.position, e.source_type, e.source_id FROM summaries s "
+        "JOIN summary_sources e ON e.summary_id = s.id WHERE s.session_id = ? AND s.kind = 'condensed' "
+        "ORDER BY e.summary_id, e.position",
+        (s.id,),
+    ):
+        s.edges.setdefault(summary_id, []).append((pos, kind, source))
+
+
+def _check_leaf(s: _Session, node: _Node) -> None:
+    facts = s.leaves.get(node.id)
+    if facts is None or facts.edges == 0:
+        _structural(s, node, "edges_missing", "a leaf without source edges")
+        return
+    if not s.seq_ok:
+        return
+    if node.last >= s.episodes:
+        _structural(s, node, "coverage", f"the session has {s.episodes:,} episodes")
+        return
+    covered = node.last - node.first + 1
+    if facts.edges != covered or facts.matching != covered:
+        _structural(s, node, "edges_broken", _leaf_mismatch(s, node))
+        return
+    if (node.start_at, node.end_at) != (facts.start_at, facts.end_at):
+        s.add("time_range", (node.id,), f"{node.label()}: time range {node.start_at} – {node.end_at}, its episodes "
+              f"span {facts.start_at} – {facts.end_at}", True)
+    if node.source_tokens != facts.tokens:
+        s.add("source_tokens", (node.id,), f"{node.label()}: source_tokens {node.source_tokens:,}, its episodes "
+              f"hold {facts.tokens:,}", True)
+
+
+def _leaf_mismatch(s: _Session, node: _Node) -> str:
+    """Which edge of a broken leaf is wrong (read only for the leaves that are)."""
+    edges = s.conn.execute("SELECT position, source_type, source_id FROM summary_sources WHERE summary_id = ? "
+                           "ORDER BY position", (node.id,)).fetchall()
+    want = [r[0] for r in s.conn.execute("SELECT id FROM episodes WHERE session_id = ? AND seq BETWEEN ? AND ? "
+                                         "ORDER BY seq", (s.id, node.first, node.last))]
+    for i, (pos, kind, source) in enumerate(edges):
+        if kind != "episode":
+            return f"edge {pos} names {source}, a summary"
+        if pos != i:
+            return f"its edge positions are not 0, 1, 2, … (edge {i} is at {pos})"
+        if i >= len(want) or source != want[i]:
+            seq = f"episode #{node.first + i} ({want[i]})" if i < len(want) else "past its coverage"
+            return f"edge {i} names {source}, not {seq}"
+    return f"{len(edges):,} edges for the {len(want):,} episodes it covers"
+
+
+def _check_condensed(s: _Session, node: _Node) -> None:
+    edges = s.edges.get(node.id, [])
+    if not edges:
+        _structural(s, node, "edges_missing", "a condensed summary without source edges")
+        return
+    kids: list[_Node] = []
+    for pos, kind, source in edges:
+        kid = s.nodes.get(source)
+        if kind != "summary" or kid is None:
+            what = "an episode" if kind == "episode" else "a summary that does not exist in this session"
+            _structural(s, node, "edges_broken", f"edge {pos} names {source}, {what}", (source,))
+            return
+        kids.append(kid)
+    if {k.depth for k in kids} != {node.depth - 1}:
+        _structural(s, node, "sources_wrong", f"its sources are not all of depth {node.depth - 1}")
+        return
+    for a, b in zip(kids, kids[1:]):
+        if b.first != a.last + 1:
+            _structural(s, node, "sources_wrong", f"its sources are not contiguous ({a.label()} then {b.label()})",
+                        (a.id, b.id))
+            return
+    if (kids[0].first, kids[-1].last) != (node.first, node.last):
+        _structural(s, node, "sources_wrong", f"its sources cover #{kids[0].first}–{kids[-1].last}")
+        return
+    if node.active:
+        stale = [k.id for k in kids if not k.active]
+        if stale:
+            s.add("source_superseded", (node.id, *stale), f"{node.label()}: active, built on superseded "
+                  f"{', '.join(stale[:MAX_NAMED])}", True)
+            return
+    span = (min(k.start_at for k in kids), max(k.end_at for k in kids))
+    if (node.start_at, node.end_at) != span:
+        s.add("time_range", (node.id,), f"{node.label()}: time range {node.start_at} – {node.end_at}, its sources "
+              f"span {span[0]} – {span[1]}", True)
+    tokens = sum(k.tokens for k in kids)
+    if node.source_tokens != tokens:
+        s.add("source_tokens", (node.id,), f"{node.label()}: source_tokens {node.source_tokens:,}, its sources "
+              f"hold {tokens:,}", True)
+
+
+def _check_parents(s: _Session) -> None:
+    """Each active summary's parent is the one active summary whose edges name it (or none)."""
+    claims: dict[str, list[str]] = {}
+    for node in s.nodes.values():
+        if node.active and node.kind == "condensed":
+            for _, kind, source in s.edges.get(node.id, []):
+                if kind == "summary":
+                    claims.setdefault(source, []).append(node.id)
+    for node in s.nodes.values():
+        if not node.active:
+            if node.parent is not None:
+                s.add("parent_link", (node.id, node.parent), f"{node.label()}: superseded, still linked to parent "
+                      f"{node.parent}", True)
+            continue
+        parents = claims.get(node.id, [])
+        if len(parents) > 1:
+            s.add("two_parents", (node.id, *parents), f"{node.label()}: a source of {len(parents)} active "
+                  f"summaries ({', '.join(parents[:MAX_NAMED])})", False)
+            continue
+        want = parents[0] if parents else None
+        if node.parent != want:
+            if want is None:
+                detail = f"linked to parent {node.parent}, which does not list it as an active source"
+            elif node.parent is None:
+                detail = f"a source of active {want} but not linked to it"
+            else:
+                detail = f"linked to {node.parent}, but it is a source of active {want}"
+            s.add("parent_link", tuple(x for x in (node.id, node.parent, want) if x), f"{node.label()}: {detail}", True)
+
+
+def _check_overlaps(s: _Session) -> None:
+    by_depth: dict[int, list[_Node]] = {}
+    for node in s.nodes.values():
+        if node.active:
+            by_depth.setdefault(node.depth, []).append(node)
+    for depth, level in sorted(by_depth.items()):
+        level.sort(key=lambda n: (n.first, n.last))
+        reach: _Node | None = None
+        for node in level:
+            if reach is not None and node.first <= reach.last:
+                s.add("overlap", (reach.id, node.id), f"active depth-{depth} summaries {reach.label()} and "
+                      f"{node.label()} overlap", False)
+            if reach is None or node.last > reach.last:
+                reach = node
+
+
+def _check_aggregates(s: _Session, stored: tuple[Any, ...]) -> None:
+    """The session row against its rows, with the triggers' own formulas (schema.py)."""
+    active = [n for n in s.nodes.values() if n.active]
+    leaves = [n for n in active if n.kind == "leaf"]
+    ratios = [n.retention for n in active if n.retention is not None]
+    want = (
+        s.episodes, s.tokens, len(active), max((n.depth for n in active), default=None),
+        sum(n.last - n.first + 1 for n in leaves), sum(n.source_tokens for n in leaves),
+        sum(n.tier == "fallback" for n in active), sum(n.tokens for n in active if n.parent is None),
+        max((n.last for n in leaves), default=None), max((n.created_at for n in active), default=None),
+        min(ratios) if ratios else None,
+    )
+    wrong = [f"{col} {have} (rows: {need})" for col, have, need in zip(_AGG_COLS, stored, want)
+             if not _same(have, need)]
+    if wrong:
+        s.add("aggregates", (), "stored " + ", ".join(wrong), True)
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) < 1e-9
+    return a == b
+
+
+def _check_runs(s: _Session, runs: Sequence[tuple[Any, ...]]) -> None:
+    made: dict[str, list[int]] = {}
+    for node in s.nodes.values():
+        if node.run_id is not None:
+            c = made.setdefault(node.run_id, [0, 0, 0, 0])
+            c[("normal", "aggressive", "fallback").index(node.tier)] += 1
+            c[3] += 1
+    for rid, normal, aggressive, fallback, created in runs:
+        want = made.get(rid, [0, 0, 0, 0])
+        if [normal, aggressive, fallback, created] != want:
+            s.add("run_counters", (rid,), f"run {rid} counts {created} summaries ({normal}/{aggressive}/{fallback} "
+                  f"normal/aggressive/fallback), {want[3]} name it ({want[0]}/{want[1]}/{want[2]})", True)
