@@ -220,6 +220,30 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _plain_words(text: str) -> str:
+    return " ".join(re.sub(r"\{[^}]*\}|[^\w\s]", " ", text.lower()).split())
+
+
+def without_copies(answer: dict[str, Any], ask: str) -> dict[str, Any]:
+    """``answer`` without the items that copy the ask's own description of a field back
+    ("open_questions": ["what is still open or left to do"], Qwen 1.5B on the rig)."""
+    said = f" {_plain_words(ask)} "
+
+    def copied(item: str) -> bool:
+        words = _plain_words(item)
+        return words.count(" ") >= 2 and f" {words} " in said
+
+    out: dict[str, Any] = {}
+    for key, value in answer.items():
+        if isinstance(value, list):
+            out[key] = [v for v in value if not (isinstance(v, str) and copied(v))]
+        elif isinstance(value, str) and copied(value):
+            out[key] = ""
+        else:
+            out[key] = value
+    return out
+
+
 def prose_words(answer: dict[str, Any]) -> int:
     """Words of a sectioned answer outside its names list: what it says in sentences."""
     return sum(len(v.split()) for s in SECTIONS if not s.inline for v in _strings(answer.get(s.key)))

@@ -42,6 +42,7 @@ from hiermem_tui.summarize.extractive import clip_to, extractive_digest
 from hiermem_tui.summarize.fidelity import Fidelity, key_count, keywords_for, measure
 from hiermem_tui.summarize.prompts import (
     EXTRACTIVE_VERSION,
+    SECTIONS_ASK,
     Prompt,
     PromptSet,
     build_prompt,
@@ -319,6 +320,7 @@ class Summariser:
         if prompt.format is not None:
             obj = sections.parse(raw)
             if obj is not None:
+                obj = sections.without_copies(obj, SECTIONS_ASK)
                 raw = sections.render(obj, prompt.layout)
                 words = sections.prose_words(obj)
                 if raw and words < sections.MIN_PROSE_WORDS:  # nothing at all is "empty", below

@@ -157,3 +157,17 @@ async def test_unreadable_json_and_a_few_words_are_rejected_not_stored(fake: Fak
     # a short answer that does say something is kept
     res, reasons = await _one_leaf(fake, tok, json.dumps({"doing": "The user fixed CI by adding foo to setup.cfg."}))
     assert reasons == [] and res.tier == "normal"  # type: ignore[attr-defined]
+
+
+def test_items_that_copy_the_asks_own_field_descriptions_are_dropped() -> None:
+    """Qwen 1.5B's condensed summary on the rig listed "what is still open or left to do"."""
+    from hiermem_tui.summarize.prompts import SECTIONS_ASK
+    from hiermem_tui.summarize.sections import without_copies
+
+    answer = {"doing": "The user reviewed the VSLA guide.",
+              "decisions": ["what was decided, changed or achieved", "The guide now defines vsla_stack."],
+              "open_questions": ["what is still open or left to do", "Is the open question about left padding?"]}
+    kept = without_copies(answer, SECTIONS_ASK)
+    assert kept["decisions"] == ["The guide now defines vsla_stack."]
+    assert kept["open_questions"] == ["Is the open question about left padding?"]
+    assert "left to do" not in render(kept)
