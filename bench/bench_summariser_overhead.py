@@ -29,13 +29,13 @@ from hiermem_tui.tokens import Tokenizer  # noqa: E402
 from tests.fakeollama import FakeOllama  # noqa: E402
 
 
-def leaf_request(tok: Tokenizer, budget: int = 3000) -> SummaryRequest:
+def leaf_request(tok: Tokenizer, budget: int = 3000, variant: int = 0) -> SummaryRequest:
     """A realistic leaf: ~3000 tokens of episodes (ARCHITECTURE §5 leaf_chunk_tokens), target 1200."""
     t0 = datetime(2025, 1, 2, 10, 0, tzinfo=timezone.utc)
     items: list[SourceItem] = []
     i = 0
     while sum(s.tokens for s in items) < budget:
-        text = (f"Step {i}: edited src/app/module_{i}.py, ran `pytest -k test_{i}`, saw KeyError: 'cfg_{i}' "
+        text = (f"Step {i}: edited src/app/module_{i}_{variant}.py, ran `pytest -k test_{i}`, saw KeyError: 'cfg_{i}' "
                 "and fixed it by loading defaults first. ") * 6
         at = t0 + timedelta(minutes=i)
         items.append(SourceItem("episode", text, tok.count(text), at, at, role=("user", "assistant")[i % 2]))
@@ -60,8 +60,12 @@ async def main(calls: int) -> None:
             async for _ in stream:
                 pass
 
+        # a new request every call (its file names differ), as in a real pass: nothing the summariser
+        # keeps between the attempts of one summary can carry over to the next one
+        fresh = iter([leaf_request(tok, variant=n) for n in range(1, calls + 12)])
+
         async def summarise_call() -> None:
-            result = await summariser.summarise(req)
+            result = await summariser.summarise(next(fresh))
             assert result.tier == "normal"
 
         async def measure(fn: object) -> float:

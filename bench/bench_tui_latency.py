@@ -133,7 +133,7 @@ async def measure(store: Store, settings: Settings, presses: int) -> None:
         screen = app.screen
         assert isinstance(screen, SessionScreen)
         probe = Probe(app)
-        app.watch(screen.tree, "cursor_line", probe.changed, init=False)
+        app.watch(screen.dag_tree, "cursor_line", probe.changed, init=False)
         app.watch(screen.query_one(TabbedContent), "active", probe.changed, init=False)
 
         by_key: dict[str, dict[str, list[float]]] = {}

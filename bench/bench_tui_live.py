@@ -51,7 +51,7 @@ async def measure(store: Store, writer: Store, settings: Settings, repeat: int) 
         screen = SessionScreen("big")
         await app.push_screen(screen)
         await pilot.pause()
-        tree = screen.tree
+        tree = screen.dag_tree
         node = tree.root.children[0]
         for _ in range(3):  # open a path into the DAG, as someone reading it would have
             tree.ensure_loaded(node)

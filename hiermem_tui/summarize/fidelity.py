@@ -39,6 +39,7 @@ when its file name (with extension) appears.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -265,7 +266,7 @@ def _prose(text: str, offset: int, found: dict[str, list[int | str]]) -> None:
     for kind, pattern in _PROSE_KINDS:
         for m in pattern.finditer(text):
             start, end = m.span()
-            if any(claimed[start:end]):
+            if claimed.find(1, start, end) >= 0:
                 continue
             if kind == "backtick" and not _is_name_span(m.group(1)):
                 continue  # not claimed: the names inside a long span are read by the other kinds
@@ -336,7 +337,18 @@ def _basename(path: str) -> str | None:
 
 
 def _number_in(number: str, text: str) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", text) is not None
+    """``number`` in ``text`` as a whole number (not the tail of a longer one, nor its head).
+    A scan with ``str.find``: a regex per number missed the pattern cache on every new number."""
+    if not number:
+        return False
+    start = text.find(number)
+    while start >= 0:
+        end = start + len(number)
+        before = text[start - 1] if start else ""
+        if not (before.isdecimal() or before == ".") and not (end < len(text) and text[end].isdecimal()):
+            return True
+        start = text.find(number, start + 1)
+    return False
 
 
 def present(ident: Identifier | str, text: str, kind: str | None = None) -> bool:
@@ -354,17 +366,26 @@ def present(ident: Identifier | str, text: str, kind: str | None = None) -> bool
     return False
 
 
+@functools.lru_cache(maxsize=8)
+def read_sources(sources: tuple[tuple[str, bool], ...]) -> tuple[tuple[Identifier, ...], str]:
+    """The sources' identifiers and their readable text, kept for the next few calls: one
+    summary is measured against the same sources after every attempt and once more when it is
+    stored, and reading 3,000 tokens of chat for names is most of the summariser's own time."""
+    return tuple(extract(sources)), readable("\n".join(t for t, _ in sources))
+
+
 def measure(summary: str, sources: Sequence[tuple[str, bool]], *, known: str = "", key: int | None = None) -> Fidelity:
     """``summary`` against ``sources`` (``(text, is_tool_output)``); ``known`` is other text
     the summary may legitimately quote without it being novel (the sources' rendered times);
     ``key`` is how many of the most important names it is judged on (default: by its length,
     see :func:`key_count`, counted in words × 4/3 here to stay free of a tokenizer)."""
-    salient = extract(sources)
+    salient, source_text = read_sources(tuple(sources))
     text = readable(summary)
     lost = [i for i in salient if not present(i, text)]
     lost_ids = {i.text for i in lost}
-    source_text = readable("\n".join(t for t, _ in sources) + "\n" + known)
-    novel = [i.text for i in extract([(summary, False)]) if not present(i, source_text)]
+    known_text = readable(known)
+    novel = [i.text for i in extract([(summary, False)])
+             if not present(i, source_text) and not present(i, known_text)]
     wanted = key if key is not None else key_count(len(summary.split()) * 4 // 3)
     top = salient[: max(0, wanted)]
     return Fidelity(

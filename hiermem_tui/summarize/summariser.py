@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from hiermem_tui.summarize import acceptance, sections
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
-from hiermem_tui.summarize.fidelity import Fidelity, key_count, keywords_for, measure
+from hiermem_tui.summarize.fidelity import Fidelity, key_count, keywords_for, measure, read_sources
 from hiermem_tui.summarize.prompts import (
     EXTRACTIVE_VERSION,
     SECTIONS_ASK,
@@ -149,7 +149,12 @@ def measure_against(text: str, sources: Sequence[SourceItem], *, key: int | None
     be quoted without counting as invented. ``key``: how many key names it is judged on
     (default: by the length of ``text``)."""
     known = " ".join(f"{fmt_time(s.start_at)} {fmt_time(s.end_at)}" for s in sources)
-    return measure(text, [(s.text, s.role == "tool") for s in sources], known=f"{known}\n{context}", key=key)
+    return measure(text, source_pairs(sources), known=f"{known}\n{context}", key=key)
+
+
+def source_pairs(sources: Sequence[SourceItem]) -> tuple[tuple[str, bool], ...]:
+    """``(text, is_tool_output)`` of each source: what fidelity reads (and caches by)."""
+    return tuple((s.text, s.role == "tool") for s in sources)
 
 
 @dataclass(slots=True)
@@ -160,6 +165,8 @@ class _Attempts:
     llm_seconds: float = 0.0
     rejections: list[Rejection] = field(default_factory=list)
     records: list[CallRecord] = field(default_factory=list)
+    reading: Awaitable[object] | None = None
+    """The sources' names being read in a thread while the model answers (see ``summarise``)."""
 
     def reject(self, tier: str, reason: str, detail: str = "", gen: Generation | None = None) -> None:
         seconds = gen.seconds if gen is not None else 0.0
@@ -252,6 +259,9 @@ class Summariser:
             if tier == "fallback":
                 state.reject("normal", "not_shorter", "the extractive digest is not shorter than its input")
             return self._finish(text, tier, t.normal, EXTRACTIVE_VERSION, None, request, pins, started, state)
+        # Reading the sources' names (for fidelity and the invented rule) takes a few ms of CPU
+        # per 3,000-token leaf: done in a thread while the model works, not after its answer.
+        state.reading = asyncio.ensure_future(asyncio.to_thread(read_sources, source_pairs(request.sources)))
         # one material for both tiers: fitted for the larger answer budget
         max_prompt = self.max_prompt_tokens(num_predict_for(t.normal, sections=self.use_sections))
         for tier_name, target in (("normal", t.normal), ("aggressive", t.aggressive)):
@@ -303,6 +313,8 @@ class Summariser:
             text, trimmed = drop_unfinished(text), CLIPPED
         if self.tokenizer.count(text) > target:
             text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
+        if state.reading is not None:
+            await state.reading  # the names are read (and cached) by now, or in a moment
         fid = measure_against(text, request.sources, context=request.prior_summary or "")
         invented = acceptance.find_invented(fid.novel, fid.kept)
         if invented:
