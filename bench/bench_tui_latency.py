@@ -154,7 +154,7 @@ async def measure(store: Store, settings: Settings, presses: int) -> None:
         await series("warm-up", lambda: True)
         baseline = await series("baseline", lambda: True)
         before = len(store.dag.summaries("bench"))
-        app.start_run("leaf", "bench", backend="ollama", model="llama3.2")
+        app.runs.start("leaf", "bench", backend="ollama", model="llama3.2")
         while app.run_state is None or app.run_state.done < 2:
             await asyncio.sleep(0.05)
         updates = probe.updates
@@ -176,7 +176,7 @@ async def measure(store: Store, settings: Settings, presses: int) -> None:
         print(f"during the fast presses: {written} summaries written so far, "
               f"{rate:.0f} screen updates/s; at the end the run was "
               f"{'still going' if state is not None else 'ended'} ({state.done if state else '-'} done)")
-        app.cancel_run()
+        app.runs.cancel()
         while app.run_state is not None:
             await asyncio.sleep(0.05)
         p95 = sorted(during)[round(0.95 * (len(during) - 1))] if during else 0.0

@@ -78,14 +78,15 @@ async def measure(store: Store, writer: Store, settings: Settings, repeat: int) 
         tree_live: list[float] = []
         tree_full: list[float] = []
         for k in range(repeat):
-            for label, update, out in (("live", screen.refresh_live, live), ("full", screen.reload, full)):
+            for label, update, out in (("live", screen.updates.refresh, live), ("full", screen.reload, full)):
                 land_one(writer, 2 * k + (label == "full"))
                 await pilot.pause()
                 out.append(await timed(update, label))
             land_one(writer, 10_000 + k)
             t0 = time.perf_counter()
-            session, delta = screen.live.catch_up()  # what the in-place path reads …
-            tree.update_roots(screen._roots(session, delta))  # … and how the tree follows it
+            session, delta = screen.updates.summaries.catch_up()  # what the in-place path reads …
+            assert session is not None
+            tree.update_roots(screen.updates._roots(session, delta))  # … and how the tree follows it
             tree_live.append((time.perf_counter() - t0) * 1000)
             expanded, _ = tree.state()
             t0 = time.perf_counter()

@@ -122,7 +122,7 @@ async def measure(store: Store, settings: Settings, repeat: int) -> None:
         await timed("f (next fallback: reveals a deep leaf)", lambda: screen.action_fallback(1))
         await timed("expand / collapse the node under the cursor", lambda: screen.dag_tree.action_toggle_node())
         await timed("t (toggle detail / transcript)", screen.action_toggle_view)
-        if not screen._transcript_shown:
+        if not screen.keys.transcript_shown:
             screen.action_toggle_view()
         await pilot.pause()
         transcript = screen.transcript
