@@ -9,8 +9,6 @@ none of it.
 
 from __future__ import annotations
 
-import dataclasses
-
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -41,13 +39,12 @@ class InvariantViolation(StoreError):
     """A write would break a DAG invariant; nothing was written."""
 
 
-_BASE_FIELDS = tuple(f.name for f in dataclasses.fields(Summary))[:25]
-"""Summary's fields in the order of ``_SUMMARY_COLS`` (the rest are read by name below)."""
-
-
 def _summary(r: Sequence[Any]) -> Summary:
-    return Summary(
-        **dict(zip(_BASE_FIELDS, r[:25])), fid_identifiers=r[25], fid_kept=r[26], fid_lost=jlist(r[27]), fid_novel=jlist(r[28]),
+    # The first 25 columns are Summary's first 25 fields, in order (``_SUMMARY_COLS``). Passed
+    # positionally: this runs for every summary a tree or a pass reads, and building a dict
+    # of them costs more than the rest of the row. mypy cannot see the slice's length.
+    return Summary(  # type: ignore[misc]
+        *r[:25], fid_identifiers=r[25], fid_kept=r[26], fid_lost=jlist(r[27]), fid_novel=jlist(r[28]),
         fid_added=bool(r[29]), fid_pins_missing=jlist(r[30]),
         rejections=tuple(x for x in jlist(r[31]) if isinstance(x, dict)),
         keywords=tuple(str(k) for k in jlist(r[32])), trimmed=r[33], fid_key=r[34], fid_key_kept=r[35],

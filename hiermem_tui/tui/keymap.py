@@ -33,7 +33,10 @@ def binding_ids(bindings: Iterable[BindingType]) -> Iterator[tuple[str, str, str
 
 
 def unknown_ids(keymap: dict[str, str]) -> list[str]:
-    """The ids in a ``[keymap]`` table that no binding has (a typo, or a key that was renamed)."""
+    """The ids in a ``[keymap]`` table that no binding has (a typo, or a key that was renamed).
+    Asked at every start, so nothing is looked up when the table is empty (the usual case)."""
+    if not keymap:
+        return []
     known = {binding_id for binding_id, _keys, _what in known_ids()}
     return sorted(k for k in keymap if k not in known)
 
