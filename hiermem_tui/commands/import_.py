@@ -11,7 +11,7 @@ from ..importers.discover import discover
 from ..importers.folders import plan_auto
 from ..store import StoreError
 from ..textsafe import one_line
-from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     finally:
         store.close()
     for folder, passed in skipped:  # a mixed folder's README, licence, notes: named, not silently dropped
-        names = ", ".join(one_line(p.name, 60) for p in passed[:5]) + (" …" if len(passed) > 5 else "")
+        names = ", ".join(one_line(p.relative_to(folder).as_posix(), 60) for p in passed[:5]) + (" …" if len(passed) > 5 else "")
         n = len(passed)
         ctx.warn(f"hiermem-tui: {one_line(str(folder), 200)}: skipped {n} entr{'y' if n == 1 else 'ies'} "
                  f"no importer recognises: {names}")
@@ -127,4 +127,4 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.warn(total.problems.summary())
         for example in total.problems.examples:
             ctx.warn(f"  {example}")
-    return EXIT_OK
+    return EXIT_FAILED if skipped else EXIT_OK  # something under a folder was left out: say so

@@ -42,9 +42,17 @@ def _entries(folder: Path) -> list[Path] | None:
     return found if len(found) <= MAX_ENTRIES else None
 
 
+MAX_DEPTH = 3
+"""How deep a folder no importer recognises as a whole is looked into for files it holds
+(``tools/oterm/store.db``): deep enough for one folder per tool, shallow enough to stay cheap."""
+
+
 def plan_auto(path: Path) -> ImportPlan:
     """The paths ``import --format auto PATH`` imports: PATH, or a mixed folder's entries.
 
+    A subfolder no importer recognises as a whole (``oterm/`` holding only ``store.db``) is
+    looked into, so every file of a known format under PATH is imported with its own format;
+    everything else is in ``skipped``. A folder of one kind with nothing left over is one part.
     Raises FormatError only when nothing in ``path`` is recognised (as :func:`detect` does).
     """
     if not path.is_dir():
@@ -56,16 +64,29 @@ def plan_auto(path: Path) -> ImportPlan:
     entries = _entries(path)
     if entries is None:
         return ImportPlan(parts=[(path, whole or "auto")])
-    claimed: list[tuple[Path, str]] = []
-    skipped: list[Path] = []
+    plan = _split(entries, MAX_DEPTH)
+    kinds = {name for _, name in plan.parts}
+    if whole is not None and kinds <= {whole} and not plan.skipped:
+        return ImportPlan(parts=[(path, whole)])  # one kind: the importer reads the folder as it always has
+    if not plan.parts:
+        detect(path)  # nothing recognised anywhere: the usual one-line error
+    return plan
+
+
+def _split(entries: list[Path], depth: int) -> ImportPlan:
+    """Each entry with its detected format; an unrecognised folder looked into (``depth`` more levels)."""
+    plan = ImportPlan()
     for entry in entries:
         try:
-            claimed.append((entry, detect(entry)))
+            plan.parts.append((entry, detect(entry)))
+            continue
         except FormatError:
-            skipped.append(entry)
-    kinds = {name for _, name in claimed}
-    if whole is not None and kinds <= {whole}:
-        return ImportPlan(parts=[(path, whole)])  # one kind: the importer reads the folder as it always has
-    if not claimed:
-        detect(path)  # nothing recognised anywhere: the usual one-line error
-    return ImportPlan(parts=claimed, skipped=skipped)
+            pass
+        inner = _entries(entry) if depth > 0 and entry.is_dir() else None
+        sub = _split(inner, depth - 1) if inner else ImportPlan()
+        if sub.parts:
+            plan.parts.extend(sub.parts)
+            plan.skipped.extend(sub.skipped)
+        else:
+            plan.skipped.append(entry)  # a folder with nothing known in it is named once, as a whole
+    return plan

@@ -46,14 +46,14 @@ def test_every_kind_in_a_mixed_folder_is_imported_and_the_rest_named(tmp_path: P
         assert run("import", "--db", str(apart), str(part))[0] == 0
     db = tmp_path / "h.db"
     code, out, err = run("import", "--db", str(db), str(folder))
-    assert code == 0, err
+    assert code == 1, err  # the README was left out: named, and the exit status says so
     assert [line.split(": ")[0] for line in out.splitlines()] == [
         f"{folder / 'claude-code'} (claude-code)", f"{folder / 'conversations.json'} (chatgpt)"]
     assert err.strip().splitlines() == [f"hiermem-tui: {folder}: skipped 1 entry no importer recognises: README.md"]
     got = sessions(db)
     assert got == sessions(apart) and {"chatgpt", "claude-code"} <= set(got.values())
     code, out, _ = run("import", "--db", str(db), str(folder))  # again: nothing new, nothing lost
-    assert code == 0 and all(" 0 new; 0 episode(s) added" in line for line in out.splitlines())
+    assert code == 1 and all(" 0 new; 0 episode(s) added" in line for line in out.splitlines())
 
 
 def test_a_folder_of_one_kind_is_still_one_import() -> None:
@@ -68,3 +68,46 @@ def test_a_folder_with_nothing_recognised_is_a_one_line_error(tmp_path: Path) ->
     code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(tmp_path / "notes"))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "cannot tell what format" in err
+
+
+def tools_folder(tmp: Path) -> Path:
+    """What the issue tried: each tool's files in a subfolder of their own, most holding one file."""
+    from tests.unit.test_import_openwebui import build_webui_db
+
+    folder = tmp / "tools"
+    folder.mkdir()
+    shutil.copytree(FIXTURES / "codex" / "sessions", folder / "codex")
+    (folder / "oterm").mkdir()
+    shutil.copy(FIXTURES / "oterm" / "machine-a.db", folder / "oterm" / "store.db")
+    (folder / "claude").mkdir()
+    shutil.copy(FIXTURES / "claude_ai" / "conversations.json", folder / "claude" / "conversations.json")
+    (folder / "llm").mkdir()
+    shutil.copy(FIXTURES / "llm" / "logs-036-a.db", folder / "llm" / "logs.db")
+    (folder / "owi").mkdir()
+    build_webui_db(folder / "owi" / "webui.db")
+    return folder
+
+
+def test_a_folder_of_tool_subfolders_imports_every_file_with_its_own_format(tmp_path: Path) -> None:
+    folder = tools_folder(tmp_path)
+    db = tmp_path / "h.db"
+    code, out, err = run("import", "--db", str(db), str(folder))
+    assert code == 0, err
+    assert "no importer recognises" not in err  # (the Open WebUI fixture's malformed chats are reported)
+    assert [line.split(": ")[0] for line in out.splitlines()] == [
+        f"{folder / 'claude'} (claude)", f"{folder / 'codex'} (codex)",
+        f"{folder / 'llm' / 'logs.db'} (llm)", f"{folder / 'oterm' / 'store.db'} (oterm)",
+        f"{folder / 'owi' / 'webui.db'} (openwebui)"]
+    assert {"claude", "codex", "llm", "oterm", "openwebui"} <= set(sessions(db).values())
+
+
+def test_what_a_folder_import_leaves_out_is_named_and_the_exit_status_says_so(tmp_path: Path) -> None:
+    folder = tools_folder(tmp_path)
+    (folder / "oterm" / "config.json").write_text('{"theme": "dark"}\n')
+    (folder / "notes").mkdir()
+    (folder / "notes" / "todo.txt").write_text("buy flour\n")
+    code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(folder))
+    assert code == 1
+    assert f"{folder / 'oterm' / 'store.db'} (oterm)" in out
+    assert f"hiermem-tui: {folder}: skipped 2 entries no importer recognises: notes, oterm/config.json" \
+        in err.splitlines()
