@@ -1,14 +1,16 @@
-"""Settings: one typed object, read from the config file, then the environment, then CLI flags.
+"""Settings: one typed object; a CLI flag wins over the environment, which wins over the config file.
 
-The config file is TOML at ``<user config dir>/hiermem-tui/config.toml``. The TUI saves
-the choices a user makes (theme, host, model, policy) back to it.
+The config file is TOML at ``<user config dir>/hiermem-tui/config.toml``. The TUI saves back to
+it only what the user changed in the app (theme, host, model, policy …): flags and environment
+variables are for the run they were given to, and the file's comments, order and keys this
+version does not know survive a save (tomlkit edits the document in place).
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,7 @@ class Settings:
     db_path: Path = field(default_factory=lambda: default_db_path())
     """The database file; ``--db``, else ``$HIERMEM_DB``, else ``hiermem.db`` in the user data dir."""
     ollama_host: str = DEFAULT_OLLAMA_HOST
-    """Ollama server URL; ``--ollama-host``, else config, else ``$OLLAMA_HOST``, else the default."""
+    """Ollama server URL; ``--ollama-host``, else ``$OLLAMA_HOST``, else the config file, else the default."""
     model: str | None = None
     """Ollama model; None means the model Ollama has loaded (``/api/ps``)."""
     backend: str = "ollama"
@@ -127,7 +129,7 @@ def load_settings(
     backend: str | None = None,
     parallel: int | None = None,
 ) -> Settings:
-    """Settings from the config file, then the environment, then explicit flags (highest)."""
+    """Settings: explicit flags, else the environment, else the config file, else the defaults."""
     path = config_path or default_config_path()
     data: dict[str, Any] = {}
     if path.exists():
@@ -147,7 +149,7 @@ def load_settings(
     policy.validate()
     prompts = _read_prompts(data.get("prompts", {}), path)
     keymap = _read_keymap(data.get("keymap", {}), path)
-    host = data.get("ollama_host") or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
+    host = os.environ.get("OLLAMA_HOST") or data.get("ollama_host") or DEFAULT_OLLAMA_HOST
     s = replace(
         s,
         policy=policy,
@@ -208,45 +210,74 @@ def _read_keymap(table: Any, path: Path) -> dict[str, str]:
     return out
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    text = str(value)
-    for raw, escaped in (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
-        text = text.replace(raw, escaped)
-    text = "".join(f"\\u{ord(ch):04x}" if ch < " " or ch == "\x7f" else ch for ch in text)
-    return f'"{text}"'
+SAVED_FIELDS = ("ollama_host", "model", "backend", "timeout_s", "keep_alive", "parallel", "summary_format", "theme")
+"""Top-level settings the app writes back when the user changes them (``db_path`` never)."""
 
 
-def save_settings(settings: Settings) -> Path | None:
-    """Write the user-facing settings back to the config file (atomically)."""
-    path = settings.config_path
+def save_settings(new: Settings, previous: Settings) -> Path | None:
+    """Write what differs between ``previous`` and ``new`` (what the user just changed) to the
+    config file, atomically; nothing else. A value given by a flag or the environment for this run
+    is in both, so it is never written; the file's comments and unknown keys are kept."""
+    import tomlkit  # here, not at the top: only a save needs it, and the TUI's start should not wait for it
+    from tomlkit.exceptions import TOMLKitError
+
+    path = new.config_path
     if path is None:
         return None
-    values = {
-        "ollama_host": settings.ollama_host,
-        "model": settings.model,
-        "backend": settings.backend,
-        "timeout_s": settings.timeout_s,
-        "keep_alive": settings.keep_alive,
-        "parallel": settings.parallel,
-        "summary_format": settings.summary_format,
-        "theme": settings.theme,
-    }
-    lines = ["# hiermem-tui settings (written by the app; edit freely)"]
-    lines += [f"{k} = {_toml_value(v)}" for k, v in values.items() if v is not None]
-    lines += ["", "[policy]"]
-    lines += [f"{k} = {_toml_value(v)}" for k, v in asdict(settings.policy).items()]
-    for key, edit in sorted(settings.prompts.items()):
-        lines += ["", f"[prompts.{_toml_value(key)}]"]
-        lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(edit.items())]
-    if settings.keymap:
-        lines += ["", "[keymap]"]
-        lines += [f"{_toml_value(k)} = {_toml_value(v)}" for k, v in sorted(settings.keymap.items())]
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        doc = tomlkit.parse(text) if text.strip() else _new_document()
+    except (UnicodeDecodeError, TOMLKitError) as exc:
+        raise ConfigError(f"cannot update config {path}: {exc}") from None
+    for name in SAVED_FIELDS:
+        if getattr(new, name) != getattr(previous, name):
+            _put(doc, name, getattr(new, name))
+    for f in fields(Policy):
+        if getattr(new.policy, f.name) != getattr(previous.policy, f.name):
+            _put(_table(doc, "policy"), f.name, getattr(new.policy, f.name))
+    for key in sorted(set(new.prompts) | set(previous.prompts)):
+        if new.prompts.get(key) != previous.prompts.get(key):
+            edit = new.prompts.get(key)
+            _put(_table(doc, "prompts", super_table=True), key, _string_table(edit) if edit else None)
+    for key in sorted(set(new.keymap) | set(previous.keymap)):
+        if new.keymap.get(key) != previous.keymap.get(key):
+            _put(_table(doc, "keymap"), key, new.keymap.get(key))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _new_document() -> Any:
+    import tomlkit
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("hiermem-tui settings: the app writes what you change in it; edit freely"))
+    return doc
+
+
+def _table(doc: Any, name: str, *, super_table: bool = False) -> Any:
+    import tomlkit
+
+    if name not in doc:
+        doc[name] = tomlkit.table(is_super_table=super_table or None)
+    return doc[name]
+
+
+def _string_table(values: dict[str, str]) -> Any:
+    import tomlkit
+
+    table = tomlkit.table()
+    for k, v in sorted(values.items()):
+        table[k] = v
+    return table
+
+
+def _put(container: Any, key: str, value: Any) -> None:
+    """Set ``key`` (None: remove it), keeping the comments around it."""
+    if value is None:
+        if key in container:
+            del container[key]
+        return
+    container[key] = value

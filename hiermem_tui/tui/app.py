@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
-from hiermem_tui.config import Settings, save_settings
+from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.keymap import app_bindings, unknown_ids
 from hiermem_tui.tui.live import StoreFollower
@@ -132,10 +132,10 @@ class HiermemApp(App[None]):
             return True
         saved = True
         try:
-            save_settings(new)
-        except OSError as exc:
+            save_settings(new, previous)  # only what changed: this run's flags and environment stay out
+        except (OSError, ConfigError) as exc:
             saved = False
-            reason = exc.strerror or exc
+            reason = exc.strerror or exc if isinstance(exc, OSError) else exc
             self.notify(f"Could not save settings to {new.config_path}: {reason}", severity="error", markup=False)
         self.settings = new
         if new.theme != self.theme and new.theme in self.available_themes:

@@ -221,3 +221,27 @@ async def test_a_keymap_from_the_settings_file_moves_a_key_and_names_unknown_ids
         assert "| `app.help` | `f9` | Help |" in markdown
         assert "| `session.toggle_view` |" in markdown
         assert app.screen_stack.count(help_screen) == 1
+
+
+async def test_a_theme_change_saves_the_theme_only_not_this_runs_flags_nor_the_default_host(
+    tmp_path: Path, standard_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 item 2: ctrl+t after `--ollama-host … --model …` wrote the dead host and the one-off
+    model into the file (and dropped the user's comments); with no flags the default host was
+    written, so $OLLAMA_HOST was ignored from then on."""
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text("# mine: keep me\nkeep_alive = \"30m\"\nsomething_new = true\n")
+    flagged = replace(load_settings(config, ollama_host="http://127.0.0.1:9", model="qwen-oneoff:7b"),
+                      db_path=tmp_path / "hiermem.db")
+    app = app_for(flagged, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: "theme" in config.read_text())
+    text = config.read_text()
+    assert "# mine: keep me" in text and "something_new = true" in text and 'keep_alive = "30m"' in text
+    assert "ollama_host" not in text and "qwen-oneoff" not in text and "backend" not in text
+    monkeypatch.setenv("OLLAMA_HOST", "http://env-host:11434")
+    later = load_settings(config)
+    assert later.ollama_host == "http://env-host:11434" and later.model is None
