@@ -18,7 +18,7 @@ import httpx
 import ollama
 
 from hiermem_tui.summarize import ollama_raw
-from hiermem_tui.summarize.ollama_backend import match_model, normalize_host
+from hiermem_tui.summarize.ollama_backend import match_model, normalize_host, not_ollama
 
 DEFAULT_PROBE_TIMEOUT_S = 3.0
 
@@ -140,6 +140,8 @@ async def probe_backend(
         version = str(raw.json().get("version") or "") or None
     except Exception as exc:
         await _close(client)
+        if foreign := not_ollama(base, exc, "/api/version"):  # something else answers on that port
+            return done(reachable=False, error=str(foreign).split(";")[0])
         return done(reachable=False, error=f"Ollama not reachable at {base} ({_reason(exc)})")
     installed: tuple[str, ...] = ()
     loaded: tuple[str, ...] = ()

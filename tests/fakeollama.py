@@ -36,6 +36,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Union
@@ -658,3 +660,25 @@ def fake_ollama() -> Iterator[FakeOllama]:
     """A started FakeOllama with one installed model (``llama3.2:latest``), stopped afterwards."""
     with FakeOllama() as fake:
         yield fake
+
+
+@contextmanager
+def not_ollama_server(folder: Path) -> Iterator[str]:
+    """A real HTTP server on loopback that is not Ollama: the standard library's file server over
+    ``folder`` (what ``python3 -m http.server`` answers: 404 with an HTML page on /api/…). Yields its URL."""
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, name="not-ollama", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

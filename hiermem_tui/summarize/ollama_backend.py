@@ -200,6 +200,20 @@ def _unreachable(host: str, reason: str) -> BackendUnavailable:
     )
 
 
+def not_ollama(host: str, exc: BaseException, path: str) -> BackendUnavailable | None:
+    """The error for a server that answers HTTP on ``path`` but not as Ollama does (a web server,
+    another API on the port), or None when ``exc`` is not that. Asked only of the endpoints every
+    Ollama serves (``/api/version``, ``/api/tags``), where an HTTP error or a body that is not
+    Ollama's JSON means the wrong server, never a model's trouble."""
+    if isinstance(exc, ollama.ResponseError) and exc.status_code >= 400:
+        return BackendUnavailable(f"{host} is not an Ollama server (HTTP {exc.status_code} on {path}); "
+                                  "pass the right --ollama-host")
+    if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError, AttributeError)):
+        return BackendUnavailable(f"{host} is not an Ollama server (its answer on {path} is not Ollama's); "
+                                  "pass the right --ollama-host")
+    return None
+
+
 def translate_error(exc: BaseException, host: str, model: str | None) -> SummariserError | None:
     """Our error for a failure of the ollama client / httpx, or None if it is not one."""
     if isinstance(exc, SummariserError):
@@ -330,7 +344,7 @@ class OllamaBackend:
         try:
             installed = [m.model for m in (await self._client.list()).models if m.model]
         except Exception as exc:
-            raise self._error(exc) from None
+            raise (not_ollama(self.host, exc, "/api/tags") or self._error(exc)) from None
         if self.model is None:
             self.model = await resolve_model(self._client, None)
         found = match_model(self.model, installed)

@@ -23,7 +23,7 @@ from hiermem_tui.tui.screens.run_dialog import RunDialog
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator, phase_text
-from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input
+from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input, not_ollama_server
 from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
 from tests.tui.conftest import DEADLINE, screen_shown, wait_for, wait_for_chats, wait_for_footer, wait_for_text
 
@@ -168,6 +168,28 @@ async def test_ollama_down_is_a_notice_and_nothing_is_recorded(tmp_path: Path, s
         [notice] = [n for n in app._notifications if "not reachable" in str(n.message)]
         assert notice.severity == "error" and "ollama serve" in str(notice.message) and "\n" not in str(notice.message)
         assert store.runs.of_session("work") == [] and store.dag.summaries("work") == []
+
+
+async def test_a_host_that_is_not_ollama_is_named_so_in_the_dialog_and_the_notice(tmp_path: Path, store: Store) -> None:
+    """Issue 21 item 3: the TUI said "unexpected error: ModelError … <!DOCTYPE HTML>"."""
+    (tmp_path / "www").mkdir()
+    with not_ollama_server(tmp_path / "www") as url:
+        async with opened(settings_for(tmp_path, store, url, model="llama3.2"), store) as (app, pilot, screen):
+            dialog = await open_dialog(app, pilot, "l")
+            await wait_for_text(pilot, f"{url} is not an Ollama server (HTTP 404 on /api/version)")
+            options = dialog.query_one(OptionList)
+            options.focus()
+            await wait_for(pilot, lambda: options.has_focus)
+            if dialog.chosen is None or dialog.chosen.backend != "ollama":
+                await pilot.press("down")
+            await wait_for(pilot, lambda: dialog.chosen is not None and dialog.chosen.backend == "ollama")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: any("is not an Ollama server" in n for n in notices(app))
+                           and app.run_state is None)
+            [notice] = [n for n in app._notifications if "is not an Ollama server" in str(n.message)]
+            assert f"{url} is not an Ollama server (HTTP 404 on /api/tags)" in str(notice.message)
+            assert "unexpected" not in str(notice.message) and "DOCTYPE" not in str(notice.message)
+            assert store.runs.of_session("work") == []
 
 
 async def test_missing_model_notice_lists_the_installed_ones(tmp_path: Path, store: Store, fake: FakeOllama) -> None:

@@ -11,6 +11,7 @@ from ``compact --json`` *and* from the file, and checks every invariant.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -23,7 +24,9 @@ import pytest
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
-from tests.fakeollama import Fail, FakeOllama, Hang, Reply, closed_port_url, continues_chat, empty, longer_than_input
+from hiermem_tui.backend_status import probe_backend
+from tests.fakeollama import (Fail, FakeOllama, Hang, Reply, closed_port_url, continues_chat, empty, longer_than_input,
+                             not_ollama_server)
 
 from ._engine_fixtures import SMALL, add_episodes, small_policy_env  # noqa: F401 (a fixture)
 from ._invariants import check_invariants
@@ -104,6 +107,24 @@ def test_down_at_start_via_ollama_host_env_records_nothing(
         assert store.runs.of_session("a") == store.runs.of_session("b") == []
         assert store.db.conn.execute("SELECT count(*) FROM summaries").fetchone()[0] == 0
     assert all(s["summaries"] == 0 and s["fallbacks"] == 0 for s in sessions_json(db).values())
+
+
+@pytest.mark.parametrize("command", ["compact"])
+def test_a_web_server_that_is_not_ollama_is_one_line_and_exit_1(
+    db: Path, tmp_path: Path, tokenizer: Tokenizer, command: str
+) -> None:
+    """Issue 21 item 3: `python3 -m http.server` on the host gave a traceback (ModelError, <!DOCTYPE HTML>)."""
+    (tmp_path / "www").mkdir()
+    with not_ollama_server(tmp_path / "www") as url:
+        code, out, err = cli(command, "--db", str(db), "--all", "--ollama-host", url, *MODEL, "--json")
+        status = asyncio.run(probe_backend(url))
+    assert code == 1 and out == ""
+    line = one_error_line(err)
+    assert line.startswith(f"hiermem-tui: {url} is not an Ollama server (HTTP 404 on /api/tags)"), line
+    assert "DOCTYPE" not in line
+    assert not status.reachable and status.describe() == f"{url} is not an Ollama server (HTTP 404 on /api/version)"
+    with Store.open(db, tokenizer=tokenizer) as store:
+        assert store.runs.of_session("a") == []
 
 
 def test_server_dying_mid_run_fails_the_run_keeps_its_work_and_stops_the_job(
