@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 from .store import Store, StoreError, Summary
 
@@ -59,7 +59,13 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
     }
 
 
-def export_json(store: Store, session_id: str, out: TextIO) -> None:
+class TextSink(Protocol):
+    """Where an export is written: a file, stdout, or a terminal seen through ``visible``."""
+
+    def write(self, text: str, /) -> int: ...
+
+
+def export_json(store: Store, session_id: str, out: TextSink) -> None:
     """Write the §6 export object; summaries include superseded versions, runs all runs.
 
     One read snapshot: a run writing meanwhile cannot make the parts contradict each other.
@@ -68,7 +74,7 @@ def export_json(store: Store, session_id: str, out: TextIO) -> None:
         _export_json(store, session_id, out)
 
 
-def _export_json(store: Store, session_id: str, out: TextIO) -> None:
+def _export_json(store: Store, session_id: str, out: TextSink) -> None:
     session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
@@ -125,13 +131,13 @@ def _kept(s: Summary) -> str:
     return f" · kept {s.fid_kept}/{s.fid_identifiers} identifiers"
 
 
-def export_markdown(store: Store, session_id: str, out: TextIO) -> None:
+def export_markdown(store: Store, session_id: str, out: TextSink) -> None:
     """A readable transcript with the active summary tree first. Content is fenced, never rendered."""
     with store.db.read_snapshot():
         _export_markdown(store, session_id, out)
 
 
-def _export_markdown(store: Store, session_id: str, out: TextIO) -> None:
+def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
     session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")

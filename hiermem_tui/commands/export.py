@@ -1,15 +1,22 @@
-"""``hiermem-tui export --session ID [--format json|markdown] [-o FILE]``."""
+"""``hiermem-tui export --session ID [--format json|markdown] [-o FILE]``.
+
+To a file or a pipe the export is exact; on a terminal a chat's escape sequences and bidi
+controls are shown as the TUI shows them (visible stand-ins: ``␛[2J``, ``<U+202E>``), never acted on.
+"""
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from ..export import export_json, export_markdown
 from ..store import StoreError
-from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
+from ..textsafe import visible
+from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, is_tty, path_state
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,6 +26,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--format", default="json", choices=["json", "markdown"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.set_defaults(func=run)
+
+
+class _Visible(io.TextIOBase):
+    """A terminal written to through :func:`visible`: what a chat holds is shown, not obeyed."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__()
+        self._out = out
+
+    def write(self, text: str) -> int:
+        self._out.write(visible(text, tabs=8))
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -46,7 +68,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             out = ctx.stdout
             if out is sys.stdout and hasattr(out, "reconfigure"):
                 out.reconfigure(encoding="utf-8")
-            writer(store, args.session, out)
+            writer(store, args.session, _Visible(out) if is_tty(out) else out)
         return EXIT_OK
     except StoreError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None

@@ -103,6 +103,30 @@ def test_hostile_content_round_trips_exactly(hostile_db: Path, tmp_path: Path, s
     assert [r[0] for r in raw] == list(HOSTILE.values())
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_export_to_a_terminal_shows_escapes_as_stand_ins_and_to_a_pipe_exactly(hostile_db: Path, fmt: str) -> None:
+    """Issue 21 item 4: `export` on a terminal cleared the screen (ESC[2J), renamed the window (OSC 0)
+    and emitted U+202E. On a terminal it shows them as the TUI does; to a pipe it stays exact."""
+    tty, err = _Terminal(), io.StringIO()
+    code = main(["export", "--db", str(hostile_db), "--session", "raw", "--format", fmt], stdout=tty, stderr=err)
+    assert code == 0, err.getvalue()
+    shown = tty.getvalue()
+    assert not set(shown) & (C0_C1_DEL - {"\n"}) and not set(shown) & BIDI
+    assert "<U+202E>" in shown
+    piped = run("export", "--db", str(hostile_db), "--session", "raw", "--format", fmt)[1]
+    assert "\u202e" in piped  # a pipe or a file gets the characters the chat holds
+    if fmt == "json":  # (JSON spells C0 controls as \u001b itself)
+        assert [e["content"] for e in json.loads(piped)["episodes"]] == list(HOSTILE.values())
+    else:
+        assert "␛[2J" in shown and "␛]0;pwned title␇" in shown
+        assert "\x1b[2J" in piped and "\x1b]0;pwned title\x07" in piped
+
+
 def test_session_listing_shows_hostile_titles_inert(hostile_db: Path) -> None:
     code, out, _ = run("sessions", "--db", str(hostile_db))
     assert code == 0
