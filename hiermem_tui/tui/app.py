@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
-from hiermem_tui.tui.keymap import app_bindings, unknown_ids
+from hiermem_tui.tui.keymap import app_bindings, keymap_problems
 from hiermem_tui.tui.live import StoreFollower
 from hiermem_tui.tui.messages import (
     BackendProbed,
@@ -98,9 +98,9 @@ class HiermemApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_keymap(self.settings.keymap)
-        if unknown := unknown_ids(self.settings.keymap):
-            self.notify(f"No key has the id {', '.join(unknown)} ([keymap] in {self.settings.config_path}); "
-                        "the help screen lists the ids.", title="Keymap", severity="warning", markup=False)
+        if problems := keymap_problems(self.settings.keymap):
+            self.notify("; ".join(problems) + f" ([keymap] in {self.settings.config_path}); "
+                        "the help screen lists the ids and keys.", title="Keymap", severity="warning", markup=False)
         wanted = self.settings.theme
         if wanted in self.available_themes:
             self.theme = wanted

@@ -253,6 +253,34 @@ async def test_run_history_says_why_and_opens_what_a_run_made(env) -> None:  # t
         assert len(app.screen_stack) == 2  # the history closed over the session it came from
 
 
+async def test_j_k_g_and_G_move_in_run_history_and_search_results(env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 21 item 5: help says j/k/g/G work "in any list"; these lists took none of them."""
+    settings, store = env
+    for i in range(3):
+        run = store.runs.start("dag", "leaf", "extractive", None)
+        store.runs.finish(run.id, "done", wall_seconds=float(i))
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunHistoryScreen) and len(app.screen.runs) == 3)
+        runs = app.screen.query_one("#history-runs", OptionList)
+        await wait_for(pilot, lambda: runs.has_focus and runs.highlighted == 0)
+        for key, expected in (("j", 1), ("G", 2), ("k", 1), ("g", 0)):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: runs.highlighted == expected, show=lambda: runs.highlighted)
+        await pilot.press("escape")
+        await pilot.press("f")
+        screen = await type_query(pilot, app, "dag OR BOLD OR quit OR the")
+        await wait_for(pilot, lambda: len(screen.hits) >= 3)
+        results = screen.query_one("#search-results", OptionList)
+        results.focus()
+        await wait_for(pilot, lambda: results.has_focus and results.highlighted == 0)
+        last = results.option_count - 1
+        for key, expected in (("j", 1), ("G", last), ("k", last - 1), ("g", 0)):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: results.highlighted == expected, show=lambda: results.highlighted)
+
+
 async def test_palette_and_help_list_the_new_screens(env) -> None:  # type: ignore[no-untyped-def]
     from hiermem_tui.tui.palette import collect_commands
     from hiermem_tui.tui.screens.help import help_markdown

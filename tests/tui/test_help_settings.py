@@ -245,3 +245,19 @@ async def test_a_theme_change_saves_the_theme_only_not_this_runs_flags_nor_the_d
     monkeypatch.setenv("OLLAMA_HOST", "http://env-host:11434")
     later = load_settings(config)
     assert later.ollama_host == "http://env-host:11434" and later.model is None
+
+
+async def test_a_key_name_textual_does_not_know_and_a_shadowed_key_are_warned_about_at_start(
+    settings: Settings, standard_store: Store
+) -> None:
+    """Issue 21 item 5: only unknown ids were warned about; a nonsense key name or a key another
+    binding on the same screen already takes just never worked."""
+    moved = replace(settings, keymap={"app.quit": "ctrl+shift+nonsense", "session.find": "t", "app.help": "f9"})
+    app = app_for(moved, standard_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await wait_for(pilot, lambda: any(n.title == "Keymap" for n in app._notifications))
+        [notice] = [str(n.message) for n in app._notifications if n.title == "Keymap"]
+        assert "app.quit = 'ctrl+shift+nonsense': ctrl+shift+nonsense is no key name Textual knows" in notice
+        assert "session.find = 't': on the session screen that key is session.toggle_view" in notice
+        assert "app.help" not in notice  # f9 is a key, and free

@@ -367,3 +367,19 @@ async def test_a_leaf_names_its_episode_range_and_the_source_message_ids(tmp_pat
         assert screen.dag_tree.reveal_summary("s_cc_leaf")
         text = await wait_for_text(pilot, "4 episodes, #0–3 · ids msg-a … msg-d")
         assert "cc/msg-a" not in text
+
+
+async def test_j_k_g_and_G_move_in_the_summary_tree(tmp_path: Path, store: Store) -> None:
+    """Issue 21 item 5: help says j/k/g/G work "in any list"; the tree took none of them."""
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        tree = screen.dag_tree
+        await wait_for(pilot, lambda: tree.has_focus and tree.cursor_ref is not None)
+        assert tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['D0']}"
+        await pilot.press("j")
+        await wait_for(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['L6']}")
+        await pilot.press("G")
+        await wait_for(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.key == "t:44")
+        await pilot.press("k")
+        await wait_for(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.key == "g:40")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['D0']}")

@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.context import ContextItem, ContextView, build_context, item_header, render_context
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
@@ -95,7 +96,7 @@ class ContextScreen(ReportScreen):
             yield Input(placeholder="no limit", id="context-budget", type="integer", compact=True)
             yield Static(id="context-summary")
         with Horizontal(id="context-body"):
-            yield OptionList(id="context-items", classes="pane")
+            yield KeyedOptionList(id="context-items", classes="pane")
             with VerticalScroll(id="context-text", classes="pane"):
                 yield Static(id="context-item-text")
         yield Static(id="context-empty", classes="note")

@@ -25,6 +25,7 @@ from textual.content import Content
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
+from hiermem_tui.tui.widgets.lists import KeyedSelectionList
 from hiermem_tui.importers import FormatError, ImportReport, detect, import_paths
 from hiermem_tui.importers.discover import Source, describe, discover
 from hiermem_tui.importers.folders import plan_auto
@@ -84,7 +85,7 @@ class ImportScreen(AppScreen[None]):
             yield Static(Text("Import chat history", style="bold"), id="import-heading")
             yield Static(Text(f"into {display_path(self.store.path)}"), id="import-target")
         with Vertical(id="import-body"):
-            yield SelectionList[int](id="import-sources")
+            yield KeyedSelectionList(id="import-sources")
             yield Static(id="import-note")
             yield Input(placeholder="another file or folder, any format we read… (enter: add it to the list)",
                         id="import-path")

@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.summarize.prompts import DEFAULT_TEMPLATES, PLACEHOLDERS, PromptSet, build_prompt, validate_template
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tui import format as fmt
@@ -70,7 +71,7 @@ class PromptsScreen(AppModal[bool]):
             panel.border_title = "Prompts"
             panel.border_subtitle = "ctrl+s save · ctrl+r default · esc close"
             with Horizontal(id="prompts-body"):
-                yield OptionList(*[Option(t.title, id=k) for k, t in DEFAULT_TEMPLATES.items()], id="prompts-list")
+                yield KeyedOptionList(*[Option(t.title, id=k) for k, t in DEFAULT_TEMPLATES.items()], id="prompts-list")
                 with Vertical(id="prompts-editors"):
                     yield Static(id="prompts-version")
                     yield Label("System", classes="prompts-label")

@@ -22,6 +22,7 @@ from textual.content import Content
 from textual.widgets import Button, Checkbox, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.check import repair_targets, repair_trees
@@ -192,7 +193,7 @@ class RunDialog(AppModal[RunChoice | None]):
             yield Static(self.detail, id="run-detail")
             yield Static(id="run-plan")
             yield Static("Backend and model", classes="dialog-label")
-            yield OptionList(id="run-engines")
+            yield KeyedOptionList(id="run-engines")
             yield Static(id="run-backend-status")
             yield Checkbox("Remember as the default backend and model  m", id="run-remember", compact=True)
             if self.action in BACKUP_ACTIONS:

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.run_history import PASS_LABELS, MadeSummary, RunPage, duration, list_runs, run_summaries, why
 from hiermem_tui.store import Run
 from hiermem_tui.textsafe import one_line
@@ -60,10 +61,10 @@ class RunHistoryScreen(ReportScreen):
     def compose(self) -> ComposeResult:
         yield from self.compose_top()
         with Horizontal(id="history-body"):
-            yield OptionList(id="history-runs", classes="pane")
+            yield KeyedOptionList(id="history-runs", classes="pane")
             with Vertical(id="history-right"):
                 yield Static(id="history-detail", classes="pane")
-                yield OptionList(id="history-made", classes="pane")
+                yield KeyedOptionList(id="history-made", classes="pane")
         yield Static(id="history-empty", classes="note")
         yield Footer()
 

@@ -25,6 +25,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.search import RANK_WINDOW, QueryError, SearchHit, SearchResult, Snippet, Term, make_snippet, search
 from hiermem_tui.search.query import SYNTAX_HELP
 from hiermem_tui.store.search_index import build_search_index, search_index_status
@@ -92,7 +93,7 @@ class SearchScreen(ReportScreen):
                 yield Input(placeholder='words, "a phrase", pre*, OR, NOT …   enter: to the results',
                             id="search-input", compact=True)
             yield Static(id="search-status")
-            yield OptionList(id="search-results")
+            yield KeyedOptionList(id="search-results")
             with VerticalScroll(id="search-help"):
                 yield Static(self.help_text(), id="search-help-text")
             with VerticalScroll(id="search-preview"):

@@ -20,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.store import Store, StoreError, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
@@ -102,7 +103,7 @@ class VersionsScreen(AppModal[bool]):
         with Vertical(id="versions-panel", classes="dialog") as panel:
             panel.border_title = "Versions"
             panel.border_subtitle = "enter restore · esc close"
-            yield OptionList(id="versions-list")
+            yield KeyedOptionList(id="versions-list")
             yield Static(id="versions-error")
             with VerticalScroll(id="versions-view"):
                 yield Static(id="versions-head")

@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from hiermem_tui.tui.widgets.lists import list_keys
 from hiermem_tui.store import Episode, Summary
 from hiermem_tui.store.reads import TreeSource
 from hiermem_tui.textsafe import one_line
@@ -89,6 +90,8 @@ def _slot(ref: NodeRef) -> str:
 class DagTree(fmt.Themed, Tree[NodeRef]):
     """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`update_roots`, :meth:`reveal_summary`,
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
+
+    BINDINGS = list_keys(first="scroll_home", last="scroll_end")
 
     def __init__(self, store: TreeSource, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
         super().__init__("session", id=id)

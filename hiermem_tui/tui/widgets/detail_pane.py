@@ -18,6 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.store import IMPORTED_PROMPT, Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
@@ -324,7 +325,7 @@ class ChainPicker(AppModal[str | None]):
         with Vertical() as box:
             box.border_title = f"Covering chain of episode #{self.seq}"
             if self.chain:
-                yield OptionList(*[Option(summary_line(s, self.palette, self.ref_year), id=s.id) for s in self.chain])
+                yield KeyedOptionList(*[Option(summary_line(s, self.palette, self.ref_year), id=s.id) for s in self.chain])
                 yield Static(Text("leaf first, top last · enter: show in tree · esc: close"), classes="hint")
             else:
                 msg: RenderableType = Text(

@@ -1,0 +1,35 @@
+"""Lists that take the keys the help promises "in any list": ``j``/``k`` down/up, ``g``/``G`` first/last.
+
+Why one place: the sessions table and the transcript had them, the summary tree, run history,
+search results and the other option lists did not, so the same key did nothing on half the
+screens. Every list of the app is one of these classes (or binds :data:`LIST_KEYS` itself),
+with one binding id per move, so ``[keymap]`` moves them everywhere at once.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding, BindingType
+from textual.widgets import OptionList, SelectionList
+
+
+def list_keys(down: str = "cursor_down", up: str = "cursor_up", first: str = "first",
+              last: str = "last") -> list[BindingType]:
+    """``j``/``k``/``g``/``G`` bound to a list's own actions (their names differ between widgets)."""
+    return [
+        Binding("j", down, "Down", show=False, id="list.next"),
+        Binding("k", up, "Up", show=False, id="list.prev"),
+        Binding("g", first, "First", show=False, id="list.first"),
+        Binding("G", last, "Last", show=False, key_display="G", id="list.last"),
+    ]
+
+
+class KeyedOptionList(OptionList):
+    """An ``OptionList`` with the list keys."""
+
+    BINDINGS = list_keys()
+
+
+class KeyedSelectionList(SelectionList[int]):
+    """A ``SelectionList`` (of ints: the import screen's sources) with the list keys."""
+
+    BINDINGS = list_keys()
