@@ -110,7 +110,7 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
         await wait_for(pilot, lambda: sum(1 for n in screen.dag_tree.root.children  # the tree, not just the map
                                           if n.data is not None and n.data.kind == "summary") == 2)
         screen.query_one(RunIndicator).freeze(frame=0, tokens_per_s=42.0)
-        await _settle(pilot, f"Summarising… {third.label()}", "2/4 · reading the prompt · 42 tok/s", "2 summaries",
+        await _settle(pilot, f"Summarising… {third.label()}", "2/4 · reading the prompt  ■ 1 normal", "2 summaries",
                       "Leaf two, te", "esc Cancel run")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)

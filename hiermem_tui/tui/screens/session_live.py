@@ -49,7 +49,13 @@ class LiveSession:
         screen.show_structure(session, tree.roots, delta=delta)
         screen.figures_fresh = True
         ref = tree.cursor_ref
-        if not kept and previous is not None:
+        if previous is None and session.summaries and tree.roots:
+            # the pane held the empty state ("No summaries yet"), nothing was selected: show what is there now
+            node = tree.cursor_node if ref is not None and ref.kind != "more" else tree.node_for(tree.roots[0].key)
+            if node is not None and node.data is not None:
+                tree.focus_node(node)
+                screen.show(node.data, node=node, move_transcript=False)
+        elif not kept and previous is not None:
             tree.reveal_seq(previous.first)  # its node is gone for good: what covers the same episode now
         elif ref is not None and ref != previous and ref.kind != "more":
             screen.show(ref, node=tree.cursor_node, move_transcript=False)  # same node, new range or text

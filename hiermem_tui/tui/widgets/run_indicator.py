@@ -50,7 +50,8 @@ def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float |
         text.append(" · ", style=muted)
         text.append(state.call.label(), style=fmt.style(palette.accent if state.call.phase == "thinking"
                                                         else palette.foreground))
-    if tokens_per_s is not None and (state.call is None or state.call.tokens_per_s is None):
+    if tokens_per_s is not None and state.call is None:  # between calls only: a call says its own pace,
+        # and while the model reads a prompt no token is being written (the run's figure read 3–4 tok/s there)
         text.append(" · ", style=muted)
         text.append(f"{tokens_per_s:.0f} tok/s", style=fmt.style(palette.foreground))
     if left is not None:
@@ -63,7 +64,8 @@ def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float |
         loud = tier == "fallback" and count > 0
         text.append("■ ", style=fmt.style(colour))
         text.append(str(count), style=fmt.style(colour if loud else palette.foreground, bold=True))
-        text.append(f" {tier}  ", style=fmt.style(palette.warning, bold=True) if loud else muted)
+        text.append(f" {tier} ", style=fmt.style(palette.warning, bold=True) if loud else muted)
+    text.rstrip()
     return text
 
 
@@ -79,9 +81,10 @@ class RunIndicator(Horizontal):
         display: none;
         &.-active { display: block; }
         & > #run-spin { width: 2; color: $text-accent; text-style: bold; }
+        & > #run-phase { width: auto; text-wrap: nowrap; text-style: bold; }
         & > #run-label { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
         & > ProgressBar { width: auto; margin: 0 1; }
-        & > ProgressBar Bar { width: 16; }
+        & > ProgressBar Bar { width: 8; }
         & > #run-figures { width: auto; text-wrap: nowrap; }
         &.-cancelling > #run-spin { color: $text-warning; }
     }
@@ -101,6 +104,7 @@ class RunIndicator(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-spin")
+        yield Static(id="run-phase")  # its own cell, as wide as the word: "Summarising…" is never cut
         yield Static(id="run-label")
         yield ProgressBar(total=1, show_eta=False, show_percentage=False, id="run-progress")
         yield Static(id="run-figures")
@@ -148,23 +152,26 @@ class RunIndicator(Horizontal):
             return
         palette = self.palette
         self.set_class(state.phase == "cancelling", "-cancelling")
-        label = Text(phase_text(state), style=fmt.style(palette.warning if state.phase == "cancelling"
+        phase = Text(phase_text(state), style=fmt.style(palette.warning if state.phase == "cancelling"
                                                          else palette.foreground, bold=True))
+        label = Text()
         if state.what:
             label.append(f" {one_line(state.what, 80)}", style=fmt.style(palette.foreground))
         if state.attempt:
             label.append(f" · {state.attempt}", style=fmt.style(palette.aggressive))
-        engine = engine_label(state.job.settings.backend, state.model or state.job.settings.model)
+        model = state.model or state.job.settings.model
+        # ":latest" is what Ollama means by a bare name: one line has no room to spell it
+        engine = engine_label(state.job.settings.backend, model.removesuffix(":latest") if model else None)
         label.append(f"  {state.job.label.lower()} · {engine}", style=fmt.style(palette.muted))
         tokens_per_s = self._frozen[1] if self._frozen is not None else state.tokens_per_s
         left = None if self._frozen is not None else state.seconds_left(time.monotonic())
         figures = figures_text(state, palette, tokens_per_s, left)
-        hint = "esc: cancelling…" if state.phase == "cancelling" else "esc cancel"
-        figures.append(hint, style=fmt.style(palette.muted))
         self.query_one("#run-spin", Static).update(SPINNER[self._frame % len(SPINNER)], layout=False)
+        phase_cell = self.query_one("#run-phase", Static)
+        phase_cell.update(phase, layout=phase.cell_len != phase_cell.size.width)
         self.query_one("#run-label", Static).update(label, layout=False)  # 1fr wide: its size never depends on it
         width = figures.cell_len
         self.query_one("#run-figures", Static).update(figures, layout=width != self._figures_width)
         self._figures_width = width
         self.query_one(ProgressBar).update(total=max(state.planned, 1), progress=state.done)
-        self.plain = f"{SPINNER[self._frame % len(SPINNER)]} {label.plain}  {figures.plain}"
+        self.plain = f"{SPINNER[self._frame % len(SPINNER)]} {phase.plain}{label.plain}  {figures.plain}"
