@@ -51,6 +51,10 @@ def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summ
         app.nav.confirm("Re-summarise the whole session?", confirm(choice), confirm="Supersede and run", danger=True,
                         on_answer=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
 
+    if app.store.readonly:  # said at once, not after the whole dialog at Start
+        app.notify(f"{app.store.path} is open read-only: runs cannot write summaries.", severity="error",
+                   markup=False)
+        return
     if app.runs.active:
         app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
                    severity="warning")
