@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .commands.common import EXIT_OK, CliContext
-from .commands.index_progress import ensure_search_index
 
 
 def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
@@ -22,9 +21,10 @@ def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
         ctx = replace(ctx, settings=settings)
     store = ctx.open_store()
     try:
-        store.episodes.fill_missing_tokens()
-        ensure_search_index(ctx, store)  # rows not indexed yet (an upgraded file, a big import): a bar, then the app
-        app = make_app(settings, store)
+        store.episodes.fill_missing_tokens()  # a partial index finds them: nothing to read when there are none
+        # rows not indexed for search yet (an upgraded file, a big import) are indexed by the app in the
+        # background: the sessions show at once (a read-only file is searched as far as it is indexed)
+        app = make_app(settings, store, index_search=True)
         app.run()
         return int(app.return_code or EXIT_OK)
     finally:

@@ -18,15 +18,17 @@ from textual import events, work
 from textual.app import App
 from textual.reactive import var
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
+from hiermem_tui.store.search_index import build_search_index
 from hiermem_tui.tui.keymap import app_bindings, keymap_problems
 from hiermem_tui.tui.live import StoreFollower
 from hiermem_tui.tui.messages import (
     BackendProbed,
+    IndexProgress,
     OpenSession,
     ReloadSession,
     RunAttempted,
@@ -55,6 +57,10 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class IndexStopped(Exception):
+    """The background index build was told to stop (the app is closing); the next start resumes."""
+
+
 class HiermemApp(App[None]):
     """hiermem-tui. Build it with :func:`make_app`. Compaction runs: :class:`RunController`
     (``runs``); following what other processes write: :class:`StoreFollower` (``follower``);
@@ -73,10 +79,12 @@ class HiermemApp(App[None]):
     """Current settings; replace through :meth:`update_settings` so they are saved."""
     run_state: var[RunProgress | None] = var(None)
     """The compaction run going now (None: none); run indicators draw it."""
+    index_progress: var[tuple[int, int] | None] = var(None)
+    """The search index being built in the background: (rows done, rows in all); None when none is."""
 
     def __init__(
         self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
-        follow: bool = True,
+        follow: bool = True, index_search: bool = False,
     ) -> None:
         super().__init__()
         self.store = store
@@ -84,6 +92,7 @@ class HiermemApp(App[None]):
         self.clock: Clock = clock or utc_now
         self._probe_enabled = probe_backend
         self._follow = follow
+        self._index_search = index_search
         self.last_input_at = 0.0
         """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
         self.nav = Navigator(self)
@@ -110,6 +119,35 @@ class HiermemApp(App[None]):
         self.refresh_backend()
         if self._follow:
             self.follower.start()
+        if self._index_search and not self.store.readonly:
+            self._index_in_background()
+
+    # ------------------------------------------------------------------ search index
+    @work(thread=True, exclusive=True, group="app-index", exit_on_error=False)
+    def _index_in_background(self) -> None:
+        """Index what is not searchable yet (an upgraded file, a big import) while the user browses:
+        the first start after a million-episode import shows its sessions at once instead of
+        waiting ~20 s on the index. Each batch is its own transaction, so quitting mid-way keeps what
+        is done and the next start (or the first search) resumes."""
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise IndexStopped
+            self.post_message(IndexProgress(done, total))
+
+        try:
+            build_search_index(self.store, progress)
+        except IndexStopped:
+            return
+        finally:
+            self.store.release_thread()
+        self.post_message(IndexProgress(0, 0, finished=True))
+
+    def on_index_progress(self, message: IndexProgress) -> None:
+        """The background build's progress (and a search screen's own catch-up, which bubbles here)."""
+        done = message.finished or message.done >= message.total
+        self.index_progress = None if done else (message.done, message.total)
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme the user picked (from the palette, ctrl+t or settings)."""
@@ -263,10 +301,13 @@ class HiermemApp(App[None]):
 
 
 def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
-             follow: bool = True) -> HiermemApp:
+             follow: bool = True, index_search: bool = False) -> HiermemApp:
     """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
 
     ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
     ``follow=False``: do not watch the file for other writers (snapshots are still pictures).
+    ``index_search``: build what the search index lacks in the background from the start (the CLI
+    does; tests that are not about it leave the file as they made it).
     """
-    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow)
+    return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow,
+                      index_search=index_search)

@@ -6,6 +6,7 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -20,6 +21,7 @@ from hiermem_tui.tui.widgets.session_columns import fmt_when
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from tests.fakeollama import FakeOllama, closed_port_url
 from tests.tui.conftest import (
+    DEADLINE,
     NOW,
     SessionSpec,
     add_session,
@@ -282,3 +284,51 @@ def test_relative_times_are_compact() -> None:
     assert fmt_when("2025-02-03T12:00:00.000Z", NOW) == "2025-02-03"
     assert fmt_when(None, NOW) == "–"
 
+
+
+async def test_the_search_index_is_built_in_the_background_with_progress_in_the_top_bar(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 item 12: the first start after a big import waited on "indexing for search …" before any
+    session appeared. Now the sessions show at once and the index is built behind them."""
+    import threading
+
+    import hiermem_tui.tui.app as app_module
+    from hiermem_tui.store.search_index import build_search_index, search_index_status
+    from tests.unit.test_first_start import imported
+
+    path = tmp_path / "big.db"
+    imported(path, 3000)
+    store = Store.open(path)
+    go = threading.Event()
+    told: list[tuple[int, int]] = []
+
+    def gated(store_: Store, on_progress):  # type: ignore[no-untyped-def]
+        go.wait(DEADLINE)  # the build starts only once the test saw the sessions without it
+
+        def progress(done: int, total: int) -> None:
+            told.append((done, total))
+            on_progress(done, total)
+
+        return build_search_index(store_, progress)
+
+    monkeypatch.setattr(app_module, "build_search_index", gated)
+    app = make_app(settings, store, probe_backend=False, index_search=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await table_shown(pilot, 1)
+        assert search_index_status(store).pending  # the sessions are there, the index is not yet
+        go.set()
+        await wait_for(pilot, lambda: not search_index_status(store).pending and app.index_progress is None
+                       and bool(told) and told[-1][0] == told[-1][1])
+        assert told[0] == (0, 3000)  # the top bar was told how far it was (shown: the test below)
+        assert not app.screen.query_one("#index-badge").display
+    store.close()
+
+
+async def test_the_index_badge_says_how_far_the_build_is(settings: Settings, empty_store: Store) -> None:
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        app.index_progress = (250_000, 1_000_000)
+        text = await wait_for_text(pilot, "indexing for search 25% · 250,000 of 1,000,000 rows")
+        assert "indexing for search" in row_line(text, "hiermem")

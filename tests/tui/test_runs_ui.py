@@ -375,3 +375,22 @@ def test_time_left_uses_the_runs_pace_then_the_measured_estimate(tmp_path: Path)
     paced = RunProgress(job, phase="running", planned=4, done=1, est_seconds=100.0, began=1000.0, done_at=1040.0)
     assert paced.seconds_left(1041.0) == 120.0  # 40 s a summary, 3 to go
     assert RunProgress(job, planned=4, done=4, began=1000.0, done_at=1100.0).seconds_left(1101.0) is None
+
+
+@pytest.mark.parametrize("key", ["p", "R", "W"])
+async def test_a_read_only_file_refuses_a_run_at_once_not_after_the_dialog(
+    tmp_path: Path, store: Store, key: str
+) -> None:
+    """Issue 21 item 8: p, R and W opened the whole run dialog on a read-only file and refused only at Start."""
+    readonly = Store.open(store.path, readonly=True)
+    try:
+        async with opened(settings_for(tmp_path, readonly, closed_port_url()), readonly, "dag") as (app, pilot, screen):
+            await wait_for(pilot, lambda: screen.dag_tree.cursor_ref is not None
+                           and screen.dag_tree.cursor_ref.kind == "summary")
+            await pilot.press(key)
+            await wait_for(pilot, lambda: any("read-only" in n for n in notices(app)))
+            [notice] = [n for n in app._notifications if "read-only" in str(n.message)]
+            assert notice.severity == "error" and "runs cannot write summaries" in str(notice.message)
+            assert not isinstance(app.screen, RunDialog) and app.screen is screen
+    finally:
+        readonly.close()

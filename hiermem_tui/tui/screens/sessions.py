@@ -113,6 +113,7 @@ class SessionsScreen(AppScreen[None]):
             yield Label(Text(display_path(app.store.path)), id="db-path")
             if app.store.readonly:
                 yield Label(Text("read-only"), id="readonly-badge", classes="badge")
+            yield Label(id="index-badge", classes="badge")
             yield BackendIndicator(id="backend")
         with Vertical(id="sessions-body"):
             with Horizontal(id="filter-bar"):
@@ -131,6 +132,16 @@ class SessionsScreen(AppScreen[None]):
         self._debounce: Timer | None = None
         self.query_one("#filter-bar").display = False
         self._update_empty_state()
+        self.watch(self.app, "index_progress", self._show_indexing, init=True)
+
+    def _show_indexing(self, progress: tuple[int, int] | None) -> None:
+        """The search index building in the background (the sessions are usable meanwhile)."""
+        badge = self.query_one("#index-badge", Label)
+        badge.display = progress is not None
+        if progress is not None:
+            done, total = progress
+            badge.update(Text(f"indexing for search {fmt.percent(done / total if total else 1)} "
+                              f"· {done:,} of {total:,} rows"))
 
     @property
     def table(self) -> SessionsTable:
