@@ -6,7 +6,9 @@ Output contract:
   "tiers": {...}, "llm_seconds", "wall_seconds"}``. It is a single object when exactly one
   ``--session`` was named and no trigger (``--if-over`` / ``--min-new``) was given — the
   cases where exactly one run is certain — and an array otherwise (``--all``, several
-  sessions, or triggers, which may select none).
+  sessions, or triggers, which may select none). The array is written as it grows: each run's
+  object the moment the run finishes (a long ``--all`` is not silent for minutes), ``]`` at the
+  end, so the whole output is still one JSON array; also when the job stops half-way.
 * without ``--json``: one line per run on stdout.
 * when stderr is a terminal: a live progress line there (``\\r`` rewrites, nothing fancy),
   wiped before anything else is printed.
@@ -147,12 +149,39 @@ def call_text(ev: SummaryProgress) -> str:
     return text
 
 
-class Reporter:
-    """Turns runner events into the CLI's output: human lines, errors, the progress line."""
+class JsonStream:
+    """A JSON array on stdout, one run's object at a time as runs finish (``compact --all --json``)."""
 
-    def __init__(self, ctx: CliContext, *, json_mode: bool) -> None:
+    def __init__(self, ctx: CliContext) -> None:
+        self.ctx = ctx
+        self.written: set[str] = set()
+
+    @property
+    def opened(self) -> bool:
+        return bool(self.written)
+
+    def add(self, run: Run) -> None:
+        if run.id in self.written:
+            return
+        # one whole line per run, ending with it: a reader can take each as it comes ("," leads the next)
+        lead = "," if self.written else "[\n"
+        self.ctx.stdout.write(lead + json.dumps(run_json(run), ensure_ascii=False) + "\n")
+        self.ctx.stdout.flush()
+        self.written.add(run.id)
+
+    def close(self) -> None:
+        self.ctx.stdout.write("]\n" if self.written else "[]\n")
+        self.ctx.stdout.flush()
+
+
+class Reporter:
+    """Turns runner events into the CLI's output: human lines, errors, the progress line, and
+    (``stream``) each run's JSON object as it finishes."""
+
+    def __init__(self, ctx: CliContext, *, json_mode: bool, stream: JsonStream | None = None) -> None:
         self.ctx = ctx
         self.json_mode = json_mode
+        self.stream = stream
         self.live = ctx.is_tty  # stderr: harmless next to JSON on stdout
         self.planned: dict[str, int] = {}
         self.done: dict[str, int] = {}
@@ -182,7 +211,9 @@ class Reporter:
             self.rate = ev.tokens_per_s if ev.tokens_per_s is not None else self.rate
         elif isinstance(ev, RunFinished):
             self.clear()
-            if not self.json_mode:
+            if self.stream is not None:
+                self.stream.add(ev.run)
+            elif not self.json_mode:
                 self.ctx.say(human_line(ev.run))
             if ev.status == "failed":
                 self.ctx.warn(f"hiermem-tui: session {one_line(ev.session_id, 60)}: {one_line(ev.error or 'failed', 300)}")
@@ -293,11 +324,22 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
                                        if_over=args.if_over, min_new=args.min_new)
         except UnknownSession as exc:
             raise CliError(str(exc), EXIT_USAGE) from None
-        reporter = Reporter(ctx, json_mode=args.json)
+        stream = JsonStream(ctx) if args.json and as_array else None
+        reporter = Reporter(ctx, json_mode=args.json, stream=stream)
         runner, backend, cancel = build_runner(ctx, store, reporter)
         ids = (s.id for s in sessions)
-        runs = drive(ctx, backend, cancel, lambda: runner.compact_many(ids, args.pass_, skip_idle=args.all), reporter)
-        if args.json:
+        try:
+            runs = drive(ctx, backend, cancel, lambda: runner.compact_many(ids, args.pass_, skip_idle=args.all),
+                         reporter)
+        except BaseException:
+            if stream is not None and stream.opened:
+                stream.close()  # what was written stays one valid array
+            raise
+        if stream is not None:
+            for r in runs:  # (each was written as it finished; this only adds one no event announced)
+                stream.add(r)
+            stream.close()
+        elif args.json:
             print_json(ctx, runs, as_array=as_array)
         elif not runs:
             ctx.say("nothing to compact")

@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -275,3 +277,44 @@ def test_missing_model_is_one_line_listing_installed_models(
     assert code == 0 and obj["status"] == "done", err
     assert {b["model"] for b in fake.chat_bodies} == {"qwen2.5:0.5b"}
     assert all(s.model == "qwen2.5:0.5b" for s in stored(db, tokenizer, obj))
+
+
+def test_compact_all_json_writes_each_run_as_it_finishes_and_stays_one_array(
+    db: Path, fake: FakeOllama, tokenizer: Tokenizer
+) -> None:
+    """Issue 21 item 13: `compact --all --json` printed nothing until every run was done (five minutes
+    of silence on a big file). Each run's object now comes the moment its run finishes."""
+    code, out, err = cli("compact", "--db", str(db), "--all", "--pass", "leaf", "--dry-run", "--json", *MODEL)
+    assert code == 0, err
+    first, second = json.loads(out)
+    calls = len(first["planned"])
+    fake.script(*[Reply(leaf(str(i))) for i in range(calls)], Hang())  # the second session's first call waits
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hiermem_tui.cli", "compact", "--db", str(db), "--all", "--pass", "leaf",
+         "--ollama-host", fake.url, *MODEL, "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=os.environ.copy())
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        fake.wait_for_chats(calls + 1, timeout=60)  # the second run is under way, held by the fake
+        head = [lines.get(timeout=30), lines.get(timeout=30)]  # the first run's object, written already
+        assert head[0] == "[\n"
+        run = json.loads(head[1])
+        assert set(run) == RUN_KEYS and run["session"] == first["session"] and run["status"] == "done"
+        assert proc.poll() is None  # still going
+        fake.release()
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    rest = []
+    while not lines.empty():
+        rest.append(lines.get())
+    whole = json.loads("".join(head + rest))
+    assert [r["session"] for r in whole] == [first["session"], second["session"]]
+    assert all(r["status"] == "done" for r in whole)
