@@ -11,13 +11,17 @@ Leaf chunking rules (documented because the policy leaves two corners open):
 * The last ``fresh_tail`` episodes of a session are never in a chunk.
 * Chunks fill greedily, oldest first, up to ``leaf_chunk_tokens``; a chunk closes as soon
   as the next episode would not fit. A single episode larger than the budget is a chunk
-  of its own.
+  of its own — unless what came before it is too little to stand alone (fewer than
+  ``leaf_min_episodes`` episodes and under a quarter of the budget: a one-line "start"
+  before a huge paste), which then goes into the same chunk instead of becoming a leaf of
+  one trivial episode.
 * ``leaf_min_episodes`` governs the *leftover* at the end of a range that can still grow
   (the range running into the fresh tail): it waits until it has that many episodes or is
   full. A chunk closed because the budget is full is emitted even if it has fewer
   episodes — otherwise a run of large messages could never be summarised.
 * A range that is *closed* — followed by an active leaf, e.g. the hole a reverted run
-  left — can never grow, so its leftover is emitted whatever its size.
+  left — can never grow, so its leftover is emitted whatever its size; a trivial leftover
+  (as above) joins the chunk before it in the range when there is one.
 
 Condensation rules: at one depth, active summaries without a parent that are adjacent in
 coverage (``next.first_seq == prev.last_seq + 1``) with no parented summary between them
@@ -101,9 +105,10 @@ def chunk_range(
     chunks: list[LeafChunk] = []
     first = last = -1
     total = count = 0
+    small = budget // SMALL_SHARE
     for seq, tokens in items:
         tokens = max(0, int(tokens or 0))
-        if count and total + tokens > budget:
+        if count and total + tokens > budget and not (count < min_episodes and total < small):
             chunks.append(LeafChunk(first, last, total))
             count = 0
         if count == 0:
@@ -111,9 +116,18 @@ def chunk_range(
         last = seq
         total += tokens
         count += 1
-    if count and (closed or count >= min_episodes or total >= budget):
+    if count and closed and count < min_episodes and total < small and chunks:
+        prev = chunks.pop()  # a trivial leftover of a hole joins the chunk before it
+        chunks.append(LeafChunk(prev.first_seq, last, prev.tokens + total))
+    elif count and (closed or count >= min_episodes or total >= budget):
         chunks.append(LeafChunk(first, last, total))
     return chunks
+
+
+SMALL_SHARE = 4
+"""A chunk under ``leaf_min_episodes`` episodes and under 1/SMALL_SHARE of the budget is too little
+to summarise on its own: the next episode joins it even past the budget (the prompt shows long
+messages head and tail), and a closed range's leftover that small joins the chunk before it."""
 
 
 def plan_leaf_chunks(

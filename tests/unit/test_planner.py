@@ -89,6 +89,21 @@ def test_oversized_episode_forms_its_own_chunk() -> None:
     assert chunks == [LeafChunk(0, 1, 40), LeafChunk(2, 2, 500), LeafChunk(3, 5, 60)]
 
 
+def test_a_trivial_episode_before_a_huge_one_is_not_a_leaf_of_its_own() -> None:
+    """Issue 21 item 9: a 1-token "start" before a huge message became its own leaf (and a fallback);
+    a 228-token episode between two big ones was a one-episode leaf despite the 4-episode minimum."""
+    assert chunk_range(items([1, 5000, 40, 40]), budget=3000, min_episodes=4, closed=False) == [
+        LeafChunk(0, 1, 5001)]
+    assert chunk_range(items([4000, 228, 3500, 500, 500]), budget=3000, min_episodes=4, closed=False) == [
+        LeafChunk(0, 0, 4000), LeafChunk(1, 2, 3728)]
+
+
+def test_a_trivial_leftover_of_a_closed_range_joins_the_chunk_before_it() -> None:
+    assert chunk_range(items([1500, 1400, 200]), budget=3000, min_episodes=4, closed=True) == [LeafChunk(0, 2, 3100)]
+    # alone in its range (a one-episode hole between two leaves) it is still summarised: nothing to join
+    assert chunk_range(items([5], start=9), budget=3000, min_episodes=4, closed=True) == [LeafChunk(9, 9, 5)]
+
+
 def test_full_chunk_with_few_episodes_is_not_held_back() -> None:
     # two 60-token episodes never fit together: each closes as full, the min-episodes rule
     # only holds back the growing leftover
