@@ -52,6 +52,7 @@ from hiermem_tui.summarize.types import (
     Generation,
     ModelError,
     ModelMissing,
+    ServerError,
     StreamProgress,
     SummariserError,
 )
@@ -226,7 +227,8 @@ def translate_error(exc: BaseException, host: str, model: str | None) -> Summari
                 f"pull it with 'ollama pull {model}' or pass --model"
             )
         where = "mid-answer" if exc.status_code == -1 else f"HTTP {exc.status_code}"
-        return ModelError(f"Ollama failed on model '{model}' ({where}): {detail}")
+        error = ServerError if exc.status_code >= 500 else ModelError
+        return error(f"Ollama failed on model '{model}' ({where}): {detail}")
     if isinstance(exc, httpx.ConnectTimeout):
         return _unreachable(host, "connection timed out")
     if isinstance(exc, httpx.TimeoutException):

@@ -58,6 +58,7 @@ from hiermem_tui.summarize.types import (
     Generation,
     ModelError,
     RunAborted,
+    ServerError,
     SourceItem,
     StreamProgress,
     SummaryEvent,
@@ -400,7 +401,10 @@ class Summariser:
     async def _call(
         self, prompt: Prompt, tier: Tier, target: int, state: _Attempts, on_event: EventCallback | None
     ) -> Generation:
-        """One model call, retried while the server is unreachable (see class docstring)."""
+        """One model call, retried while the server is unreachable (see class docstring), and once
+        after an HTTP 5xx (a crashed runner is often back at once): the same prompt again, so the
+        server's prompt cache serves it, before the caller moves to the next tier."""
+        server_errors = 0
         while True:
             state.calls += 1
             attempt = state.calls
@@ -430,11 +434,16 @@ class Summariser:
                     on_event(SummaryEvent("retry", tier, attempt, message=str(exc)))
                 await self._sleep(self._backoff(self._connection_failures))
                 continue
-            except ModelError:
+            except ModelError as exc:
                 seconds = time.monotonic() - began
                 state.llm_seconds += seconds
                 state.records.append(CallRecord(tier, "error", seconds, 0, None, None))
                 self._connection_failures = 0
+                if isinstance(exc, ServerError) and server_errors == 0:
+                    server_errors += 1
+                    if on_event is not None:
+                        on_event(SummaryEvent("retry", tier, attempt, message=str(exc)))
+                    continue
                 raise
             except BaseException:  # cancelled, ModelMissing, bugs: still account the time
                 state.llm_seconds += time.monotonic() - began

@@ -185,6 +185,11 @@ class ModelError(SummariserError):
     """One call failed at the model level (HTTP error, bad answer, timeout): try the next tier."""
 
 
+class ServerError(ModelError):
+    """The server answered a call with HTTP 5xx (a crashed runner, often transient): the same call is
+    made once more before the next tier is tried."""
+
+
 class RunAborted(SummariserError):
     """The server went away (several connection failures in a row): stop the run, keep what is written."""
 

@@ -163,25 +163,32 @@ def test_server_dying_mid_run_fails_the_run_keeps_its_work_and_stops_the_job(
 
 
 # ---------------------------------------------------------------- model misbehaving: the tiers
-def test_http_500_goes_to_the_aggressive_tier_and_twice_to_the_fallback(
+def test_http_500_retries_the_same_call_once_then_goes_to_the_next_tier(
     db: Path, fake: FakeOllama, tokenizer: Tokenizer
 ) -> None:
+    """Issue 21 item 10: a 500 (a crashed runner, often transient) went straight to the aggressive tier;
+    the same call is now made once more first, with the same prompt (the server's cache serves it)."""
     fake.script(
-        Fail(), Reply(leaf("ONE")),                      # leaf 1: normal 500 → aggressive
+        Fail(), Reply(leaf("ONE")),                      # leaf 1: 500, the same call again → normal
         Reply(leaf("TWO")),                                         # leaf 2: normal
-        Fail(500, "CUDA error: out of memory"), Fail(),             # leaf 3: both 500 → fallback
-        Fail(503, "server busy"), Reply(leaf("FOUR")),     # leaf 4: normal 503 → aggressive
+        Fail(500, "CUDA error: out of memory"), Fail(),             # leaf 3: normal twice 500 →
+        Fail(), Fail(),                                             #   aggressive twice 500 → fallback
+        Fail(503, "server busy"), Reply(leaf("FOUR")),     # leaf 4: 503, again → normal
     )
     code, obj, err = compact(db, fake.url)
     assert code == 0 and err == "" and obj["status"] == "done"
-    assert obj["tiers"]["aggressive"] == 2 and obj["tiers"]["fallback"] == 1
-    assert obj["tiers"]["normal"] == obj["summaries_created"] - 3
+    assert obj["tiers"]["aggressive"] == 0 and obj["tiers"]["fallback"] == 1
+    assert obj["tiers"]["normal"] == obj["summaries_created"] - 1
     leaves = stored(db, tokenizer, obj)
-    assert [s.tier for s in leaves[:4]] == ["aggressive", "normal", "fallback", "aggressive"]
+    assert [s.tier for s in leaves[:4]] == ["normal", "normal", "fallback", "normal"]
     assert [leaves[0].content, leaves[3].content] == [leaf("ONE"), leaf("FOUR")]
     assert leaves[2].backend == "extractive" and leaves[2].model is None
-    temps = [b["options"]["temperature"] for b in fake.chat_bodies[:7]]
-    assert temps == [0.2, 0.1, 0.2, 0.2, 0.1, 0.2, 0.1]  # each 500 was retried with the stricter prompt
+    bodies = fake.chat_bodies
+    temps = [b["options"]["temperature"] for b in bodies[:9]]
+    assert temps == [0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2]
+    for first, again in ((0, 1), (3, 4), (5, 6), (7, 8)):  # each retry is the very same request
+        assert bodies[again]["messages"] == bodies[first]["messages"]
+        assert bodies[again]["options"] == bodies[first]["options"]
     assert sessions_json(db)["a"]["fallbacks"] == 1
 
 

@@ -102,7 +102,7 @@ async def test_request_settings(fake: FakeOllama, tok: Tokenizer) -> None:
     req = request(tok, words=600, target=150)
     t = targets_for(req)
     s = Summariser(backend, tok)
-    fake.script(Fail(), Reply("Short summary."))
+    fake.script(Fail(400, "invalid option"), Reply("Short summary."))  # a 4xx is not retried: the next tier
     res = await s.summarise(req)
     assert res.tier == "aggressive"
     normal, aggressive = fake.chat_bodies

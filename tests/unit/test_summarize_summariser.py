@@ -136,7 +136,7 @@ async def test_normal_accepted(fake: FakeOllama, backend: OllamaBackend, tok: To
     [
         (empty(), "empty answer"),
         (Reply("   \n\t "), "empty answer"),
-        (Fail(), "HTTP 500"),
+        (Fail(400, "invalid option"), "HTTP 400"),  # not a server error: no second try (see below)
         (StreamError(), "mid-answer"),
     ],
 )
@@ -181,11 +181,11 @@ async def test_aggressive_clips_an_over_long_answer_to_its_target(
     assert res.text.endswith(".") and LONG_REPORT.startswith(res.text)  # cut at a sentence boundary
 
 
-@pytest.mark.parametrize("second", [Fail(), empty(), Reply("\n")])
+@pytest.mark.parametrize("second", [Fail(400, "invalid option"), empty(), Reply("\n")])
 async def test_both_fail_gives_fallback(
     fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer, second: object
 ) -> None:
-    fake.script(Fail(), second)  # type: ignore[arg-type]
+    fake.script(Fail(400, "invalid option"), second)  # type: ignore[arg-type]
     req = leaf(tok)
     res = await Summariser(backend, tok).summarise(req)
     assert (res.tier, res.backend, res.model, res.prompt_version) == ("fallback", "extractive", None, "extractive-v1")
@@ -199,7 +199,7 @@ async def test_both_fail_gives_fallback(
 
 
 async def test_without_fallback_both_failing_raises(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
-    fake.script(Fail(), Fail())
+    fake.script(Fail(), Fail(), Fail(), Fail())  # each tier's call, and its one retry after the 500
     with pytest.raises(ModelError, match="no acceptable summary"):
         await Summariser(backend, tok, extractive_fallback=False).summarise(leaf(tok))
 
@@ -245,7 +245,7 @@ async def test_dropped_stream_is_a_connection_failure(fake: FakeOllama, backend:
 async def test_model_errors_break_a_run_of_connection_failures(
     fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer
 ) -> None:
-    fake.script(Drop(), Drop(), Fail(), Drop(), Drop(), Reply(SHORT))
+    fake.script(Drop(), Drop(), Fail(400, "invalid option"), Drop(), Drop(), Reply(SHORT))
     res = await Summariser(backend, tok, sleep=Sleeps()).summarise(leaf(tok))
     assert res.tier == "aggressive" and res.attempts == 6
 
@@ -286,8 +286,26 @@ async def test_cancel_mid_call_aborts_request(fake: FakeOllama, backend: OllamaB
     assert len(fake.chat_requests) == 1  # no next tier after a cancel
 
 
+async def test_http_500_makes_the_same_call_once_more_before_the_next_tier(
+    fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer
+) -> None:
+    """Issue 21 item 10: a 500 (a crashed runner, often transient) is retried once with the very same
+    request, so the server's prompt cache serves it; a second 500 moves on to the next tier."""
+    fake.script(Fail(), Reply(TERSE))
+    events: list[SummaryEvent] = []
+    res = await Summariser(backend, tok).summarise(leaf(tok), on_event=events.append)
+    assert res.tier == "normal" and res.text == TERSE and res.attempts == 2
+    first, again = fake.chat_bodies
+    assert again == first
+    assert [e.kind for e in events if e.kind != "progress"] == ["attempt", "retry", "attempt"]
+    fake.script(Fail(503, "server busy"), Fail(), Reply(TERSE))
+    res = await Summariser(backend, tok).summarise(leaf(tok))
+    assert res.tier == "aggressive" and res.attempts == 3
+    assert [b["options"]["temperature"] for b in fake.chat_bodies[2:]] == [0.2, 0.2, 0.1]
+
+
 async def test_progress_events(fake: FakeOllama, backend: OllamaBackend, tok: Tokenizer) -> None:
-    fake.script(Fail(), Reply("one two three four"))
+    fake.script(Fail(400, "invalid option"), Reply("one two three four"))
     events: list[SummaryEvent] = []
     await Summariser(backend, tok).summarise(leaf(tok), on_event=events.append)
     assert [(e.kind, e.tier) for e in events if e.kind == "attempt"] == [("attempt", "normal"), ("attempt", "aggressive")]
