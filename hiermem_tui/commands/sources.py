@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..importers.discover import discover
+from ..importers.discover import PLACES_HELP, discover
 from ..textsafe import one_line
 from .common import EXIT_OK, CliContext
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("sources", help="list the chat histories found on this machine (Claude Code, Codex, …)")
+    p = sub.add_parser("sources", help="list the chat histories found on this machine (Claude Code, Codex, …)",
+                       description="The chat histories at their tools' standard places on this machine: format, "
+                                   "sessions, path. Their files are only read.",
+                       epilog=PLACES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help='print a JSON array of {"format", "path", "sessions"}')
     p.set_defaults(func=run)
 

@@ -63,6 +63,20 @@ class Source:
         return out
 
 
+PLACES_HELP = """\
+where it looks (each tool's own variable first, then its usual places; macOS: also ~/Library/Application Support):
+  claude-code    $CLAUDE_CONFIG_DIR/projects, ~/.claude/projects, ~/.config/claude/projects
+  codex          $CODEX_HOME/sessions, ~/.codex/sessions
+  oterm          $OTERM_DATA_DIR/store.db, ~/.local/share/oterm/store.db
+  llm            $LLM_USER_PATH/logs.db, ~/.config/io.datasette.llm/logs.db
+  openwebui      $DATA_DIR/webui.db, ~/.open-webui/webui.db, ~/.open-webui/data/webui.db,
+                 and a pipx or uv tool install's open_webui/data/webui.db
+  lossless-claw  ~/.openclaw/lcm.db
+  lossless-code  $LOSSLESS_VAULT_DIR/vault.db, ~/.lossless-code/vault.db
+($XDG_CONFIG_HOME and $XDG_DATA_HOME stand for ~/.config and ~/.local/share when set.)"""
+"""What ``sources --help`` says of :func:`standard_places` (a test keeps the two in step)."""
+
+
 def standard_places(env: Mapping[str, str] | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
     """Every ``(format, path)`` a tool may keep its history at, whether or not it exists."""
     env = os.environ if env is None else env

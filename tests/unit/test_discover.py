@@ -124,3 +124,26 @@ def test_import_discover_imports_everything_and_changes_no_source(home: Path, tm
     code, out, _ = run("import", "--db", db, "--discover")
     assert code == 0 and all(", 0 new; 0 episode(s) added" in line for line in out.splitlines()), out
     assert every_file(home) == before
+
+
+def test_sources_help_says_where_it_looks() -> None:
+    """Issue 21 item 10: `sources --help` did not say where it looks. Every place standard_places knows
+    (Linux defaults, each tool's variable) is named in it."""
+    import contextlib
+
+    from hiermem_tui.importers.discover import standard_places
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["sources", "--help"], stdout=out)
+    text = out.getvalue()
+    home = Path("/home/u")
+    env = {"CLAUDE_CONFIG_DIR": "/v/CLAUDE_CONFIG_DIR", "CODEX_HOME": "/v/CODEX_HOME", "OTERM_DATA_DIR": "/v/OTERM_DATA_DIR",
+           "LLM_USER_PATH": "/v/LLM_USER_PATH", "DATA_DIR": "/v/DATA_DIR", "LOSSLESS_VAULT_DIR": "/v/LOSSLESS_VAULT_DIR"}
+    for fmt, path in standard_places(env, home):
+        assert f"\n  {fmt} " in text
+        if "Library" in path.parts or "pipx" in path.parts or "uv" in path.parts:
+            continue
+        shown = (f"${path.parts[2]}/" + "/".join(path.parts[3:]) if str(path).startswith("/v/")
+                 else "~/" + str(path.relative_to(home)))
+        assert shown in text, shown
