@@ -102,13 +102,21 @@ def main() -> None:
                 copy.unlink()
             return statistics.median(times)
 
+        indexed = tmp / "indexed.db"  # the same file once its index is whole: what every later start sees
+        shutil.copy(big, indexed)
+        with Store.open(indexed, tokenizer=tokenizer) as store:
+            ensure_search_index(CliContext(settings=Settings(db_path=indexed), stdout=io.StringIO(),
+                                           stderr=io.StringIO()), store)
+        run(small, False)  # warm: Textual's modules, the tokenizer, the page cache
         base = run(small, False)
         now = run(big, False)
         before = run(big, True)
-        print(f"{'first paint':<44} {'ms':>9} {'× small':>8}")
-        print(f"{'small file (baseline)':<44} {base:9.0f} {1:8.2f}")
-        print(f"{'big file, index in the background (now)':<44} {now:9.0f} {now / base:8.2f}")
-        print(f"{'big file, index built first (before)':<44} {before:9.0f} {before / base:8.2f}")
+        later = run(indexed, False)
+        print(f"{'first paint':<48} {'ms':>9} {'× small':>8}")
+        print(f"{'small file (baseline)':<48} {base:9.0f} {1:8.2f}")
+        print(f"{'big file, index built in the background (now)':<48} {now:9.0f} {now / base:8.2f}")
+        print(f"{'big file, index built first (before)':<48} {before:9.0f} {before / base:8.2f}")
+        print(f"{'big file, index whole (every later start)':<48} {later:9.0f} {later / base:8.2f}")
 
         dropped = tmp / "no-partial.db"
         shutil.copy(big, dropped)

@@ -9,6 +9,8 @@ all. Three plain objects the app owns do the rest of its work: ``nav`` (every sc
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -57,6 +59,13 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+BACKGROUND_BATCH = 5_000
+"""Rows the background index build writes per transaction: small enough that quitting (which waits
+for the batch in hand) is quick, large enough that a million rows take few commits."""
+STORE_THREAD_WAIT_S = 30.0
+"""On quit, the longest wait for a worker thread to be done with the store."""
+
+
 class IndexStopped(Exception):
     """The background index build was told to stop (the app is closing); the next start resumes."""
 
@@ -93,6 +102,7 @@ class HiermemApp(App[None]):
         self._probe_enabled = probe_backend
         self._follow = follow
         self._index_search = index_search
+        self._store_threads: list[threading.Event] = []
         self.last_input_at = 0.0
         """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
         self.nav = Navigator(self)
@@ -130,6 +140,7 @@ class HiermemApp(App[None]):
         waiting ~20 s on the index. Each batch is its own transaction, so quitting mid-way keeps what
         is done and the next start (or the first search) resumes."""
         worker = get_current_worker()
+        finished = self.store_thread()
 
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:
@@ -137,12 +148,21 @@ class HiermemApp(App[None]):
             self.post_message(IndexProgress(done, total))
 
         try:
-            build_search_index(self.store, progress)
+            build_search_index(self.store, progress, batch=BACKGROUND_BATCH)
         except IndexStopped:
             return
         finally:
             self.store.release_thread()
+            finished.set()
         self.post_message(IndexProgress(0, 0, finished=True))
+
+    def store_thread(self) -> threading.Event:
+        """An event a worker thread that uses the store sets when it is done with it: quitting waits
+        for every such thread before the store is closed (closing a connection another thread is
+        stepping crashes SQLite)."""
+        finished = threading.Event()
+        self._store_threads.append(finished)
+        return finished
 
     def on_index_progress(self, message: IndexProgress) -> None:
         """The background build's progress (and a search screen's own catch-up, which bubbles here)."""
@@ -214,8 +234,14 @@ class HiermemApp(App[None]):
             self.runs.worker_changed(event)
 
     async def on_unmount(self) -> None:
-        """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running."""
+        """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
+        background index build stops after its batch (cancelled with the other workers), and quitting
+        waits for it, so the store is never closed under it."""
         await self.runs.shutdown()
+        self.workers.cancel_group(self, "app-index")
+        for finished in self._store_threads:
+            if not finished.is_set():
+                await asyncio.to_thread(finished.wait, STORE_THREAD_WAIT_S)
 
     # ------------------------------------------------------------------ a run's messages (from its worker)
     def watch_run_state(self, old: RunProgress | None, new: RunProgress | None) -> None:

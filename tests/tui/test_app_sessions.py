@@ -303,14 +303,14 @@ async def test_the_search_index_is_built_in_the_background_with_progress_in_the_
     go = threading.Event()
     told: list[tuple[int, int]] = []
 
-    def gated(store_: Store, on_progress):  # type: ignore[no-untyped-def]
+    def gated(store_: Store, on_progress, **kwargs):  # type: ignore[no-untyped-def]
         go.wait(DEADLINE)  # the build starts only once the test saw the sessions without it
 
         def progress(done: int, total: int) -> None:
             told.append((done, total))
             on_progress(done, total)
 
-        return build_search_index(store_, progress)
+        return build_search_index(store_, progress, **kwargs)
 
     monkeypatch.setattr(app_module, "build_search_index", gated)
     app = make_app(settings, store, probe_backend=False, index_search=True)
@@ -332,3 +332,44 @@ async def test_the_index_badge_says_how_far_the_build_is(settings: Settings, emp
         app.index_progress = (250_000, 1_000_000)
         text = await wait_for_text(pilot, "indexing for search 25% · 250,000 of 1,000,000 rows")
         assert "indexing for search" in row_line(text, "hiermem")
+
+
+async def test_quitting_while_the_index_builds_waits_for_its_batch_before_the_store_closes(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing the store while the background build stepped a statement crashed SQLite (a segfault on quit)."""
+    import threading
+
+    import hiermem_tui.tui.app as app_module
+    from hiermem_tui.store.search_index import build_search_index, search_index_status
+    from tests.unit.test_first_start import imported
+
+    path = tmp_path / "big.db"
+    imported(path, 12_000)
+    store = Store.open(path)
+    in_batch, resume = threading.Event(), threading.Event()
+    returned: list[str] = []
+
+    def held(store_: Store, on_progress, **kwargs):  # type: ignore[no-untyped-def]
+        def progress(done: int, total: int) -> None:
+            on_progress(done, total)
+            if done and not in_batch.is_set():
+                in_batch.set()
+                resume.wait(DEADLINE)  # the test quits the app meanwhile
+
+        try:
+            return build_search_index(store_, progress, **kwargs)
+        finally:
+            returned.append("returned")
+
+    monkeypatch.setattr(app_module, "build_search_index", held)
+    app = make_app(settings, store, probe_backend=False, index_search=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await table_shown(pilot, 1)
+        await wait_for(pilot, lambda: in_batch.is_set())
+        resume.set()
+    assert returned == ["returned"]  # the app's exit waited for the build to let go of the store
+    store.close()
+    with Store.open(path) as again:  # what was indexed stays; the next start resumes the rest
+        status = search_index_status(again)
+        assert status.done >= 5_000

@@ -128,6 +128,7 @@ class SearchScreen(ReportScreen):
     @work(thread=True, exclusive=True, group="search-index", exit_on_error=False)
     def _build_index(self) -> None:
         worker = get_current_worker()
+        finished = self.app.store_thread()  # quitting waits for this batch before the store closes
 
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:  # the screen closed: stop after this batch (the next start resumes)
@@ -140,6 +141,7 @@ class SearchScreen(ReportScreen):
             return
         finally:
             self.store.release_thread()
+            finished.set()
         self.post_message(IndexProgress(0, 0, finished=True))
 
     def _post_progress(self, done: int, total: int) -> None:
