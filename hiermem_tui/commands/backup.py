@@ -19,6 +19,7 @@ from ..store.backup import BackupResult, backup, check_destination
 from ..store.db import Db, probe_version
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
 from .doctor import DoctorBar
+from ..words import counted
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +37,7 @@ def add_backup_option(p: argparse.ArgumentParser) -> None:
 
 
 def describe(result: BackupResult) -> str:
-    return (f"backed up {result.sessions:,} sessions, {result.episodes:,} episodes ({result.bytes / 1e6:,.1f} MB) "
+    return (f"backed up {counted(result.sessions, 'session')}, {counted(result.episodes, 'episode')} ({result.bytes / 1e6:,.1f} MB) "
             f"to {result.path} in {result.seconds:.1f} s")
 
 

@@ -51,6 +51,7 @@ from ..summarize import Backend, BackendUnavailable, ModelMissing
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
+from ..words import counted
 
 EXIT_INTERRUPTED = 130
 T = TypeVar("T")
@@ -127,7 +128,7 @@ def human_line(run: Run) -> str:
         parts = ", ".join(f"{reason} {n}" for reason, n in sorted(run.rejections.items(), key=lambda p: -p[1]))
         rejected = f"; rejected answers: {parts}"
     return (
-        f"{one_line(run.session_id, 60)}: {run.status} — {run.summaries_created} summaries "
+        f"{one_line(run.session_id, 60)}: {run.status} — {counted(run.summaries_created, 'summary')} "
         f"(normal {t['normal']}, aggressive {t['aggressive']}, fallback {t['fallback']}{rejected}) "
         f"in {run.wall_seconds:.1f}s, model {run.llm_seconds:.1f}s [run {run.id}]"
     )

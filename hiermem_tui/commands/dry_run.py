@@ -20,6 +20,7 @@ from ..summarize.speed import ModelSpeed
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError
+from ..words import counted
 
 
 def model_speed(store: Store, backend: str, model: str | None) -> ModelSpeed | None:
@@ -37,7 +38,7 @@ def _human(ctx: CliContext, session_id: str, plan: list[PlannedSummary]) -> None
     leaves = sum(p.depth == 0 for p in plan)
     total = total_seconds(plan)
     when = "" if total is None else f", about {total:.0f} s of model time"
-    ctx.say(f"{one_line(session_id, 60)}: {len(plan)} summaries planned ({leaves} leaves, "
+    ctx.say(f"{one_line(session_id, 60)}: {counted(len(plan), 'summary')} planned ({leaves} leaves, "
             f"{len(plan) - leaves} condensed){when}")
     for p in plan:
         est = "?" if p.est_seconds is None else f"{p.est_seconds:.0f} s"

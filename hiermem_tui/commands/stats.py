@@ -9,6 +9,7 @@ from ..stats import Stats, compute_stats
 from ..textsafe import one_line
 from .common import EXIT_OK, CliContext, add_db_option
 from .reading import open_existing
+from ..words import counted
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,7 +42,7 @@ def stats_lines(s: Stats) -> list[str]:
     scope = "whole file" if s.session_id is None else f"session {one_line(s.session_id, 60)}"
     comp = "–" if s.compression is None else f"{s.compression:.1f}×"
     lines = [
-        f"{scope}: {s.sessions:,} session(s), {s.episodes:,} episodes, {s.coverage * 100:.0f}% under a summary",
+        f"{scope}: {counted(s.sessions, 'session')}, {counted(s.episodes, 'episode')}, {s.coverage * 100:.0f}% under a summary",
         f"tokens       {s.raw_tokens:,} raw → {s.model_tokens:,} a model sees now (compression {comp})",
         f"summaries    {s.active:,} active, {s.superseded:,} superseded · tiers: "
         + ", ".join(f"{k} {v:,}" for k, v in s.by_tier.items()),
@@ -52,7 +53,7 @@ def stats_lines(s: Stats) -> list[str]:
     ]
     for e in s.engines:
         name = e.backend + (f" {one_line(e.model, 40)}" if e.model else "")
-        lines.append(f"  {name}: {e.runs:,} run(s), {e.summaries:,} summaries, {e.llm_seconds:,.1f} s")
+        lines.append(f"  {name}: {counted(e.runs, 'run')}, {counted(e.summaries, 'summary')}, {e.llm_seconds:,.1f} s")
     if s.by_depth:
         lines.append("per depth")
         widest = max(d.count for d in s.by_depth)

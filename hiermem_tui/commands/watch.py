@@ -46,6 +46,7 @@ from .compact import (
     run_job,
     run_json,
 )
+from ..words import counted
 
 DEFAULT_INTERVAL_S = 2.0
 
@@ -233,7 +234,7 @@ class WatchJob:
             await loop.run_in_executor(pool, self.store.release_thread)
             pool.shutdown(wait=True)
         if self.cancel.cancelled:
-            self.log.emit(f"stopped: {self.log.episodes} episodes imported, {self.log.summaries} summaries written",
+            self.log.emit(f"stopped: {counted(self.log.episodes, 'episode')} imported, {counted(self.log.summaries, 'summary')} written",
                           event="stopped", episodes=self.log.episodes, summaries=self.log.summaries)
             return EXIT_INTERRUPTED
         if any(r.status == "cancelled" for r in self.runs):

@@ -16,6 +16,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 from hiermem_tui.textsafe import one_line
+from hiermem_tui.words import counted
 
 SESSION_HITS = 8
 
@@ -111,7 +112,7 @@ class HiermemCommands(Provider):
             return
         for session in store.sessions.page(text=query.strip(), limit=SESSION_HITS):
             title = one_line(session.title or session.id, 70)
-            detail = f"{session.episodes:,} episodes · {one_line(session.source, 20)} · {one_line(session.id, 40)}"
+            detail = f"{counted(session.episodes, 'episode')} · {one_line(session.source, 20)} · {one_line(session.id, 40)}"
             yield Hit(
                 0.2,  # below any command whose name matches
                 Content.assemble(("Open ", "$foreground-muted"), (title, "bold")),

@@ -212,6 +212,27 @@ async def test_stats_for_the_file_and_for_a_session(env) -> None:  # type: ignor
         assert "session: Refactor the [config] loader" in screen_text(app)  # the title, literally
 
 
+async def test_one_of_a_thing_is_said_in_the_singular(tmp_path: Path) -> None:
+    """Issue 21 item 10: "1 runs", "1 summaries", "1 episodes"."""
+    from datetime import datetime, timezone
+
+    from hiermem_tui.store import NewEpisode
+
+    settings, store = open_store(tmp_path)
+    when = datetime(2025, 7, 3, 10, 0, tzinfo=timezone.utc)
+    store.sessions.upsert("one", title="One", source="jsonl", created_at=when)
+    store.episodes.append("one", [NewEpisode("0", "user", "hello there", when)])
+    run = store.runs.start("one", "leaf", "extractive", None)
+    store.runs.finish(run.id, "done", wall_seconds=1.0)
+    app = app_for(settings, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen))
+        text = await wait_for_text(pilot, "1 session · 1 episode ·", "1 run ")
+        assert "1 runs" not in text and "1 episodes" not in text and "1 sessions" not in text
+    store.close()
+
+
 async def test_empty_file_stats_and_history_say_what_to_do(tmp_path: Path) -> None:
     settings, store = open_store(tmp_path)
     app = app_for(settings, store)

@@ -25,6 +25,7 @@ from hiermem_tui.store.backup import backup
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import BackupDone, BackupProgress
 from hiermem_tui.tui.screens.base import AppModal
+from hiermem_tui.words import counted
 
 
 class _Stopped(Exception):
@@ -73,7 +74,7 @@ class BackupScreen(AppModal[Path | None]):
             return
         finally:
             store.release_thread()
-        self.post_message(BackupDone(ticket, result.path, f"{result.episodes:,} episodes, {result.bytes / 1e6:,.1f} MB"))
+        self.post_message(BackupDone(ticket, result.path, f"{counted(result.episodes, 'episode')}, {result.bytes / 1e6:,.1f} MB"))
 
     def on_backup_progress(self, message: BackupProgress) -> None:
         message.stop()

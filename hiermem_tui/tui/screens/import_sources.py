@@ -35,6 +35,7 @@ from hiermem_tui.tui.messages import ImportFinished, ImportProgressed, ImportSou
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.base import AppScreen
 from hiermem_tui.tui.screens.sessions import display_path
+from hiermem_tui.words import counted
 
 
 READ_ONLY = "The database is read-only: nothing can be imported into it."
@@ -245,7 +246,8 @@ class ImportScreen(AppScreen[None]):
         if message.job != self._job:
             return
         self.query_one("#import-status", Static).update(Text(
-            f"{message.index + 1} of {message.total} · {message.sessions:,} sessions · {message.episodes:,} episodes"))
+            f"{message.index + 1} of {message.total} · {counted(message.sessions, 'session')} · "
+            f"{counted(message.episodes, 'episode')}"))
 
     def on_import_source_done(self, message: ImportSourceDone) -> None:
         message.stop()
@@ -267,7 +269,7 @@ class ImportScreen(AppScreen[None]):
         self._count()
         done = "Stopped" if message.stopped else "Done"
         self._note(f"{done}: {message.sessions_created:,} new session{'s' * (message.sessions_created != 1)}, "
-                   f"{message.episodes_appended:,} episodes added. esc goes back to the list.")
+                   f"{counted(message.episodes_appended, 'episode')} added. esc goes back to the list.")
         self.query_one("#import-status", Static).update(Text(""))
         self.app.post_message(SessionsChanged())
 

@@ -28,6 +28,7 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import FidelityMeasured
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.run_launch import open_run_dialog
+from hiermem_tui.words import counted
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.screens.session import SessionScreen
@@ -53,7 +54,7 @@ def measure(screen: SessionScreen) -> None:
         finally:
             store.release_thread()
         low = sum(r.key_retention < threshold for r in rows)
-        text = f"{len(rows)} summaries measured; {low} keep under {fmt.percent(threshold)} of their key names" + (
+        text = f"{counted(len(rows), 'summary')} measured; {low} keep under {fmt.percent(threshold)} of their key names" + (
             ": x repairs the selected one, X all of them" if low else "")
         screen.post_message(FidelityMeasured(session_id, text))
 

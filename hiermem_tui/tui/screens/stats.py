@@ -34,6 +34,7 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import DoctorDone, DoctorProgress
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
+from hiermem_tui.words import counted
 
 BAR = 40
 STATUS_STYLE = {"done": "success", "running": "primary", "cancelled": "muted", "failed": "error",
@@ -150,8 +151,8 @@ class StatsScreen(ReportScreen):
         fg, muted = fmt.style(p.foreground, bold=True), fmt.style(p.muted)
         out = Text()
         if s.session_id is None:
-            out.append(f"{s.sessions:,} sessions · ", style=fg)
-        out.append(f"{s.episodes:,} episodes · {fmt.percent(s.coverage)} under a summary\n\n", style=fg)
+            out.append(f"{counted(s.sessions, 'session')} · ", style=fg)
+        out.append(f"{counted(s.episodes, 'episode')} · {fmt.percent(s.coverage)} under a summary\n\n", style=fg)
         scale = max(s.raw_tokens, 1)
         comp = "–" if s.compression is None else f"{s.compression:.1f}×"
         out.append(f"{'raw':<11}", style=muted)
@@ -207,7 +208,8 @@ class StatsScreen(ReportScreen):
         for e in s.engines:
             name = e.backend + (f" · {one_line(e.model, 40)}" if e.model else "")
             out.append(f"  {name:<40}", style=fmt.style(p.foreground))
-            out.append(f"{e.runs:>5,} runs {e.summaries:>8,} summaries {fmt.duration(e.llm_seconds):>10}\n", style=muted)
+            out.append(f"{counted(e.runs, 'run', width=5):<10} {counted(e.summaries, 'summary', width=8):<18} "
+                       f"{fmt.duration(e.llm_seconds):>10}\n", style=muted)
         out.append("\n")
         if not s.runs:
             out.append("No runs yet.", style=muted)

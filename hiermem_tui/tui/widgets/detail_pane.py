@@ -23,6 +23,7 @@ from hiermem_tui.store import IMPORTED_PROMPT, Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.screens.base import AppModal
+from hiermem_tui.words import counted
 
 MAX_LISTED_SOURCES = 12
 
@@ -167,13 +168,13 @@ class DetailPane(fmt.Themed, VerticalScroll):
             # "<session id>/<key>"; the session is on screen already, the key is what tells them apart.
             # A key that is only the episode's position (a source without message ids) adds nothing.
             keys = [x.removeprefix(f"{s.session_id}/") for x in (sources[0], sources[-1])]
-            src = f"{len(sources)} episodes, {fmt.seq_range(s.first_seq, s.last_seq)}"
+            src = f"{counted(len(sources), 'episode')}, {fmt.seq_range(s.first_seq, s.last_seq)}"
             if keys != [str(s.first_seq), str(s.last_seq)]:
                 src += f" · ids {one_line(keys[0], 36)}" + (f" … {one_line(keys[1], 36)}" if len(sources) > 1 else "")
         else:
             shown = [one_line(x, 60) for x in sources[:MAX_LISTED_SOURCES]]
             more = len(sources) - len(shown)
-            src = f"{len(sources)} summaries: " + ", ".join(shown) + (f", … and {more} more" if more else "")
+            src = f"{counted(len(sources), 'summary')}: " + ", ".join(shown) + (f", … and {more} more" if more else "")
         superseded = [v for v in versions if v.status == "superseded" and v.id != s.id]
         status = Text(s.status + (f" (replaced by {one_line(s.superseded_by, 40)})" if s.superseded_by else ""))
         status.append(f" · {len(versions)} version{'s' * (len(versions) != 1)} · {len(superseded)} superseded",
