@@ -383,3 +383,23 @@ async def test_j_k_g_and_G_move_in_the_summary_tree(tmp_path: Path, store: Store
         await wait_for(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.key == "g:40")
         await pilot.press("g")
         await wait_for(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.key == f"s:{IDS['D0']}")
+
+
+async def test_an_imported_summary_says_imported_not_zero_seconds(tmp_path: Path) -> None:
+    """Issue 21 item 10: a lossless-claw summary showed "0.0 s (model 0.0 s)"."""
+    from hiermem_tui.importers import import_paths
+
+    store = Store.open(tmp_path / "imported.db")
+    try:
+        import_paths(store, [Path(__file__).resolve().parents[1] / "fixtures" / "lossless_claw" / "lcm.db"],
+                     parallel=False)
+        blog = max(store.sessions.each(), key=lambda s: s.episodes)
+        top = store.dag.top(blog.id)[0]
+        async with opened(tmp_path, store, blog.id) as (app, pilot, screen):
+            await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(top.id))
+            await wait_for(pilot, lambda: screen.detail.key == f"s:{top.id}")
+            plain = screen.detail.plain
+            assert "imported (made by another tool: no time recorded)" in plain
+            assert "0.0 s (model 0.0 s)" not in plain and "(model " not in plain
+    finally:
+        store.close()

@@ -194,8 +194,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
             ("created", Text(fmt.timestamp(s.created_at, ref_year=y) + (
                 " · imported" if s.prompt_version == IMPORTED_PROMPT else f" · run {one_line(s.run_id or '–', 40)}"))),
             ("tokens", f"{fmt.tokens(s.source_tokens)} in → {fmt.tokens(s.tokens)} out · {ratio}"),
-            ("model i/o", f"prompt {fmt.tokens(s.input_tokens)} · answer {fmt.tokens(s.output_tokens)} · "
-                          f"{fmt.duration(s.duration_s)} (model {fmt.duration(s.llm_seconds)})"),
+            ("model i/o", model_io(s)),
             ("sources", Text(src)),
             ("parent", Text(one_line(s.parent_id, 80)) if s.parent_id else "– (top level)"),
             ("status", status),
@@ -297,6 +296,15 @@ class DetailPane(fmt.Themed, VerticalScroll):
             ("\n\nThe tree lists the raw episodes meanwhile.", fmt.style(p.muted)),
         )
         self._set("empty", head, rows, "how to compact", body)
+
+
+def model_io(s: Summary) -> str:
+    """What the model read and wrote, and how long it took; an imported summary's time is not ours
+    to know (its tool did not record it): it says so instead of "0.0 s (model 0.0 s)"."""
+    io = f"prompt {fmt.tokens(s.input_tokens)} · answer {fmt.tokens(s.output_tokens)} · "
+    if s.prompt_version == IMPORTED_PROMPT:
+        return io + "imported (made by another tool: no time recorded)"
+    return io + f"{fmt.duration(s.duration_s)} (model {fmt.duration(s.llm_seconds)})"
 
 
 class ChainPicker(AppModal[str | None]):
