@@ -12,6 +12,7 @@ import re
 from typing import Any, Protocol
 
 from .store import Store, StoreError, Summary
+from .store.models import synthetic_stamp
 
 
 def _fidelity(store: Store, s: Summary) -> dict[str, Any]:
@@ -137,6 +138,18 @@ def export_markdown(store: Store, session_id: str, out: TextSink) -> None:
         _export_markdown(store, session_id, out)
 
 
+NO_TIME = "no time in the source"
+"""What the Markdown export says where the source kept no time: the store's filled-in stamps
+(January 2000, one second apart) keep the order, but printed they read as real times. The JSON
+export keeps the stamps as stored (its contract)."""
+
+
+def _md_span(start: str, end: str) -> str:
+    if synthetic_stamp(start) and synthetic_stamp(end):
+        return NO_TIME
+    return f"{start} → {end}"
+
+
 def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
     session = store.sessions.get(session_id)
     if session is None:
@@ -154,7 +167,7 @@ def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
         def walk(s: Summary, level: int) -> None:
             hashes = "#" * min(6, 3 + level)
             out.write(
-                f"{hashes} d{s.depth} {s.kind} · episodes #{s.first_seq}–{s.last_seq} · {s.start_at} → {s.end_at}"
+                f"{hashes} d{s.depth} {s.kind} · episodes #{s.first_seq}–{s.last_seq} · {_md_span(s.start_at, s.end_at)}"
                 f" · {s.tier} · {s.tokens} tokens{_kept(s)}\n\n{_literal_block(s.content)}\n\n"
             )
             for child in store.dag.children(s.id):
@@ -164,4 +177,5 @@ def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
             walk(top, 0)
     out.write("## Transcript\n\n")
     for ep in store.episodes.each(session_id):
-        out.write(f"### #{ep.seq} {ep.role} · {ep.created_at}\n\n{_literal_block(ep.content)}\n\n")
+        when = NO_TIME if ep.synthetic_time else ep.created_at
+        out.write(f"### #{ep.seq} {ep.role} · {when}\n\n{_literal_block(ep.content)}\n\n")
