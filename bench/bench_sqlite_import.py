@@ -7,7 +7,10 @@ plus what ``import sqlite_utils`` itself costs in a fresh interpreter and whethe
 loads it. The figure that matters is the ratio against the same run's JSONL baseline (a format
 that never touches SQLite), so a busy machine moves both alike.
 
-Run: ``.venv/bin/python bench/bench_sqlite_import.py [--repeat R]``
+``--cold`` also times each import as a user runs it, ``hiermem-tui import`` in a fresh process
+(interpreter start, the imports of the modules it needs, the import itself), median of R.
+
+Run: ``.venv/bin/python bench/bench_sqlite_import.py [--repeat R] [--cold]``
 """
 
 from __future__ import annotations
@@ -52,6 +55,19 @@ def one_import(paths: list[Path], fmt: str, tokenizer: Tokenizer) -> float:
     return elapsed * 1000
 
 
+def cold_import_ms(paths: list[Path], fmt: str, repeat: int) -> float:
+    """``hiermem-tui import --format FMT PATH…`` in a fresh process, into a fresh file: median wall ms."""
+    times = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "hiermem_tui.cli", "import", "--db", str(Path(tmp) / "b.db"), "--format", fmt,
+                   *map(str, paths)]
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
 def import_cost_ms(module: str) -> float:
     """Milliseconds ``import module`` adds in a fresh interpreter (``-X importtime``'s cumulative)."""
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
@@ -73,19 +89,26 @@ def tui_start_loads(module: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--cold", action="store_true", help="also time `hiermem-tui import` in a fresh process")
     args = parser.parse_args()
     tokenizer = Tokenizer()
     with tempfile.TemporaryDirectory() as tmp:
         webui = _webui_db(Path(tmp))
         results: dict[str, float] = {}
+        cold: dict[str, float] = {}
         for name, (fmt, rels) in CASES.items():
             paths = [FIXTURES / r for r in rels] or [webui]
             one_import(paths, fmt, tokenizer)  # warm: modules imported, caches filled
             results[name] = statistics.median(one_import(paths, fmt, tokenizer) for _ in range(args.repeat))
+            if args.cold:
+                cold[name] = cold_import_ms(paths, fmt, args.repeat)
     base = results["jsonl (baseline)"]
-    print(f"{'format':<18} {'ms':>8} {'× jsonl':>8}")
+    print(f"{'format':<18} {'ms':>8} {'× jsonl':>8}" + (f" {'cold ms':>9} {'× jsonl':>8}" if cold else ""))
     for name, ms in results.items():
-        print(f"{name:<18} {ms:8.1f} {ms / base:8.2f}")
+        line = f"{name:<18} {ms:8.1f} {ms / base:8.2f}"
+        if cold:
+            line += f" {cold[name]:9.0f} {cold[name] / cold['jsonl (baseline)']:8.2f}"
+        print(line)
     try:
         cost = import_cost_ms("sqlite_utils")
         print(f"import sqlite_utils (fresh interpreter): {cost:.1f} ms")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hiermem_tui.importers._llm_cells import NAME, args_json, id_text
-from hiermem_tui.importers._sqlite import Schema, select_list, text_or_none
+from hiermem_tui.importers._sqlite import Schema, quote, select_list, text_or_none
 from hiermem_tui.importers._util import first_user_title
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
@@ -56,7 +56,7 @@ class LegacyReader:
             return {}
         order = "id" if "id" in cols else "rowid"
         columns = select_list(cols, (body,))
-        sql = f"SELECT response_id, name, {columns} FROM {table} ORDER BY {order}"
+        sql = f"SELECT response_id, name, {columns} FROM {quote(table)} ORDER BY {order}"
         out: dict[str, list[str]] = {}
         for row in self.conn.execute(sql):
             name, value = text_or_none(row["name"]), text_or_none(row[body])

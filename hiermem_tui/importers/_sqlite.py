@@ -1,8 +1,14 @@
-"""Read-only access to other apps' SQLite files (llm, oterm, Open WebUI).
+"""Read-only access to other apps' SQLite files (llm, oterm, Open WebUI, lossless-claw, lossless-code).
 
 Shared so that every SQLite importer opens a user's database the same careful way (it must
 never be changed, nor get stray ``-wal``/``-shm`` files), adapts to whatever schema version it
 meets, and turns SQLite failures into one-line ``FormatError``s instead of tracebacks.
+
+The tables and columns of a source, and the quoting of the names read from it, come from
+sqlite-utils (the library llm writes its own ``logs.db`` with), given our own ``mode=ro``
+connection: it never opens the file itself. It is imported here, when a source is first
+read, never at module import: the TUI's start and ``--version`` do not load it (a test holds
+that; ARCHITECTURE §8 has the figures).
 """
 
 from __future__ import annotations
@@ -11,9 +17,13 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
+from typing import TYPE_CHECKING
+from urllib.parse import quote as url_quote
 
 from hiermem_tui.importers.base import FormatError
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 Schema = dict[str, set[str]]
@@ -37,7 +47,7 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     params = "mode=ro"
     if len(header) > 18 and header[18] == 2 and not Path(f"{path}-wal").exists():
         params += "&immutable=1"
-    uri = f"file:{quote(str(path.absolute()))}?{params}"
+    uri = f"file:{url_quote(str(path.absolute()))}?{params}"
     conn: sqlite3.Connection | None = None
     try:
         conn = sqlite3.connect(uri, uri=True)
@@ -87,18 +97,24 @@ def int_or_none(value: object) -> int | None:
         return None
 
 
-def _ident(name: str) -> str:
-    """Quote an SQL identifier (table names come from the file, so never trust them)."""
-    return '"' + name.replace('"', '""') + '"'
+def source_db(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """sqlite-utils over our read-only connection: no plugins, no PRAGMA of its own (it would set
+    ``recursive_triggers`` on the connection otherwise)."""
+    import sqlite_utils
+
+    return sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+
+
+def quote(name: str) -> str:
+    """An SQL identifier, quoted (table and column names come from the file: never trusted)."""
+    from sqlite_utils.db import quote_identifier
+
+    return quote_identifier(name)
 
 
 def read_schema(conn: sqlite3.Connection) -> Schema:
     """Table name → column names, so importers adapt to the schema version they meet."""
-    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {
-        str(name): {str(row[1]) for row in conn.execute(f"PRAGMA table_info({_ident(str(name))})")}
-        for name in names
-    }
+    return {str(table.name): {str(column.name) for column in table.columns} for table in source_db(conn).tables}
 
 
 def sniff_sqlite(path: Path, head: bytes, accept: Callable[[Schema], bool]) -> bool:
@@ -156,4 +172,4 @@ def count_sessions(path: Path, accept: Callable[[Schema], bool], query: Callable
 
 def select_list(present: set[str], wanted: tuple[str, ...]) -> str:
     """``a, b, NULL AS c`` — read optional columns without a query per schema version."""
-    return ", ".join(f'"{c}"' if c in present else f'NULL AS "{c}"' for c in wanted)
+    return ", ".join(quote(c) if c in present else f"NULL AS {quote(c)}" for c in wanted)

@@ -7,7 +7,7 @@ During the transition llm writes both, reusing the conversation id as the thread
 response id as the turn id, so one chat can be stored twice: each id is emitted once, from
 whichever layout holds more of it (ties go to the newer layout, which keeps tool parts).
 
-Schema assumptions (columns are found with PRAGMA table_info; a missing one reads as NULL):
+Schema assumptions (columns are found with sqlite-utils; a missing one reads as NULL):
 a part has ``type`` and either ``text`` or text borrowed from ``fragments`` (through
 ``parts.fragment_id`` or a ``part_fragments`` table — joined in order, an approximation of how
 llm composes them); tool parts name the tool in ``tool_name`` or ``name`` and keep

@@ -42,6 +42,7 @@ from hiermem_tui.importers._sqlite import (
     count_sessions,
     int_or_none,
     open_source,
+    quote,
     select_list,
     sniff_sqlite,
     text_or_none,
@@ -203,7 +204,7 @@ class _Reader:
         order = ", ordinal" if "ordinal" in self.schema[table] else ""
         out: dict[str, list[str]] = defaultdict(list)
         for summary, source in self.conn.execute(
-            f'SELECT summary_id, "{column}" FROM "{table}" WHERE summary_id IN '
+            f"SELECT summary_id, {quote(column)} FROM {quote(table)} WHERE summary_id IN "
             f"(SELECT summary_id FROM summaries WHERE conversation_id = ?) ORDER BY summary_id{order}", (cid,)
         ):
             out[str(text_or_none(summary))].append(str(text_or_none(source)))
