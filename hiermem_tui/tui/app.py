@@ -130,7 +130,8 @@ class HiermemApp(App[None]):
         if self._follow:
             self.follower.start()
         if self._index_search and not self.store.readonly:
-            self._index_in_background()
+            # after the first frame: the build would otherwise compete with it for the cores
+            self.call_after_refresh(self._index_in_background)
 
     # ------------------------------------------------------------------ search index
     @work(thread=True, exclusive=True, group="app-index", exit_on_error=False)
