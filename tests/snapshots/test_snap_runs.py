@@ -111,7 +111,7 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
                                           if n.data is not None and n.data.kind == "summary") == 2)
         screen.query_one(RunIndicator).freeze(frame=0, tokens_per_s=42.0)
         await _settle(pilot, f"Summarising… {third.label()}", "2/4 · reading the prompt  ■ 1 normal", "2 summaries",
-                      "Leaf two, te", "esc Cancel run")
+                      "#6–11 (6)", "esc Cancel run")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 

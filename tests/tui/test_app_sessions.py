@@ -373,3 +373,16 @@ async def test_quitting_while_the_index_builds_waits_for_its_batch_before_the_st
     with Store.open(path) as again:  # what was indexed stays; the next start resumes the rest
         status = search_index_status(again)
         assert status.done >= 5_000
+
+
+async def test_the_source_column_shows_lossless_claw_and_lossless_code_whole(
+    settings: Settings, empty_store: Store
+) -> None:
+    """Issue 21 item 10: the Source column cut them to "lossless-c…"."""
+    for i, source in enumerate(("lossless-claw", "lossless-code", "claude-code")):
+        add_session(empty_store, SessionSpec(f"s{i}", f"From {source}", 3, NOW, source=source))
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await table_shown(pilot, 3)
+        text = await wait_for_text(pilot, "lossless-claw", "lossless-code", "claude-code")
+        assert "lossless-c…" not in text

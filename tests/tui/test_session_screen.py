@@ -403,3 +403,20 @@ async def test_an_imported_summary_says_imported_not_zero_seconds(tmp_path: Path
             assert "0.0 s (model 0.0 s)" not in plain and "(model " not in plain
     finally:
         store.close()
+
+
+async def test_tree_rows_longer_than_the_pane_end_with_an_ellipsis(tmp_path: Path, store: Store) -> None:
+    """Issue 21 item 10: tree rows were cut at the pane edge, mid-word, with nothing to say so."""
+    from tests.tui.conftest import screen_text
+
+    async with opened(tmp_path, store) as (app, pilot, screen):
+        tree = screen.dag_tree
+        await pilot.press("enter")  # open the top summary: deeper rows, longer guides
+        await wait_for(pilot, lambda: len(child_keys(screen, f"s:{IDS['D0']}")) == 2)
+        region = tree.content_region
+        def rows() -> list[str]:
+            lines = screen_text(app).splitlines()[region.y:region.bottom]
+            return [line[region.x:region.right] for line in lines]
+        await wait_for(pilot, lambda: any(r.rstrip().endswith("…") for r in rows()), show=rows)
+        full = [r for r in rows() if len(r.rstrip()) >= region.width - 1]
+        assert full and all(r.rstrip().endswith("…") for r in full), full

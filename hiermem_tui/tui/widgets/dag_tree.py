@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -113,6 +114,18 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
                 node.set_label(self.label_for(node.data))
 
     # ------------------------------------------------------------------ labels
+    def render_label(self, node: TreeNode[NodeRef], base_style: Style, style: Style) -> Text:
+        """The label, ended with "…" where it would run past the pane's edge (it was cut mid-word)."""
+        label = super().render_label(node, base_style, style)
+        level, up = 0, node.parent
+        while up is not None and up is not self.root:
+            level, up = level + 1, up.parent
+        room = self.scrollable_content_region.width - level * self.guide_depth
+        if room > 1 and label.cell_len > room:
+            label.truncate(room - 1)
+            label.append("…", style=base_style)
+        return label
+
     def label_for(self, ref: NodeRef) -> Text:
         """One line per node; every piece of chat text goes through ``one_line``."""
         p = self.palette

@@ -63,7 +63,7 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("title", "Title", 0, False, 100, False),
-    Column("source", "Source", 11, False, 2, False),
+    Column("source", "Source", 13, False, 2, False),  # "lossless-claw", "lossless-code", "claude-code" whole
     Column("episodes", "Episodes", 8, True, 5, True),
     Column("tokens", "Tokens", 7, True, 9, True),
     Column("summaries", "Summ", 5, True, 4, True),
