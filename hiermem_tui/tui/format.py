@@ -70,10 +70,14 @@ def timestamp(text: str, *, ref_year: int | None = None, seconds: bool = False, 
         return UNKNOWN_TIME
     dt = local(text, tz)
     clock = f"{dt:%H:%M:%S}" if seconds else f"{dt:%H:%M}"
-    day = f"{dt:%b} {dt.day}"
-    if ref_year is not None and dt.year != ref_year:
-        day += f" {dt.year}"
-    return f"{day} {clock}"
+    return f"{day(dt, ref_year)} {clock}"
+
+
+def day(dt: datetime, ref_year: int | None = None) -> str:
+    """``Jul 3``, or ``Jul 3 2024`` in another year than ``ref_year``: the one way every screen
+    writes a date (the sessions list, the tree, run history, search, the detail pane)."""
+    text = f"{dt:%b} {dt.day}"
+    return text if ref_year is None or dt.year == ref_year else f"{text} {dt.year}"
 
 
 def time_range(start: str, end: str, *, ref_year: int | None = None, tz: tzinfo | None = None) -> str:

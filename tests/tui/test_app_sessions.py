@@ -280,9 +280,17 @@ def test_relative_times_are_compact() -> None:
     assert fmt_when("2026-06-01T11:59:30.000Z", NOW) == "just now"
     assert fmt_when("2026-06-01T11:48:00.000Z", NOW) == "12m ago"
     assert fmt_when("2026-05-29T12:00:00.000Z", NOW) == "3d ago"
-    assert fmt_when("2026-02-03T12:00:00.000Z", NOW) == "Feb 03"
-    assert fmt_when("2025-02-03T12:00:00.000Z", NOW) == "2025-02-03"
+    assert fmt_when("2026-02-03T12:00:00.000Z", NOW) == "Feb 3"
+    assert fmt_when("2025-02-03T12:00:00.000Z", NOW) == "Feb 3 2025"
     assert fmt_when(None, NOW) == "–"
+
+
+def test_a_date_is_written_one_way_on_every_screen(utc_tz: None) -> None:
+    """Issue 21 item 10: dates came in three styles ("May 02", "2025-04-07", "Jul 3 10:02"). Older than a
+    week, the sessions list writes the day as the tree, the detail pane, run history and search do."""
+    for stamp in ("2026-02-03T12:00:00.000Z", "2025-04-07T09:30:00.000Z", "2026-08-01T00:00:00.000Z"):
+        listed = fmt_when(stamp, NOW)
+        assert fmt.timestamp(stamp, ref_year=NOW.year).startswith(listed + " "), (listed, stamp)
 
 
 

@@ -159,7 +159,7 @@ class ContextScreen(ReportScreen):
         else:
             chip = Text(f"{item.role or 'episode':<9}", style=fmt.style(p.role_color(item.role or ""), bold=True))
             what = fmt.seq_range(item.first_seq, item.last_seq)
-        when = fmt.timestamp(item.start_at)  # the whole time range is in the text pane's header
+        when = fmt.timestamp(item.start_at, ref_year=self.app.clock().year)  # the whole time range is in the text pane's header
         return Text.assemble(chip, " ", (f"{what:<16}", fmt.style(p.foreground, bold=True)),
                              (f"{fmt.tokens(item.tokens):>7} tok  ", fmt.style(p.foreground)), (when, muted))
 

@@ -109,7 +109,7 @@ class RunHistoryScreen(ReportScreen):
         colour = getattr(p, STATUS_STYLE.get(r.status, "muted"))
         took = duration(r)
         row = Text.assemble(
-            (f"{fmt.timestamp(r.started_at):<13}", fmt.style(p.muted)),
+            (f"{fmt.timestamp(r.started_at, ref_year=self.app.clock().year):<13}", fmt.style(p.muted)),
             (f"{r.status:<12}", fmt.style(colour, bold=True)),
             (f"{PASS_LABELS.get(r.kind, r.kind):<13}", fmt.style(p.foreground)),
             (f"{fmt.duration(took) if took is not None else '…':>8}", fmt.style(p.foreground)),
@@ -146,7 +146,7 @@ class RunHistoryScreen(ReportScreen):
             (r.status, fmt.style(colour, bold=True)), ("  ", muted), (one_line(r.id, 40), muted),
             ("\nsession  ", muted), (one_line(self.titles.get(r.session_id, r.session_id), 80), fg),
             ("\nengine   ", muted), (engine_label(r.backend, r.model), fg),
-            ("\nstarted  ", muted), (fmt.timestamp(r.started_at, seconds=True), fg),
+            ("\nstarted  ", muted), (fmt.timestamp(r.started_at, ref_year=self.app.clock().year, seconds=True), fg),
             (" · took ", muted), (fmt.duration(took) if took is not None else "still running", fg),
             (" · model ", muted), (fmt.duration(r.llm_seconds), fg),
             ("\nmade     ", muted), (f"{r.summaries_created}{planned}", fmt.style(p.foreground, bold=True)),

@@ -275,7 +275,7 @@ class SearchScreen(ReportScreen):
             head = Text.assemble((" ep ", fmt.style(fmt.on(p.panel), p.panel)), " ",
                                  (fmt.seq_range(hit.first_seq, hit.last_seq), fmt.style(p.foreground, bold=True)),
                                  "  ", (hit.role or "", fmt.style(p.role_color(hit.role or ""), bold=True)))
-        head.append(f"  {fmt.timestamp(hit.created_at)}", style=muted)
+        head.append(f"  {fmt.timestamp(hit.created_at, ref_year=self.app.clock().year)}", style=muted)
         if self.session_id is None:
             head.append(f"  {one_line(self.titles.get(hit.session_id, hit.session_id), 60)}", style=muted)
         body = marked(hit.snippet, fmt.style(p.foreground), fmt.style(p.accent, bold=True))

@@ -28,7 +28,8 @@ def session_when(s: Session, now: datetime) -> str:
 
 
 def fmt_when(stamp: str | None, now: datetime) -> str:
-    """A compact time relative to ``now`` (injected, so tests and snapshots are stable)."""
+    """A compact time relative to ``now`` (injected, so tests and snapshots are stable): ``4h ago``
+    within the week, else the day as every screen writes it (``Jul 3``, ``Jul 3 2024``)."""
     if not stamp:
         return "–"
     try:
@@ -37,7 +38,7 @@ def fmt_when(stamp: str | None, now: datetime) -> str:
         return "?"
     secs = (now - when).total_seconds()
     if secs < -60:
-        return when.strftime("%Y-%m-%d")
+        return fmt.day(fmt.local(stamp), now.year)
     if secs < 60:
         return "just now"
     if secs < 3600:
@@ -46,9 +47,7 @@ def fmt_when(stamp: str | None, now: datetime) -> str:
         return f"{int(secs // 3600)}h ago"
     if secs < 7 * 86400:
         return f"{int(secs // 86400)}d ago"
-    if when.year == now.year:
-        return when.strftime("%b %d")
-    return when.strftime("%Y-%m-%d")
+    return fmt.day(fmt.local(stamp), now.year)  # as every other screen writes a date
 
 
 @dataclass(frozen=True, slots=True)
