@@ -69,7 +69,7 @@ async def test_sessions_are_listed_with_their_figures(settings: Settings, standa
         text = screen_text(app)
         alpha = standard_store.sessions.get("alpha")
         assert alpha is not None
-        line = row_line(text, "Alpha: fix the flaky CI build")
+        line = row_line(text, "Alpha: fix the flaky CI")
         # episodes, tokens (compact), 3 leaves + 1 condensed, depth 1, 24/40 covered, 1 fallback
         expected = ["claude-code", " 40 ", f" {fmt.tokens(alpha.tokens)} ", " 4 ", " 1 ", " 60%", "▲1", "1d ago"]
         for figure in expected:

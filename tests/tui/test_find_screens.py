@@ -290,6 +290,7 @@ async def test_j_k_g_and_G_move_in_run_history_and_search_results(env) -> None: 
             await pilot.press(key)
             await wait_for(pilot, lambda: runs.highlighted == expected, show=lambda: runs.highlighted)
         await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
         await pilot.press("f")
         screen = await type_query(pilot, app, "dag OR BOLD OR quit OR the")
         await wait_for(pilot, lambda: len(screen.hits) >= 3)
