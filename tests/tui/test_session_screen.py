@@ -420,3 +420,39 @@ async def test_tree_rows_longer_than_the_pane_end_with_an_ellipsis(tmp_path: Pat
         await wait_for(pilot, lambda: any(r.rstrip().endswith("…") for r in rows()), show=rows)
         full = [r for r in rows() if len(r.rstrip()) >= region.width - 1]
         assert full and all(r.rstrip().endswith("…") for r in full), full
+
+
+async def test_a_huge_message_is_read_part_by_part_to_its_end(tmp_path: Path, store: Store) -> None:
+    """Issue 21 item 10: "show all" on a 50 MB message revealed ~118k characters, then "… 49,590,221 more
+    characters" with no way on. Enter now goes on part by part (backspace back), and folds after the last."""
+    import re
+
+    words = " ".join(f"w{i:06d}" for i in range(40_000))  # 320k characters, no newline: parts by size
+    store.episodes.append("raw", [NewEpisode("huge", "user", words, T0 + timedelta(days=2))])
+    async with opened(tmp_path, store, "raw") as (app, pilot, screen):
+        transcript = await show_transcript(pilot, screen)
+        await focus(pilot, transcript)
+        seq = store.sessions.get("raw").episodes - 1  # type: ignore[union-attr]
+        transcript.jump_to(seq)
+        await wait_for_text(pilot, "more characters · enter: show all")
+
+        def where() -> tuple[int, int, int] | None:
+            found = re.search(r"characters ([\d,]+)–([\d,]+) of ([\d,]+)", screen_text(app))
+            return tuple(int(g.replace(",", "")) for g in found.groups()) if found else None  # type: ignore[return-value]
+
+        seen: list[tuple[int, int, int]] = []
+        await pilot.press("enter")
+        for _ in range(50):
+            await wait_for(pilot, lambda: where() is not None and where() not in seen, show=where)
+            seen.append(where())  # type: ignore[arg-type]
+            if "enter: collapse" in screen_text(app):
+                break
+            await pilot.press("enter")
+        starts = [s for s, _e, _w in seen]
+        assert starts[0] == 1 and all(b == a_end + 1 for (_s, a_end, _w), b in zip(seen, starts[1:]))
+        assert seen[-1][1] == seen[-1][2] == len(words) and len(seen) >= 3  # read to the very end
+        await pilot.press("backspace")
+        await wait_for(pilot, lambda: where() == seen[-2])
+        await pilot.press("enter", "enter")  # the last part again, then folded
+        await wait_for(pilot, lambda: seq not in transcript.expanded)
+        await wait_for_text(pilot, "more characters · enter: show all")

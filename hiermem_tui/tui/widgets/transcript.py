@@ -33,6 +33,23 @@ PAGE = 100
 MAX_WINDOW = 400
 COLLAPSED_LINES = 8
 EXPANDED_LINES = 2000
+"""An expanded episode is read part by part: each part holds at most this many of its lines…"""
+PART_SCREENS = 1000
+"""…and at most this many full-width lines' worth of characters, so a 50 MB paste costs one part to draw,
+and enter goes on to the next part (it revealed ~118k characters and stopped there)."""
+
+
+def part_end(text: str, start: int, max_chars: int, max_lines: int = EXPANDED_LINES) -> int:
+    """Where the part of ``text`` that begins at ``start`` ends: after ``max_lines`` newlines or
+    ``max_chars`` characters, whichever comes first (pure: parts are the same every time)."""
+    end = min(len(text), start + max_chars)
+    at = start
+    for _ in range(max_lines):
+        at = text.find("\n", at, end)
+        if at < 0:
+            return end
+        at += 1
+    return at
 GUTTER = 2
 INDENT = 2
 
@@ -55,6 +72,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         Binding("home,g", "edge(0)", "First", show=False, id="transcript.first"),
         Binding("end,G", "edge(1)", "Last", show=False, id="transcript.last"),
         Binding("enter", "expand", "Expand", show=False, id="transcript.expand"),
+        Binding("backspace", "previous_part", "Previous part", show=False, id="transcript.previous_part"),
     ]
     DEFAULT_CSS = "Transcript { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }"
 
@@ -72,7 +90,12 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         self.total = 0
         self.cursor: int | None = None
         self.highlight: tuple[int, int] | None = None
-        self.expanded: set[int] = set()
+        self.expanded: dict[int, int] = {}
+        """Episodes shown in full, by seq: the part being read (0: the first)."""
+        self._parts: dict[int, list[int]] = {}
+        """Where each part of an expanded episode starts (by seq), found as the reader goes on."""
+        self._lengths: dict[int, int] = {}
+        """The shown text's length of each expanded episode (by seq)."""
         self.ref_year: int | None = None
         self.marks: dict[int, Mark] = {}
         """Pinned / excluded episodes of the loaded window (``{seq: mark}``)."""
@@ -215,27 +238,56 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         )
         head.truncate(width, overflow="ellipsis")
         text = strip_combining_excess(visible(ep.content))
-        limit = EXPANDED_LINES if ep.seq in self.expanded else COLLAPSED_LINES
         body_width = width - INDENT
-        # Wrap only what can be shown: a 100k-character paste costs as much as a short reply.
-        budget = body_width * (limit + 1)
-        body = Text(text[:budget] if len(text) > budget else text, style=fmt.style(p.foreground))
-        wrapped = body.wrap(console, body_width, overflow="fold")  # type: ignore[arg-type]
         lines = [Strip(list(head.render(console)), head.cell_len)]  # type: ignore[arg-type]
         pad = Segment(" " * INDENT)
-        shown = list(wrapped)[:limit]
+        muted = fmt.style(p.muted, italic=True)
+        part = self.expanded.get(ep.seq)
+        if part is None:
+            # Wrap only what can be shown: a 100k-character paste costs as much as a short reply.
+            budget = body_width * (COLLAPSED_LINES + 1)
+            body = Text(text[:budget] if len(text) > budget else text, style=fmt.style(p.foreground))
+            wrapped = body.wrap(console, body_width, overflow="fold")  # type: ignore[arg-type]
+            shown = list(wrapped)[:COLLAPSED_LINES]
+            note = None
+            if len(wrapped) > COLLAPSED_LINES or len(text) > budget:
+                hidden = max(len(text) - sum(len(line.plain) + 1 for line in shown), 1)
+                note = Text(f"… {hidden:,} more characters · enter: show all", style=muted)
+        else:
+            start, end = self._part(ep.seq, text, part, body_width)
+            body = Text(text[start:end], style=fmt.style(p.foreground))
+            shown = list(body.wrap(console, body_width, overflow="fold"))  # type: ignore[arg-type]
+            note = self._part_note(text, start, end, part, muted)
+        if part is not None and note is not None and note.plain != "enter: collapse":
+            lines.append(Strip([pad, *note.render(console)]))  # where this part is, at its top too
         for line in shown:
             lines.append(Strip([pad, *line.render(console)]))  # type: ignore[arg-type]
-        if len(wrapped) > limit or len(text) > budget:
-            hidden = max(len(text) - sum(len(line.plain) + 1 for line in shown), 1)
-            more = "collapse" if ep.seq in self.expanded else "show all"
-            note = Text(f"… {hidden:,} more characters · enter: {more}", style=fmt.style(p.muted, italic=True))
-            lines.append(Strip([pad, *note.render(console)]))  # type: ignore[arg-type]
-        elif ep.seq in self.expanded and len(wrapped) > COLLAPSED_LINES:
-            note = Text("enter: collapse", style=fmt.style(p.muted, italic=True))
+        if note is not None:
             lines.append(Strip([pad, *note.render(console)]))  # type: ignore[arg-type]
         lines.append(Strip([]))
         return lines
+
+    def _part(self, seq: int, text: str, part: int, body_width: int) -> tuple[int, int]:
+        """``(start, end)`` of part ``part`` of an expanded episode's text (its starts cached)."""
+        starts = self._parts.setdefault(seq, [0])
+        self._lengths[seq] = len(text)
+        max_chars = body_width * PART_SCREENS
+        while len(starts) <= part + 1 and starts[-1] < len(text):
+            starts.append(part_end(text, starts[-1], max_chars))
+        start = starts[min(part, len(starts) - 1)]
+        return start, part_end(text, start, max_chars)
+
+    @staticmethod
+    def _part_note(text: str, start: int, end: int, part: int, style: Style) -> Text | None:
+        """Where the reader is in a long episode, and what enter (and backspace) do next."""
+        whole = len(text)
+        if start == 0 and end >= whole:
+            return Text("enter: collapse", style=style) if text.count("\n") >= COLLAPSED_LINES else None
+        where = f"characters {start + 1:,}–{end:,} of {whole:,}"
+        back = " · backspace: previous part" if part else ""
+        if end < whole:
+            return Text(f"… {whole - end:,} more characters ({where}) · enter: next part{back}", style=style)
+        return Text(f"end ({where}) · enter: collapse{back}", style=style)
 
     def refresh_marks(self) -> None:
         """Re-read the marks of the loaded window and redraw the episodes whose mark changed."""
@@ -374,13 +426,39 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
                 self.post_message(self.CursorMoved(self.cursor))
 
     def action_expand(self) -> None:
-        """Show a long episode in full (capped at ``EXPANDED_LINES`` lines), or fold it again."""
+        """Show a long episode in full, one part at a time: its first part, then the next part on each
+        enter, and folded again after the last."""
+        self._turn(1)
+
+    def action_previous_part(self) -> None:
+        """Back one part of an expanded episode."""
+        self._turn(-1)
+
+    def _turn(self, step: int) -> None:
         seq = self.cursor
         if seq is None or self._line_of(seq) is None:
             return
-        self.expanded ^= {seq}
+        part = self.expanded.get(seq)
+        if part is None:
+            if step < 0:
+                return
+            self.expanded[seq] = 0
+        elif part + step < 0:
+            return
+        elif step > 0 and not self._more_after(seq, part):
+            del self.expanded[seq]  # the last part read: fold it again
+            self._parts.pop(seq, None)
+        else:
+            self.expanded[seq] = part + step
         self._blocks[seq - self._blocks[0].ep.seq].lines = None
         self._relayout()
+        if seq in self.expanded:
+            self.jump_to(seq)  # the part begins at the top of the view
+
+    def _more_after(self, seq: int, part: int) -> bool:
+        """Whether text follows the part being read (known: drawing a part finds where the next begins)."""
+        starts = self._parts.get(seq, [])
+        return len(starts) > part + 1 and starts[part + 1] < self._lengths.get(seq, 0)
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
