@@ -259,7 +259,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             shown = list(body.wrap(console, body_width, overflow="fold"))  # type: ignore[arg-type]
             note = self._part_note(text, start, end, part, muted)
         if part is not None and note is not None and note.plain != "enter: collapse":
-            lines.append(Strip([pad, *note.render(console)]))  # where this part is, at its top too
+            lines.append(Strip([pad, *note.render(console)]))  # type: ignore[arg-type]  # at its top too
         for line in shown:
             lines.append(Strip([pad, *line.render(console)]))  # type: ignore[arg-type]
         if note is not None:
