@@ -221,6 +221,8 @@ class SourcesFound(Message):
     """One line when a typed path cannot be imported (missing, or of no format we know)."""
     typed: bool = False
     """The answer to a path the user typed (its sources join the list ticked)."""
+    skipped: tuple[str, ...] = ()
+    """Entries under a typed folder that no importer recognises (named, as the CLI does)."""
 
 
 @dataclass
@@ -248,6 +250,8 @@ class ImportSourceDone(Message):
     source: Source
     line: str
     ok: bool
+    details: tuple[str, ...] = ()
+    """What the CLI says on stderr after it: records skipped as malformed, and a few of them."""
 
 
 @dataclass

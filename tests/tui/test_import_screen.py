@@ -139,3 +139,33 @@ def test_another_tools_summary_says_which_tool_and_model_made_it(empty_store: St
              for s in empty_store.dag.summaries(sid)}
     assert "lossless-claw · emergency-fallback" in lines
     assert all(line.startswith("lossless-claw · ") and "prompt" not in line for line in lines), lines
+
+
+async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_shown(
+    settings: Settings, empty_store: Store, tmp_path: Path, home: Path
+) -> None:
+    """Issue 21 item 10: a typed path was listed under "Found on this machine", and the CLI's "skipped N
+    malformed" lines (and a folder's unrecognised entries) were not shown."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "chatgpt" / "broken_conversations.json", folder / "conversations.json")
+    (folder / "README.md").write_text("where these came from\n")
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("I")
+        screen = await screen_shown(pilot, ImportScreen)
+        listing = screen.query_one("#import-sources", SelectionList)
+        await wait_for(pilot, lambda: listing.option_count == 3)
+        assert listing.border_title == "Found on this machine"
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*str(folder), "enter")
+        await wait_for(pilot, lambda: listing.option_count == 4)
+        text = await wait_for_text(pilot, "Skipped 1 entry no importer recognises: README.md", "typed")
+        assert listing.border_title == "Found on this machine, and the paths you typed"
+        screen.query_one("#import-start").focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("skipped" in line and "malformed" in line for line in screen.log_lines),
+                       show=lambda: screen.log_lines)
+        assert len(screen.log_lines) >= 3 and screen.log_lines[2].startswith("  "), screen.log_lines  # examples

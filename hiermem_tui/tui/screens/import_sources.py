@@ -49,11 +49,12 @@ def tail(text: str, width: int = PATH_WIDTH) -> str:
     return line if len(line) <= width else "…" + line[-(width - 1):]
 
 
-def source_prompt(source: Source, width: int = 14) -> Content:
-    """One row of the list: format, what a cheap look counted, the path (literally)."""
+def source_prompt(source: Source, width: int = 14, *, typed: bool = False) -> Content:
+    """One row of the list: format, what a cheap look counted, the path (literally); "typed" for a
+    path the user typed (it was not found on this machine's standard places)."""
     return Content.assemble(
         (f"{source.format:<{width}}", "bold"), (f"{source.count_label:>14}", "$foreground-muted"), "  ",
-        tail(display_path(source.path)),
+        tail(display_path(source.path)), ("  typed" if typed else "", "$text-accent"),
     )
 
 
@@ -119,12 +120,13 @@ class ImportScreen(AppScreen[None]):
         try:
             if not typed.exists():
                 raise FormatError(f"{typed} does not exist")
-            parts = plan_auto(typed).parts
-            found = [describe(fmt if fmt != "auto" else detect(path), path) for path, fmt in parts]
+            plan = plan_auto(typed)
+            found = [describe(fmt if fmt != "auto" else detect(path), path) for path, fmt in plan.parts]
         except (FormatError, OSError) as exc:
             self.post_message(SourcesFound(ticket, [], one_line(str(exc), 300), typed=True))
             return
-        self.post_message(SourcesFound(ticket, found, typed=True))
+        skipped = tuple(p.relative_to(typed).as_posix() for p in plan.skipped)
+        self.post_message(SourcesFound(ticket, found, typed=True, skipped=skipped))
 
     def on_sources_found(self, message: SourcesFound) -> None:
         message.stop()
@@ -140,7 +142,10 @@ class ImportScreen(AppScreen[None]):
         width = max([len(s.format) for s in [*self.sources, *fresh]] + [12]) + 2
         for source in fresh:
             self.sources.append(source)
-            listing.add_option(Selection(source_prompt(source, width), len(self.sources) - 1, initial_state=typed))
+            listing.add_option(Selection(source_prompt(source, width, typed=typed), len(self.sources) - 1,
+                                         initial_state=typed))
+        if typed and fresh:
+            listing.border_title = "Found on this machine, and the paths you typed"
         self._count()
         if not typed and self.store.readonly:
             self._note(READ_ONLY, warning=True)
@@ -152,7 +157,13 @@ class ImportScreen(AppScreen[None]):
             if not self.sources:
                 self.query_one("#import-path", Input).focus()  # the one thing left to do here
         elif fresh:
-            self._note(f"Added {len(fresh)} source{'s' * (len(fresh) != 1)} from the path (ticked).")
+            left = ""
+            if message.skipped:  # as the CLI names them
+                names = ", ".join(one_line(n, 60) for n in message.skipped[:5]) + (" …" if len(message.skipped) > 5
+                                                                                   else "")
+                left = f" Skipped {counted(len(message.skipped), 'entry')} no importer recognises: {names}."
+            self._note(f"Added {counted(len(fresh), 'source')} from the path (ticked).{left}",
+                       warning=bool(message.skipped))
         else:
             self._note("That is in the list already.")
 
@@ -236,7 +247,9 @@ class ImportScreen(AppScreen[None]):
                     continue
                 created += report.sessions_created
                 appended += report.episodes_appended
-                self.post_message(ImportSourceDone(job, index, source, report.describe(), True))
+                details = (report.problems.summary(), *(f"  {e}" for e in report.problems.examples)) \
+                    if report.problems.count else ()
+                self.post_message(ImportSourceDone(job, index, source, report.describe(), True, details))
         finally:
             store.release_thread()
             self.post_message(ImportFinished(job, created, appended, stopped))
@@ -259,6 +272,8 @@ class ImportScreen(AppScreen[None]):
                                   style="bold"),
                              Text(one_line(message.line, 400)))
         self._log.append(line)
+        for detail in message.details:  # "skipped N malformed record(s): …", as the CLI prints them
+            self._log.append(Text("  " + one_line(detail, 400), style="yellow"))
         self.query_one("#import-log-text", Static).update(Text("\n").join(self._log))
 
     def on_import_finished(self, message: ImportFinished) -> None:
