@@ -28,3 +28,12 @@ def test_no_reference_points_outside_the_repo() -> None:
     assert stale == []
     for doc in ("README.md", "docs/ARCHITECTURE.md", "docs/FORMATS.md"):
         assert (ROOT / doc).is_file(), doc
+
+
+def test_the_readme_names_the_schema_version_files_have() -> None:
+    """Issue 21 item 10: the README said "currently 3" when files were 4."""
+    from hiermem_tui.store import SCHEMA_VERSION
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [said] = re.findall(r"schema version, currently (\d+)", readme)
+    assert int(said) == SCHEMA_VERSION
