@@ -24,6 +24,7 @@ from ..store.health import Health, HealthReport, Problem
 from ..store.health_fix import HealthFix
 from ..store.schema import SCHEMA_VERSION
 from ..textsafe import one_line
+from ..words import counted
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
 from .index_progress import IndexBar
 
@@ -65,8 +66,9 @@ def problem_line(p: Problem) -> str:
 
 def verdict(report: HealthReport) -> str:
     c = report.checked
-    seen = (f"{c.get('sessions', 0):,} sessions, {c.get('episodes', 0):,} episodes, {c.get('summaries', 0):,} "
-            f"summaries, {c.get('runs', 0):,} runs, {c.get('pages', 0):,} pages checked in {report.seconds:.1f} s")
+    seen = (f"{counted(c.get('sessions', 0), 'session')}, {counted(c.get('episodes', 0), 'episode')}, "
+            f"{counted(c.get('summaries', 0), 'summary')}, {counted(c.get('runs', 0), 'run')}, "
+            f"{counted(c.get('pages', 0), 'page')} checked in {report.seconds:.1f} s")
     if report.ok:
         return f"ok: {seen}"
     n, fixable = len(report.problems), report.fixable

@@ -276,10 +276,13 @@ async def test_run_history_says_why_and_opens_what_a_run_made(env) -> None:  # t
 
 async def test_j_k_g_and_G_move_in_run_history_and_search_results(env) -> None:  # type: ignore[no-untyped-def]
     """Issue 21 item 5: help says j/k/g/G work "in any list"; these lists took none of them."""
+    from hiermem_tui.store.search_index import build_search_index
+
     settings, store = env
     for i in range(3):
         run = store.runs.start("dag", "leaf", "extractive", None)
         store.runs.finish(run.id, "done", wall_seconds=float(i))
+    build_search_index(store)  # no build on opening the search: it would run the query again mid-test
     app = app_for(settings, store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("h")

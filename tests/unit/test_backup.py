@@ -103,11 +103,11 @@ def test_the_cli_backup_copies_a_quiet_file_without_touching_it(tmp_path: Path, 
     dest.parent.mkdir()
     code, out, err = run("backup", "--db", str(db), str(dest))
     assert code == 0, err
-    assert out.startswith("backed up 1 sessions, 40 episodes") and str(dest) in out
+    assert out.startswith("backed up 1 session, 40 episodes") and str(dest) in out
     assert sha(db) == before and strays(db) == [] and strays(dest) == []
     assert sorted(p.name for p in dest.parent.iterdir()) == ["one.db"]  # no partial file left
     code, out, _ = run("doctor", "--db", str(dest))
-    assert code == 0 and out.startswith("ok: 1 sessions, 40 episodes")
+    assert code == 0 and out.startswith("ok: 1 session, 40 episodes")
 
 
 def test_dest_is_never_overwritten_without_force(tmp_path: Path, db: Path) -> None:
@@ -159,7 +159,7 @@ def test_resummarize_backup_copies_the_file_before_the_run(tmp_path: Path, db: P
     code, out, err = run("resummarize", "--db", str(db), "--session", "a", "--backend", "extractive", "--json",
                          "--backup", str(dest))
     assert code == 0, err
-    assert json.loads(out)["status"] == "done" and "backed up 1 sessions, 40 episodes" in err
+    assert json.loads(out)["status"] == "done" and "backed up 1 session, 40 episodes" in err
     with Store.open(dest, tokenizer=tokenizer) as copy:
         assert {s.id for s in copy.dag.summaries("a")} == active  # the copy is from before the redo
         assert len(copy.runs.of_session("a")) == 1

@@ -200,7 +200,7 @@ def test_locked_file_is_checked_and_copied_but_not_fixed(locked_db: Path) -> Non
     doctor = run("doctor", "--db", str(locked_db))
     copied = run("backup", "--db", str(locked_db), str(locked_db.parent / "copy.db"))
     if readable:
-        assert doctor[0] == 0 and doctor[1].startswith("ok: 1 sessions, 120 episodes"), doctor
+        assert doctor[0] == 0 and doctor[1].startswith("ok: 1 session, 120 episodes"), doctor
         assert copied[0] == 0, copied
     else:
         assert_refused(doctor)
