@@ -25,7 +25,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
-from hiermem_tui.store.search_index import build_search_index
+from hiermem_tui.store.search_index import BATCH, build_search_index
 from hiermem_tui.tui.keymap import app_bindings, keymap_problems
 from hiermem_tui.tui.live import StoreFollower
 from hiermem_tui.tui.messages import (
@@ -140,22 +140,33 @@ class HiermemApp(App[None]):
         the first start after a million-episode import shows its sessions at once instead of
         waiting ~20 s on the index. Each batch is its own transaction, so quitting mid-way keeps what
         is done and the next start (or the first search) resumes."""
+        if self.build_index_here(self._index_progress, batch=BACKGROUND_BATCH):
+            self.post_message(IndexProgress(0, 0, finished=True))
+
+    def _index_progress(self, done: int, total: int) -> None:
+        self.post_message(IndexProgress(done, total))
+
+    def build_index_here(self, on_progress: Callable[[int, int], None], *, batch: int = BATCH) -> bool:
+        """From a worker thread (the app's background build, the search screen's): make every row
+        searchable, ``on_progress`` told before the first batch and after each. False when the worker
+        was cancelled: it stops after the batch in hand (the next start resumes), and quitting waits
+        for it to let go of the store."""
         worker = get_current_worker()
         finished = self.store_thread()
 
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:
                 raise IndexStopped
-            self.post_message(IndexProgress(done, total))
+            on_progress(done, total)
 
         try:
-            build_search_index(self.store, progress, batch=BACKGROUND_BATCH)
+            build_search_index(self.store, progress, batch=batch)
+            return True
         except IndexStopped:
-            return
+            return False
         finally:
             self.store.release_thread()
             finished.set()
-        self.post_message(IndexProgress(0, 0, finished=True))
 
     def store_thread(self) -> threading.Event:
         """An event a worker thread that uses the store sets when it is done with it: quitting waits

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
-from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -56,10 +55,6 @@ def marked(snippet: Snippet, base: object, mark: object) -> Text:
     for piece, hit in snippet.parts():
         out.append(strip_combining_excess(visible(piece)), style=mark if hit else None)  # type: ignore[arg-type]
     return out
-
-
-class _Stopped(Exception):
-    """The index build was told to stop (its screen closed)."""
 
 
 class SearchScreen(ReportScreen):
@@ -127,22 +122,9 @@ class SearchScreen(ReportScreen):
     # ------------------------------------------------------------------ index building
     @work(thread=True, exclusive=True, group="search-index", exit_on_error=False)
     def _build_index(self) -> None:
-        worker = get_current_worker()
-        finished = self.app.store_thread()  # quitting waits for this batch before the store closes
-
-        def progress(done: int, total: int) -> None:
-            if worker.is_cancelled:  # the screen closed: stop after this batch (the next start resumes)
-                raise _Stopped
-            self._post_progress(done, total)
-
-        try:
-            build_search_index(self.store, progress)
-        except _Stopped:
-            return
-        finally:
-            self.store.release_thread()
-            finished.set()
-        self.post_message(IndexProgress(0, 0, finished=True))
+        # cancelled when the screen closes: it stops after the batch in hand (the next start resumes)
+        if self.app.build_index_here(self._post_progress):
+            self.post_message(IndexProgress(0, 0, finished=True))
 
     def _post_progress(self, done: int, total: int) -> None:
         """From a worker: show indexing progress when there is enough of it to wait for."""
