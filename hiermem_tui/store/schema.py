@@ -351,6 +351,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept, fid_key,
         fid_key_kept, status) WHERE status = 'active';
     """,
+    # ---- version 5: flagged summaries counted on their run ---------------------------------
+    # A run said "7 normal · 0 fallback" while all 7 were flagged (issue 19): the summaries
+    # flagged low-fidelity when written are counted beside the tiers. Runs before this say 0.
+    """
+    ALTER TABLE runs ADD COLUMN flagged INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
