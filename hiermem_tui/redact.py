@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from re import Pattern
@@ -39,6 +39,8 @@ from typing import Any
 
 MARK = "[secret: {}]"
 KEYWORD_KIND = "secret keyword"
+RANDOM_KIND = "random-looking name"
+"""The kind of a summary's derived name masked for its shape alone (:meth:`Redactor.mask_name`)."""
 """The kind of a high-entropy value next to a key-like name (detect-secrets' ``Secret Keyword``)."""
 _MARK_RE = re.compile(r"\[secret: [a-z0-9 .()\-]+\]")
 
@@ -308,8 +310,9 @@ class Redactor:
             end -= 1
         return Found(start, end, plugin.kind)
 
-    def mask(self, text: str, tally: Counter[str] | None = None) -> str:
-        """``text`` with every secret replaced by its mark; each one counted in ``tally`` by kind."""
+    def mask(self, text: str, tally: Counter[str] | None = None, seen: dict[str, str] | None = None) -> str:
+        """``text`` with every secret replaced by its mark; each one counted in ``tally`` by kind and
+        recorded in ``seen`` (secret → kind), for :meth:`mask_name`."""
         found = self.find(text)
         if not found:
             return text
@@ -321,8 +324,45 @@ class Redactor:
             at = f.end
             if tally is not None:
                 tally[f.kind] += 1
+            if seen is not None:
+                seen[text[f.start:f.end]] = f.kind
         pieces.append(text[at:])
         return "".join(pieces)
+
+    def mask_name(self, name: str, tally: Counter[str] | None = None, seen: dict[str, str] | None = None) -> str:
+        """One name from a summary's derived lists (its keywords, the names it lost or made up).
+
+        Those names were cut out of their sources' text, so the context a plugin needs is gone (an npm
+        token without its ``_authToken=``, the middle of a PyPI token). A name is masked when the
+        detector finds a secret in it; when it is a piece of a secret already masked in the same
+        answer (``seen``); or when it is *random-looking*: a run of 12+ letters and digits mixing at
+        least two capitals, two small letters and a digit, the shape of base64 and of most keys, and
+        not of words, paths, constants (``UINT64_MAX``), hashes (one case) or UUIDs.
+        """
+        if "[secret: " in name:
+            return name
+        masked = self.mask(name, tally, seen)
+        if masked != name:
+            return masked
+        kind = None
+        if seen:
+            kind = next((k for secret, k in seen.items() if len(name) >= 6 and name in secret), None)
+        if kind is None and any(_random_run(run) for run in _RUNS.findall(name)):
+            kind = RANDOM_KIND
+        if kind is None:
+            return name
+        if tally is not None:
+            tally[kind] += 1
+        return MARK.format(kind)
+
+
+_RUNS = re.compile(r"[A-Za-z0-9]{12,}")
+
+
+def _random_run(run: str) -> bool:
+    upper = sum(c.isupper() for c in run)
+    lower = sum(c.islower() for c in run)
+    return upper >= 2 and lower >= 2 and any(c.isdigit() for c in run)
 
 
 class Masker:
@@ -332,9 +372,17 @@ class Masker:
     def __init__(self, redactor: Redactor | None) -> None:
         self.redactor = redactor
         self.tally: Counter[str] = Counter()
+        self.seen: dict[str, str] = {}
+        """The secrets masked so far (→ kind): a name that is a piece of one is masked too."""
 
     def __call__(self, text: str) -> str:
-        return text if self.redactor is None or not text else self.redactor.mask(text, self.tally)
+        return text if self.redactor is None or not text else self.redactor.mask(text, self.tally, self.seen)
+
+    def names(self, names: Iterable[str]) -> list[str]:
+        """A summary's keywords, lost or made-up names, each masked (see :meth:`Redactor.mask_name`)."""
+        if self.redactor is None:
+            return list(names)
+        return [self.redactor.mask_name(n, self.tally, self.seen) for n in names]
 
     @property
     def count(self) -> int:

@@ -9,6 +9,7 @@ copied) must come out without a single mask.
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -113,10 +114,98 @@ def test_the_real_sample_chats_get_no_masks(tmp_path: Path, redactor: Redactor,
     code = main(["import", "--db", str(db), str(SAMPLES / "chatgpt_conversations.json"),
                  str(SAMPLES / "claude-code")], stdout=out, stderr=err)
     assert code == 0, err.getvalue()
+    code = main(["compact", "--db", str(db), "--all", "--backend", "extractive", "--json"], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
     conn = sqlite3.connect(db)
     texts = [r[0] for r in conn.execute("SELECT content FROM episodes")] + [
-        r[0] for r in conn.execute("SELECT title FROM sessions")]
+        r[0] for r in conn.execute("SELECT title FROM sessions")] + [
+        r[0] for r in conn.execute("SELECT content FROM summaries")]
+    names = {n for row in conn.execute("SELECT keywords, fid_lost, fid_novel FROM summaries")
+             for col in row for n in json.loads(col or "[]")}
     conn.close()
-    assert len(texts) > 300
+    assert len(texts) > 300 and len(names) > 100
     found = {(f.kind, t[f.start:f.end][:60]) for t in texts for f in redactor.find(t)}
     assert found == set()
+    # the names the summaries' fidelity kept (keywords, lost, made up): paths, constants, hashes …
+    assert [n for n in names if redactor.mask_name(n) != n] == []
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_secrets_session(directory: Path, session: str = "leaky") -> Path:
+    """A native JSONL session whose every message holds one planted secret (and a title with one),
+    with a few ordinary messages between: long enough for the extractive pass to make leaves."""
+    title = f"deploy notes {PLANTED[0].secret}"
+    lines = []
+    for i, p in enumerate(PLANTED):
+        lines.append({"session": session, "title": title, "role": "user" if i % 2 else "assistant",
+                      "content": f"step {i}: {p.line}\nok?"})
+        lines.append({"session": session, "title": title, "role": "assistant", "content": f"done with step {i}."})
+    path = directory / f"{session}.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def leaky_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HIERMEM_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "leaky.db"
+    assert _run("import", "--db", str(db), str(write_secrets_session(tmp_path)))[0] == 0
+    code, _, err = _run("compact", "--db", str(db), "--session", "leaky", "--backend", "extractive", "--json")
+    assert code == 0, err
+    return db
+
+
+def _file_state(db: Path) -> tuple[bytes, list[str]]:
+    return db.read_bytes(), sorted(p.name for p in db.parent.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_export_masks_every_secret_and_counts_them(leaky_db: Path, fmt: str) -> None:
+    before = _file_state(leaky_db)
+    code, out, err = _run("export", "--db", str(leaky_db), "--session", "leaky", "--format", fmt)
+    assert code == 0, err
+    for p in PLANTED:
+        assert p.secret not in out, p.name
+    assert "[secret: github token]" in out and "[secret: private key]" in out
+    conn = sqlite3.connect(leaky_db)
+    summaries = conn.execute("SELECT count(*) FROM summaries").fetchone()[0]
+    conn.close()
+    assert summaries > 0  # the extractive summaries copied secrets too: they are masked as well
+    if fmt == "json":
+        data = json.loads(out)
+        assert data["session"]["title"] == "deploy notes [secret: github token]"
+        # one per message, the title once, and each copy a summary's text (or keywords) carried
+        assert data["redacted"]["secrets"] == out.count("[secret: ") > len(PLANTED)
+        assert data["redacted"]["by_kind"]["private key"] >= 2
+    else:
+        assert out.rstrip().endswith("masked (" + out.rstrip().split("masked (", 1)[1])
+        assert f"{out.count('[secret: ')} secrets masked" in out
+    assert _file_state(leaky_db) == before  # the stored file is never changed
+
+
+def test_export_no_redact_keeps_them(leaky_db: Path) -> None:
+    code, out, err = _run("export", "--db", str(leaky_db), "--session", "leaky", "--no-redact")
+    assert code == 0, err
+    data = json.loads(out)
+    contents = "\n".join(e["content"] for e in data["episodes"])
+    assert all(p.line in contents for p in PLANTED)
+    assert data["redacted"] == {"masked": False, "secrets": 0, "by_kind": {}}
+
+
+def test_a_summarys_names_cut_from_a_secret_are_masked(redactor: Redactor) -> None:
+    """Fidelity keeps names cut out of their sources, where a plugin's context is gone (an npm token
+    without ``_authToken=``, the middle of a PyPI token): pieces of a secret masked in the same
+    answer are masked, and so are random-looking runs; ordinary names are not."""
+    npm = next(p for p in PLANTED if p.name == "npm token")
+    masker = Masker(redactor)
+    masker(npm.line)  # the episode comes first in an answer or an export
+    pypi_piece = next(p for p in PLANTED if p.name == "pypi token").secret[5:29]
+    names = [npm.secret, pypi_piece, "UINT64_MAX", "vsla_paper_v0.44.pdf", "/home/me/src/main.c",
+             "3f9a2c41d0b7e8f65a9c", "7c9e6679-7425-40de-944b-e07fc1f90ae7", "hiermem_tui.redact"]
+    assert masker.names(names) == ["[secret: npm tokens]", "[secret: random-looking name]", *names[2:]]
+    assert masker.tally["npm tokens"] == 2 and masker.tally["random-looking name"] == 1
