@@ -384,6 +384,11 @@ class Masker:
             return list(names)
         return [self.redactor.mask_name(n, self.tally, self.seen) for n in names]
 
+    def count_marks(self, text: str) -> None:
+        """Count the marks ``text`` holds (text masked elsewhere: what an answer shows)."""
+        if "[secret: " in text:
+            self.tally.update(m.group(0)[9:-1] for m in _MARK_RE.finditer(text))
+
     @property
     def count(self) -> int:
         return sum(self.tally.values())
