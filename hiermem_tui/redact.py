@@ -158,8 +158,11 @@ class _Keywords:
 
         names = tuple(kw.DENYLIST) + EXTRA_KEYWORDS
         # The lines worth reading: those holding a name, found with plain substring search on the
-        # lowered text (a case-insensitive regex alternation costs ~0.6 s per MB).
-        self.words = tuple(sorted({n.replace("_?", sep) for n in names for sep in ("_", "")}))
+        # lowered text (a case-insensitive regex alternation costs ~0.6 s per MB): the shortest pieces
+        # every name contains (``api_?key`` holds ``key``, ``passwd`` holds ``pass``), one search each.
+        variants = {n.replace("_?", sep) for n in names for sep in ("_", "")}
+        pieces = ("key", "pass", "pwd", "secret", "contrase", "token", "authorization")
+        self.words = pieces + tuple(sorted(v for v in variants if not any(piece in v for piece in pieces)))
         groups: dict[Pattern[str], int] = {}
         groups.update(kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
         groups.update(kw.CONFIG_DENYLIST_REGEX_TO_GROUP)

@@ -108,10 +108,8 @@ def search(
             hits: list[SearchHit] = []
             if limit > 0:
                 for page in store.search.ranked(expr, lowest or 0, limit + 8):
-                    for hit in _hits(store, page, query, include_superseded, snippet_width, mask):
-                        if session_id is None or hit.session_id == session_id:
-                            hits.append(hit)
-                    del hits[limit:]
+                    hits += _hits(store, page, query, include_superseded, snippet_width, mask, session_id,
+                                  limit - len(hits))
                     if len(hits) >= limit:
                         break
     except sqlite3.OperationalError as exc:
@@ -123,7 +121,7 @@ def search(
 
 def _hits(
     store: Store, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int,
-    mask: Callable[[str], str] | None,
+    mask: Callable[[str], str] | None, session_id: str | None, want: int,
 ) -> list[SearchHit]:
     """Hits for a page of ranked rows, in rank order: two queries for the page, not two per row
     (each query hands the GIL back and forth, which a busy UI thread makes slow)."""
@@ -135,8 +133,10 @@ def _hits(
     out = []
     for kind, ref_id, rank in page:
         row = found.get(ref_id)
-        if row is None or (row[9] != "active" and not superseded):
+        if row is None or (row[9] != "active" and not superseded) or (session_id is not None and row[1] != session_id):
             continue
+        if len(out) >= want:  # the rest of the page is not needed: no snippet (nor masking) for it
+            break
         text = row[4] if mask is None else mask(row[4])
         out.append(SearchHit(
             row[1], kind, ref_id, row[2], row[3], make_snippet(text, query.terms, width), rank,  # type: ignore[arg-type]
