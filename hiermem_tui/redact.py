@@ -14,10 +14,11 @@ patience") and placeholders stay, and detect-secrets' false-positive heuristics 
 providers detect-secrets 1.5 does not know yet are added as plugins of the same kind
 (:data:`EXTRA_PLUGINS`: Anthropic, newer OpenAI, Google, Hugging Face, GitHub fine-grained keys).
 
-What is deliberately *not* used: detect-secrets' free-standing high-entropy plugins. They flag
-every quoted random-looking string, which in chats means git hashes, sha256 digests, UUIDs and
-other ids (measured on real chats: hundreds of hits, none a secret). Public IP addresses are not
-secrets either.
+What is deliberately *not* used: detect-secrets' free-standing high-entropy plugins. They flag every
+quoted random-looking string, which in chats is a hash, a digest or an id (of the tests' look-alikes, a
+quoted md5 etag and a hex id in JSON); its ad-hoc scan (``scan_line``, which drops the quotes) flagged
+thousands of plain words in the shared sample chats. The issue asks for high-entropy values *next to
+key-like names*, which the keyword patterns give. Public IP addresses are not secrets either.
 
 Why a private key is masked whole: the plugin finds its ``BEGIN … PRIVATE KEY`` line; the mask
 runs from there to the matching ``END`` line (or the end of the paragraph), since the key is the
