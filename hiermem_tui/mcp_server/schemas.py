@@ -19,6 +19,8 @@ DEFAULT_CONTEXT_BUDGET = 8_000
 MAX_PAGE = 100
 MAX_TEXT_CHARS = 200_000
 DEFAULT_TEXT_CHARS = 20_000
+SOURCE_IDS = 50
+"""How many of a summary's source ids ``describe`` lists (``expand`` pages through all of them)."""
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
@@ -148,7 +150,8 @@ TOOLS: dict[str, dict[str, Any]] = {
                             "depth": _INT, "level": {"type": "string", "enum": ["leaf", "condensed"]},
                             "status": _STR, "tier": _STR, "parent": _OPT_STR,
                             "sources": _obj({"kind": {"type": "string", "enum": ["episode", "summary"]},
-                                             "count": _INT}),
+                                             "count": _INT, "ids": {"type": "array", "items": _STR,
+                                                                    "description": f"the first {SOURCE_IDS}"}}),
                             "episodes": _INT, "keywords": {"type": "array", "items": _STR},
                             "fidelity": _obj({"identifiers": _OPT_INT, "kept": _OPT_INT, "lost": {
                                 "type": "array", "items": _STR}, "key_names": _OPT_INT, "key_kept": _OPT_INT,

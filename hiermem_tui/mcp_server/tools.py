@@ -24,7 +24,7 @@ from ..search import QueryError, search
 from ..store import Session, StoreError, Summary
 from ..textsafe import literal_block
 from .args import ToolError, check_args
-from .schemas import TOOLS
+from .schemas import SOURCE_IDS, TOOLS
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -187,7 +187,8 @@ def _describe_summary(reader: Reader, s: Summary, limit: int, mask: Masker) -> A
         "session_title": title, "text": text, "chars": len(s.content), "clipped": clipped,
         "tokens": s.tokens, "role": None, "covered_by": [],
         "summary": {"depth": s.depth, "level": s.kind, "status": s.status, "tier": s.tier, "parent": s.parent_id,
-                    "sources": {"kind": source_kind, "count": len(sources)}, "episodes": s.episode_count,
+                    "sources": {"kind": source_kind, "count": len(sources), "ids": sources[:SOURCE_IDS]},
+                    "episodes": s.episode_count,
                     "keywords": keywords, "fidelity": fidelity, "made_by": made_by,
                     "supersedes": s.supersedes, "superseded_by": s.superseded_by},
     }

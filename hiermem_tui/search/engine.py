@@ -130,7 +130,7 @@ def _hits(
         ids = [ref for k, ref, _ in page if k == kind]
         if ids:
             found.update((row[0], row) for row in store.search.hit_rows(kind, ids))
-    out = []
+    out: list[SearchHit] = []
     for kind, ref_id, rank in page:
         row = found.get(ref_id)
         if row is None or (row[9] != "active" and not superseded) or (session_id is not None and row[1] != session_id):

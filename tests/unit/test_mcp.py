@@ -188,7 +188,8 @@ async def test_tools_answer_what_the_cli_answers(served: dict[str, Any]) -> None
         info = described["summary"]
         assert (info["depth"], info["level"], info["tier"], info["parent"], info["keywords"]) == (
             s["depth"], s["kind"], s["tier"], s["parent"], s["keywords"])
-        assert info["sources"]["count"] == len(s["sources"]) and info["made_by"]["backend"] == "extractive"
+        assert info["sources"]["count"] == len(s["sources"]) and info["sources"]["ids"] == s["sources"][:50]
+        assert info["made_by"]["backend"] == "extractive"
         assert described["session"] == sid and described["source"] == "demo"
         episode_id = export["episodes"][5]["id"]
         described, _ = await ok(client, "describe", id=episode_id)
