@@ -339,9 +339,10 @@ class Redactor:
         Those names were cut out of their sources' text, so the context a plugin needs is gone (an npm
         token without its ``_authToken=``, the middle of a PyPI token). A name is masked when the
         detector finds a secret in it; when it is a piece of a secret already masked in the same
-        answer (``seen``); or when it is *random-looking*: a run of 12+ letters and digits mixing at
-        least two capitals, two small letters and a digit, the shape of base64 and of most keys, and
-        not of words, paths, constants (``UINT64_MAX``), hashes (one case) or UUIDs.
+        answer (``seen``); or when it is *random-looking*: a run of 12+ letters and digits mixing
+        capitals, small letters and digits and switching between them at half its characters or more,
+        the shape of base64 and of most keys, and not of words, CamelCase names (``ValueError12``),
+        paths, constants (``UINT64_MAX``), hashes (one case) or UUIDs.
         """
         if "[secret: " in name:
             return name
@@ -364,9 +365,16 @@ _RUNS = re.compile(r"[A-Za-z0-9]{12,}")
 
 
 def _random_run(run: str) -> bool:
+    """Base64-like: capitals, small letters and digits, switching class at half its characters or more
+    (random base64 switches at ~62%; a CamelCase name like ``ValueError12`` or ``HttpClient2Factory``
+    at a third)."""
     upper = sum(c.isupper() for c in run)
     lower = sum(c.islower() for c in run)
-    return upper >= 2 and lower >= 2 and any(c.isdigit() for c in run)
+    if upper < 2 or lower < 2 or not any(c.isdigit() for c in run):
+        return False
+    kinds = [0 if c.isupper() else 1 if c.islower() else 2 for c in run]
+    switches = sum(a != b for a, b in zip(kinds, kinds[1:]))
+    return switches >= 0.5 * (len(run) - 1)
 
 
 class Masker:

@@ -206,6 +206,7 @@ def test_a_summarys_names_cut_from_a_secret_are_masked(redactor: Redactor) -> No
     masker(npm.line)  # the episode comes first in an answer or an export
     pypi_piece = next(p for p in PLANTED if p.name == "pypi token").secret[5:29]
     names = [npm.secret, pypi_piece, "UINT64_MAX", "vsla_paper_v0.44.pdf", "/home/me/src/main.c",
-             "3f9a2c41d0b7e8f65a9c", "7c9e6679-7425-40de-944b-e07fc1f90ae7", "hiermem_tui.redact"]
+             "3f9a2c41d0b7e8f65a9c", "7c9e6679-7425-40de-944b-e07fc1f90ae7", "hiermem_tui.redact",
+             "ValueError12", "HttpClient2Factory", "XMLHttpRequest2", "base64EncodedV2Payload"]
     assert masker.names(names) == ["[secret: npm tokens]", "[secret: random-looking name]", *names[2:]]
     assert masker.tally["npm tokens"] == 2 and masker.tally["random-looking name"] == 1
