@@ -82,6 +82,10 @@ class Settings:
     points. Sections measured better with a 1.5B model (bench/README.md), so they are the default."""
     theme: str = "textual-dark"
     """The TUI theme, remembered between runs."""
+    mask_secrets: bool = False
+    """Show chat text with its secrets masked (``[secret: github token]``): for sharing the screen.
+    The transcript, summaries, titles, search hits and what the model sees are masked as the MCP
+    server and ``export`` mask them; the stored file is not changed. ``f4`` turns it on and off."""
     policy: Policy = field(default_factory=Policy)
     """Compaction policy (ARCHITECTURE §5)."""
     prompts: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -160,6 +164,7 @@ def load_settings(
         keep_alive=str(data.get("keep_alive", s.keep_alive)),
         parallel=int(parallel or data.get("parallel", s.parallel)),
         theme=str(data.get("theme", s.theme)),
+        mask_secrets=_read_bool(data.get("mask_secrets", s.mask_secrets), "mask_secrets", path),
         summary_format=str(data.get("summary_format", s.summary_format)),
     )
     if db is not None:
@@ -173,6 +178,12 @@ def load_settings(
     if s.summary_format not in SUMMARY_FORMATS:
         raise ConfigError(f"summary_format must be 'plain' or 'sections', not {s.summary_format!r}")
     return s
+
+
+def _read_bool(value: Any, name: str, path: Path) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: {name} must be true or false, not {value!r}")
+    return value
 
 
 def _read_prompts(table: Any, path: Path) -> dict[str, dict[str, str]]:
@@ -234,6 +245,7 @@ def save_settings(settings: Settings) -> Path | None:
         "parallel": settings.parallel,
         "summary_format": settings.summary_format,
         "theme": settings.theme,
+        "mask_secrets": settings.mask_secrets,
     }
     lines = ["# hiermem-tui settings (written by the app; edit freely)"]
     lines += [f"{k} = {_toml_value(v)}" for k, v in values.items() if v is not None]

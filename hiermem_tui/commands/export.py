@@ -1,4 +1,9 @@
-"""``hiermem-tui export --session ID [--format json|markdown] [-o FILE]``."""
+"""``hiermem-tui export --session ID [--format json|markdown] [-o FILE] [--no-redact]``.
+
+Secrets in the chat text (API keys, tokens, private keys, passwords in URLs …) are masked as
+``[secret: <kind>]`` unless ``--no-redact``; the JSON then ends with ``"redacted"`` (how many, by
+kind), the Markdown with a line saying so. The stored file is never changed.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..export import export_json, export_markdown
+from ..redact import Masker, Redactor
 from ..store import StoreError
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
@@ -18,6 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--session", required=True, metavar="ID")
     p.add_argument("--format", default="json", choices=["json", "markdown"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--no-redact", action="store_true",
+                   help="keep secrets as they are (by default API keys, tokens, passwords … are masked)")
     p.set_defaults(func=run)
 
 
@@ -32,12 +40,13 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if store.sessions.get(args.session) is None:
             raise CliError(f"no session {args.session!r} in {ctx.settings.db_path}", EXIT_USAGE)
         writer = export_json if args.format == "json" else export_markdown
+        masker = Masker(None if args.no_redact else Redactor())
         if args.output:
             target = Path(args.output).expanduser()
             tmp = target.with_name(target.name + ".part")
             try:
                 with tmp.open("w", encoding="utf-8") as fh:
-                    writer(store, args.session, fh)
+                    writer(store, args.session, fh, masker)
                 os.replace(tmp, target)
             except OSError as exc:
                 tmp.unlink(missing_ok=True)
@@ -46,7 +55,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             out = ctx.stdout
             if out is sys.stdout and hasattr(out, "reconfigure"):
                 out.reconfigure(encoding="utf-8")
-            writer(store, args.session, out)
+            writer(store, args.session, out, masker)
         return EXIT_OK
     except StoreError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
