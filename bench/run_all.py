@@ -36,6 +36,7 @@ def main() -> int:
             ["bench_tui_live.py", "--episodes", "4000", "--repeat", "3"],
             ["bench_find.py", "--db", str(big_db)],
             ["bench_doctor.py", "--db", str(big_db)],
+            ["bench_mcp.py", "--db", str(big_db)],
         ]
     else:
         plan = [
@@ -51,6 +52,7 @@ def main() -> int:
             ["bench_tui_live.py"],
             ["bench_find.py", "--db", str(big_db)],
             ["bench_doctor.py", "--db", str(big_db)],
+            ["bench_mcp.py", "--db", str(big_db)],
         ]
     if (HERE / "bench_tui_latency.py").exists():
         plan.append(["bench_tui_latency.py"])

@@ -17,7 +17,7 @@ from .commands.common import EXIT_USAGE, CliContext, CliError, add_db_option
 from .config import ConfigError, load_settings
 
 SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts",
-               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup")
+               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -84,6 +84,10 @@ class Settings:
     points. Sections measured better with a 1.5B model (bench/README.md), so they are the default."""
     theme: str = "textual-dark"
     """The TUI theme, remembered between runs."""
+    mask_secrets: bool = False
+    """Show chat text with its secrets masked (``[secret: github token]``): for sharing the screen.
+    The transcript, summaries, titles, search hits and what the model sees are masked as the MCP
+    server and ``export`` mask them; the stored file is not changed. ``f4`` turns it on and off."""
     policy: Policy = field(default_factory=Policy)
     """Compaction policy (ARCHITECTURE §5)."""
     prompts: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -162,6 +166,7 @@ def load_settings(
         keep_alive=str(data.get("keep_alive", s.keep_alive)),
         parallel=int(parallel or data.get("parallel", s.parallel)),
         theme=str(data.get("theme", s.theme)),
+        mask_secrets=_read_bool(data.get("mask_secrets", s.mask_secrets), "mask_secrets", path),
         summary_format=str(data.get("summary_format", s.summary_format)),
     )
     if db is not None:
@@ -175,6 +180,12 @@ def load_settings(
     if s.summary_format not in SUMMARY_FORMATS:
         raise ConfigError(f"summary_format must be 'plain' or 'sections', not {s.summary_format!r}")
     return s
+
+
+def _read_bool(value: Any, name: str, path: Path) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: {name} must be true or false, not {value!r}")
+    return value
 
 
 def _read_prompts(table: Any, path: Path) -> dict[str, dict[str, str]]:
@@ -210,7 +221,8 @@ def _read_keymap(table: Any, path: Path) -> dict[str, str]:
     return out
 
 
-SAVED_FIELDS = ("ollama_host", "model", "backend", "timeout_s", "keep_alive", "parallel", "summary_format", "theme")
+SAVED_FIELDS = ("ollama_host", "model", "backend", "timeout_s", "keep_alive", "parallel", "summary_format", "theme",
+                "mask_secrets")
 """Top-level settings the app writes back when the user changes them (``db_path`` never)."""
 
 

@@ -3,29 +3,55 @@
 Both stream: episodes are written page by page, so a 100k-episode session never sits in
 memory. Markdown shows chat content literally by fencing it with a fence longer than any
 backtick run inside, so nothing in the content can become formatting.
+
+Secrets are masked when a ``mask`` (a :class:`~.redact.Masker`) is given, as ``export`` does unless
+``--no-redact``: every piece of chat text (episodes, summaries, the title, keywords, the names a
+summary lost, rejected answers' details) goes through it, and the JSON ends with ``"redacted"``
+(``{"masked", "secrets", "by_kind"}``), the Markdown with a line saying how many were masked.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .redact import Masker
 from .store import Store, StoreError, Summary
 from .store.models import synthetic_stamp
+from .textsafe import literal_block
+
+Mask = Callable[[str], str]
+Names = Callable[[Sequence[str]], list[str]]
 
 
-def _fidelity(store: Store, s: Summary) -> dict[str, Any]:
+def _same(text: str) -> str:
+    return text
+
+
+def _same_names(names: Sequence[str]) -> list[str]:
+    return list(names)
+
+
+def _fidelity(store: Store, s: Summary, names: Names) -> dict[str, Any]:
     """Stored figures, or measured now (not stored: an export only reads) for older summaries."""
     if s.fid_identifiers is not None and s.fid_kept is not None:
-        return {"identifiers": s.fid_identifiers, "kept": s.fid_kept, "lost": list(s.fid_lost)}
+        return {"identifiers": s.fid_identifiers, "kept": s.fid_kept, "lost": names(s.fid_lost)}
     from .compaction.check import check_summary
 
     row = check_summary(store, s, save=False)
-    return {"identifiers": row.identifiers, "kept": row.kept, "lost": list(row.lost)}
+    return {"identifiers": row.identifiers, "kept": row.kept, "lost": names(row.lost)}
 
 
-def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
+def _rejection(r: dict[str, Any], mask: Mask) -> dict[str, Any]:
+    out = dict(r)
+    if isinstance(out.get("detail"), str):
+        out["detail"] = mask(out["detail"])
+    return out
+
+
+def _summary_json(store: Store, s: Summary, mask: Mask = _same, names: Names = _same_names) -> dict[str, Any]:
     return {
         "id": s.id,
         "depth": s.depth,
@@ -42,7 +68,7 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
         "end_at": s.end_at,
         "sources": store.dag.source_ids(s.id),
         "parent": s.parent_id,
-        "content": s.content,
+        "content": mask(s.content),
         "created_at": s.created_at,
         "run_id": s.run_id,
         "prompt_version": s.prompt_version,
@@ -51,11 +77,11 @@ def _summary_json(store: Store, s: Summary) -> dict[str, Any]:
         "duration_s": s.duration_s,
         "supersedes": s.supersedes,
         "superseded_by": s.superseded_by,
-        "fidelity": _fidelity(store, s),
-        "novel_identifiers": list(s.fid_novel),
+        "fidelity": _fidelity(store, s, names),
+        "novel_identifiers": names(s.fid_novel),
         "fidelity_added": s.fid_added,
-        "rejections": [dict(r) for r in s.rejections],
-        "keywords": list(s.keywords),
+        "rejections": [_rejection(r, mask) for r in s.rejections],
+        "keywords": names(s.keywords),
         "trimmed": s.trimmed,
     }
 
@@ -66,16 +92,18 @@ class TextSink(Protocol):
     def write(self, text: str, /) -> int: ...
 
 
-def export_json(store: Store, session_id: str, out: TextSink) -> None:
-    """Write the §6 export object; summaries include superseded versions, runs all runs.
+def export_json(store: Store, session_id: str, out: TextSink, mask: Masker | None = None) -> None:
+    """Write the §6 export object; summaries include superseded versions, runs all runs. With
+    ``mask``, every piece of chat text is masked and the object ends with ``"redacted"``.
 
     One read snapshot: a run writing meanwhile cannot make the parts contradict each other.
     """
     with store.db.read_snapshot():
-        _export_json(store, session_id, out)
+        _export_json(store, session_id, out, mask)
 
 
-def _export_json(store: Store, session_id: str, out: TextSink) -> None:
+def _export_json(store: Store, session_id: str, out: TextSink, masker: Masker | None) -> None:
+    mask: Mask = masker or _same
     session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
@@ -85,7 +113,7 @@ def _export_json(store: Store, session_id: str, out: TextSink) -> None:
 
     head = {
         "id": session.id,
-        "title": session.title,
+        "title": mask(session.title),
         "source": session.source,
         "episodes": session.episodes,
         "tokens": session.tokens,
@@ -98,26 +126,18 @@ def _export_json(store: Store, session_id: str, out: TextSink) -> None:
             "role": ep.role,
             "created_at": ep.created_at,
             "tokens": ep.tokens,
-            "content": ep.content,
+            "content": mask(ep.content),
         }
         out.write(("," if i else "") + "\n  " + dump(row))
     out.write('\n ],\n "summaries": [')
+    # after the episodes: a summary's names that are pieces of a secret they held are known by now
+    names: Names = masker.names if masker is not None else _same_names
     for i, s in enumerate(store.dag.summaries(session_id, status=None)):
-        out.write(("," if i else "") + "\n  " + dump(_summary_json(store, s)))
+        out.write(("," if i else "") + "\n  " + dump(_summary_json(store, s, mask, names)))
     out.write('\n ],\n "runs": [')
     for i, r in enumerate(store.runs.of_session(session_id)):
         out.write(("," if i else "") + "\n  " + dump(r.as_json()))
-    out.write("\n ]}\n")
-
-
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def _literal_block(text: str) -> str:
-    fence = _fence(text)
-    return f"{fence}text\n{text}\n{fence}"
+    out.write("\n ]" + (',\n "redacted": ' + dump(masker.json()) if masker is not None else "") + "}\n")
 
 
 def _md_inline(text: str) -> str:
@@ -132,10 +152,11 @@ def _kept(s: Summary) -> str:
     return f" · kept {s.fid_kept}/{s.fid_identifiers} identifiers"
 
 
-def export_markdown(store: Store, session_id: str, out: TextSink) -> None:
-    """A readable transcript with the active summary tree first. Content is fenced, never rendered."""
+def export_markdown(store: Store, session_id: str, out: TextSink, mask: Masker | None = None) -> None:
+    """A readable transcript with the active summary tree first. Content is fenced, never rendered.
+    With ``mask``, chat text is masked and the last line says how many secrets were."""
     with store.db.read_snapshot():
-        _export_markdown(store, session_id, out)
+        _export_markdown(store, session_id, out, mask)
 
 
 NO_TIME = "no time in the source"
@@ -150,11 +171,12 @@ def _md_span(start: str, end: str) -> str:
     return f"{start} → {end}"
 
 
-def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
+def _export_markdown(store: Store, session_id: str, out: TextSink, masker: Masker | None) -> None:
+    mask: Mask = masker or _same
     session = store.sessions.get(session_id)
     if session is None:
         raise StoreError(f"no session {session_id!r}")
-    out.write(f"# {_md_inline(session.title or session.id)}\n\n")
+    out.write(f"# {_md_inline(mask(session.title) or session.id)}\n\n")
     out.write(
         f"- session: `{session.id}`\n- source: {_md_inline(session.source)}\n- episodes: {session.episodes}\n"
         f"- tokens: {session.tokens}\n- active summaries: {session.summaries}\n"
@@ -168,7 +190,7 @@ def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
             hashes = "#" * min(6, 3 + level)
             out.write(
                 f"{hashes} d{s.depth} {s.kind} · episodes #{s.first_seq}–{s.last_seq} · {_md_span(s.start_at, s.end_at)}"
-                f" · {s.tier} · {s.tokens} tokens{_kept(s)}\n\n{_literal_block(s.content)}\n\n"
+                f" · {s.tier} · {s.tokens} tokens{_kept(s)}\n\n{literal_block(mask(s.content))}\n\n"
             )
             for child in store.dag.children(s.id):
                 walk(child, level + 1)
@@ -178,4 +200,6 @@ def _export_markdown(store: Store, session_id: str, out: TextSink) -> None:
     out.write("## Transcript\n\n")
     for ep in store.episodes.each(session_id):
         when = NO_TIME if ep.synthetic_time else ep.created_at
-        out.write(f"### #{ep.seq} {ep.role} · {when}\n\n{_literal_block(ep.content)}\n\n")
+        out.write(f"### #{ep.seq} {ep.role} · {when}\n\n{literal_block(mask(ep.content))}\n\n")
+    if masker is not None:
+        out.write(f"---\n\n{masker.line()[0].upper()}{masker.line()[1:]}.\n")

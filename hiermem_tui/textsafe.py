@@ -65,3 +65,16 @@ def strip_combining_excess(text: str, limit: int = 8) -> str:
             run = 0
         out.append(ch)
     return "".join(out)
+
+
+def fence_for(text: str) -> str:
+    """A Markdown code fence longer than any backtick run in ``text``, so nothing inside can close it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def literal_block(text: str) -> str:
+    """``text`` fenced as a ``text`` block: shown as it is, never read as formatting (or as instructions
+    addressed to whoever reads it: the fence says where the quoted chat starts and ends)."""
+    fence = fence_for(text)
+    return f"{fence}text\n{text}\n{fence}"

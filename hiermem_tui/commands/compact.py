@@ -3,7 +3,7 @@
 Output contract:
 
 * ``--json``: one object per run ``{"run_id", "session", "status", "summaries_created",
-  "tiers": {...}, "llm_seconds", "wall_seconds"}``. It is a single object when exactly one
+  "tiers": {...}, "flagged", "llm_seconds", "wall_seconds"}``. It is a single object when exactly one
   ``--session`` was named and no trigger (``--if-over`` / ``--min-new``) was given — the
   cases where exactly one run is certain — and an array otherwise (``--all``, several
   sessions, or triggers, which may select none). The array is written as it grows: each run's
@@ -115,6 +115,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "status": run.status,
         "summaries_created": run.summaries_created,
         "tiers": run.tiers,
+        "flagged": run.flagged,
         "llm_seconds": round(run.llm_seconds, 3),
         "wall_seconds": round(run.wall_seconds, 3),
         "rejections": dict(sorted(run.rejections.items())),
@@ -129,7 +130,7 @@ def human_line(run: Run) -> str:
         rejected = f"; rejected answers: {parts}"
     return (
         f"{one_line(run.session_id, 60)}: {run.status} — {counted(run.summaries_created, 'summary')} "
-        f"(normal {t['normal']}, aggressive {t['aggressive']}, fallback {t['fallback']}{rejected}) "
+        f"(normal {t['normal']}, aggressive {t['aggressive']}, fallback {t['fallback']}; flagged {run.flagged}{rejected}) "
         f"in {run.wall_seconds:.1f}s, model {run.llm_seconds:.1f}s [run {run.id}]"
     )
 
@@ -208,7 +209,7 @@ class Reporter:
             self.call = ""
             self.planned[ev.run_id] = ev.planned
             self.done[ev.run_id] = ev.done
-            self.tiers[ev.run_id] = ev.tiers.as_dict()
+            self.tiers[ev.run_id] = ev.tiers.as_dict() | {"flagged": ev.tiers.flagged}
             self.rate = ev.tokens_per_s if ev.tokens_per_s is not None else self.rate
         elif isinstance(ev, RunFinished):
             self.clear()
@@ -223,13 +224,13 @@ class Reporter:
 
     def draw(self) -> None:
         done, total = sum(self.done.values()), sum(self.planned.values())
-        tiers = [sum(t[k] for t in self.tiers.values()) for k in ("normal", "aggressive", "fallback")]
+        tiers = [sum(t[k] for t in self.tiers.values()) for k in ("normal", "aggressive", "fallback", "flagged")]
         width = 20
         filled = width * done // total if total else 0
         rate = f" {self.rate:.0f} tok/s" if self.rate and not self.call else ""
         call = f"  {self.call}" if self.call else ""
         line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                f"n:{tiers[0]} a:{tiers[1]} f:{tiers[2]}{rate}  {self.what}{call}")[:170]
+                f"n:{tiers[0]} a:{tiers[1]} f:{tiers[2]} flagged:{tiers[3]}{rate}  {self.what}{call}")[:170]
         pad = " " * max(0, self._width - len(line))
         self.ctx.stderr.write("\r" + line + pad)
         self.ctx.stderr.flush()

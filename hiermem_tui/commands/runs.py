@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.say(
             f"{r.started_at[:19].replace('T', ' ')}  {r.status:<11} {PASS_LABELS.get(r.kind, r.kind):<20} "
             f"{engine:<24} {'–' if took is None else f'{took:,.1f} s':>9}  {r.summaries_created:>4} made "
-            f"(n {r.normal} · a {r.aggressive} · f {r.fallback})  {one_line(r.session_id, 40)}"
+            f"(n {r.normal} · a {r.aggressive} · f {r.fallback} · flagged {r.flagged})  {one_line(r.session_id, 40)}"
         )
         reason = why(r)
         if reason:

@@ -22,10 +22,13 @@ class TierCounts:
     normal: int = 0
     aggressive: int = 0
     fallback: int = 0
+    flagged: int = 0
+    """Of those, flagged low-fidelity (counted beside the tiers, not as one)."""
 
-    def add(self, tier: str) -> TierCounts:
+    def add(self, tier: str, flagged: bool = False) -> TierCounts:
         return TierCounts(
-            self.normal + (tier == "normal"), self.aggressive + (tier == "aggressive"), self.fallback + (tier == "fallback")
+            self.normal + (tier == "normal"), self.aggressive + (tier == "aggressive"), self.fallback + (tier == "fallback"),
+            self.flagged + flagged,
         )
 
     def as_dict(self) -> dict[str, int]:

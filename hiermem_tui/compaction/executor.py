@@ -289,13 +289,14 @@ class Executor:
             rejections=[r.as_dict() for r in res.rejections],
             keywords=res.keywords, trimmed=res.trimmed,
             fid_key=fid.key if fid else None, fid_key_kept=fid.key_kept if fid else None,
+            flagged=fid is not None and fid.low(self.policy.fidelity_threshold),
         )
 
     def written(self, st: RunState, rows: Sequence[Summary]) -> None:
         """Count committed summaries on the run and tell the listener."""
         for s in rows:
             st.done += 1
-            st.tiers = st.tiers.add(s.tier)
+            st.tiers = st.tiers.add(s.tier, s.low_fidelity(self.policy.fidelity_threshold))
             st.planned = max(st.planned, st.done)
             rate = st.out_tokens / st.llm_seconds if st.llm_seconds > 0 else None
             self.emit(SummaryWritten(st.run.id, s.session_id, s, st.tiers, st.done, st.planned, rate))

@@ -18,6 +18,7 @@ caller that wants to show progress for a big catch-up runs ``build_search_index`
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -89,9 +90,12 @@ def search(
     limit: int = DEFAULT_LIMIT,
     include_superseded: bool = False,
     snippet_width: int = WIDTH,
+    mask: Callable[[str], str] | None = None,
 ) -> SearchResult:
     """The ``limit`` best hits for ``text`` (optionally within one session).
 
+    ``mask`` is applied to each hit's whole text before its snippet is cut (secrets masked by the
+    MCP server: masked first, a key cut in half at a snippet's edge would not be recognised).
     Raises :class:`QueryError` for a query that cannot be searched (one line, for the user).
     """
     query = parse_query(text) if isinstance(text, str) else text
@@ -104,10 +108,8 @@ def search(
             hits: list[SearchHit] = []
             if limit > 0:
                 for page in store.search.ranked(expr, lowest or 0, limit + 8):
-                    for hit in _hits(store, page, query, include_superseded, snippet_width):
-                        if session_id is None or hit.session_id == session_id:
-                            hits.append(hit)
-                    del hits[limit:]
+                    hits += _hits(store, page, query, include_superseded, snippet_width, mask, session_id,
+                                  limit - len(hits))
                     if len(hits) >= limit:
                         break
     except sqlite3.OperationalError as exc:
@@ -118,7 +120,8 @@ def search(
 
 
 def _hits(
-    store: Store, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int
+    store: Store, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int,
+    mask: Callable[[str], str] | None, session_id: str | None, want: int,
 ) -> list[SearchHit]:
     """Hits for a page of ranked rows, in rank order: two queries for the page, not two per row
     (each query hands the GIL back and forth, which a busy UI thread makes slow)."""
@@ -127,13 +130,16 @@ def _hits(
         ids = [ref for k, ref, _ in page if k == kind]
         if ids:
             found.update((row[0], row) for row in store.search.hit_rows(kind, ids))
-    out = []
+    out: list[SearchHit] = []
     for kind, ref_id, rank in page:
         row = found.get(ref_id)
-        if row is None or (row[9] != "active" and not superseded):
+        if row is None or (row[9] != "active" and not superseded) or (session_id is not None and row[1] != session_id):
             continue
+        if len(out) >= want:  # the rest of the page is not needed: no snippet (nor masking) for it
+            break
+        text = row[4] if mask is None else mask(row[4])
         out.append(SearchHit(
-            row[1], kind, ref_id, row[2], row[3], make_snippet(row[4], query.terms, width), rank,  # type: ignore[arg-type]
+            row[1], kind, ref_id, row[2], row[3], make_snippet(text, query.terms, width), rank,  # type: ignore[arg-type]
             row[5], role=row[6], depth=row[7], tier=row[8], active=row[9] == "active",
         ))
     return out

@@ -280,8 +280,8 @@ class Dag:
         if s.run_id:
             conn.execute(
                 f"UPDATE runs SET {s.tier} = {s.tier} + 1, summaries_created = summaries_created + 1, "
-                "llm_seconds = llm_seconds + ? WHERE id = ?",
-                (s.llm_seconds, s.run_id),
+                "llm_seconds = llm_seconds + ?, flagged = flagged + ? WHERE id = ?",
+                (s.llm_seconds, int(s.flagged), s.run_id),
             )
             if s.rejections:
                 row = conn.execute("SELECT rejections FROM runs WHERE id = ?", (s.run_id,)).fetchone()

@@ -303,7 +303,10 @@ class ConnectionPool:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._all:
+            # Newest first: with ``checking`` connections, the first one may be the read-write one
+            # (the file was quiet) and later ones plain read-only (its -wal existed by then); only
+            # a read-write connection closing last removes the -wal/-shm.
+            for conn in reversed(self._all):
                 try:
                     conn.close()
                 except sqlite3.Error:

@@ -176,6 +176,11 @@ class Episodes:
         ).fetchone()
         return _episode(row) if row else None
 
+    def get(self, episode_id: str) -> Episode | None:
+        """One episode by id (None if there is no such episode)."""
+        row = self.db.conn.execute(f"SELECT {_EPISODE_COLS} FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return _episode(row) if row else None
+
     def texts(self, episode_ids: Iterable[str], *, batch: int = 500) -> dict[str, str]:
         """Content of the given episodes that exist, by id: lets an import tell a message the
         source changed from one it already holds, reading only the episodes it names."""

@@ -255,6 +255,9 @@ class Run:
     """Rejected model attempts by reason over the whole run."""
     planned: int | None = None
     """Summaries the run expected to make when it started."""
+    flagged: int = 0
+    """Of the summaries it wrote, those flagged low-fidelity when written (beside the tiers, so
+    "7 normal" never reads as success when 7 are flagged)."""
 
     @property
     def tiers(self) -> dict[str, int]:
@@ -271,6 +274,7 @@ class Run:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "tiers": self.tiers,
+            "flagged": self.flagged,
             "summaries_created": self.summaries_created,
             "llm_seconds": round(self.llm_seconds, 3),
             "wall_seconds": round(self.wall_seconds, 3),
@@ -310,6 +314,8 @@ class NewSummary:
     fid_key_kept: int | None = None
     created_at: str | None = None
     """When it was made, if not now (a summary another tool made, brought in by an import)."""
+    flagged: bool = False
+    """Flagged low-fidelity as it is written: counted on its run (``runs.flagged``)."""
 
 
 @dataclass(slots=True)

@@ -19,14 +19,14 @@ from .rows import jdict, new_id
 
 _RUN_COLS = (
     "id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive, fallback, "
-    "summaries_created, llm_seconds, wall_seconds, error, target, rejections, planned"
+    "summaries_created, llm_seconds, wall_seconds, error, target, rejections, planned, flagged"
 )
 
 
 def _run(r: Sequence[Any]) -> Run:
     # the first 16 columns are Run's first 16 fields, in order (``_RUN_COLS``); mypy cannot
     # see the slice's length
-    return Run(*r[:16], rejections=jdict(r[16]), planned=r[17])  # type: ignore[misc]
+    return Run(*r[:16], rejections=jdict(r[16]), planned=r[17], flagged=r[18])  # type: ignore[misc]
 
 
 def runner_identity() -> tuple[int, str]:

@@ -351,7 +351,13 @@ MIGRATIONS: list[str] = [
     CREATE INDEX summaries_stats ON summaries (depth, tier, tokens, source_tokens, fid_identifiers, fid_kept, fid_key,
         fid_key_kept, status) WHERE status = 'active';
     """,
-    # ---- version 5: episodes without a token count, found without reading the table ----------
+    # ---- version 5: flagged summaries counted on their run ---------------------------------
+    # A run said "7 normal · 0 fallback" while all 7 were flagged (issue 19): the summaries
+    # flagged low-fidelity when written are counted beside the tiers. Runs before this say 0.
+    """
+    ALTER TABLE runs ADD COLUMN flagged INTEGER NOT NULL DEFAULT 0;
+    """,
+    # ---- version 6: episodes without a token count, found without reading the table ----------
     # Every writable open counts the tokens of episodes another tool wrote without them
     # (``tokens IS NULL``); no index covered that, so each start read the whole episodes table
     # (206 ms on a million episodes with the file cached, far more when not). This partial index

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..tokens import Tokenizer
 from .dag import Dag
-from .db import Db, DamagedDatabase, StoreError, check_schema, connect, inspect_file, migrate
+from .db import Db, DamagedDatabase, StoreError, check_schema, connect, inspect_file, migrate, probe_version
 from .episodes import Episodes
 from .health import Health
 from .marks import Marks
@@ -30,8 +30,9 @@ from .speeds import Speeds
 class Store:
     """A hiermem-tui database. Build with :meth:`open`; pass it to whatever needs it."""
 
-    def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None) -> None:
-        self.db = Db(path, readonly, tokenizer)
+    def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None, *, checking: bool = False
+                 ) -> None:
+        self.db = Db(path, readonly, tokenizer, checking=checking)
         self.sessions = Sessions(self.db)
         self.episodes = Episodes(self.db)
         self.dag = Dag(self.db, self.sessions, self.episodes)
@@ -110,6 +111,26 @@ class Store:
         if not readonly:
             store.runs.mark_interrupted()
         return store
+
+    @classmethod
+    def open_reader(cls, path: str | os.PathLike[str], *, tokenizer: Tokenizer | None = None) -> Store:
+        """A store that only reads and leaves the file exactly as it was: no migration, no run marked
+        interrupted, no search index caught up, no -wal/-shm left behind (the connections of
+        ``doctor``: :func:`~.db.connect_checking`). What the MCP server serves from.
+
+        Refuses, in one line and without touching it, a missing, empty, foreign, damaged or newer
+        file, and one of an older schema (it needs the upgrade any writing command makes).
+        """
+        p = Path(path).expanduser()
+        version = probe_version(p)
+        if not version:
+            raise StoreError(f"{p} is an empty database: import some chats first (`hiermem-tui import PATH`)")
+        if version < SCHEMA_VERSION:
+            raise StoreError(
+                f"{p} has an older schema ({version}): open it once with hiermem-tui (the TUI, or any "
+                f"command that writes) to upgrade it, then serve it"
+            )
+        return cls(p, True, tokenizer, checking=True)
 
     def close(self) -> None:
         self.db.close()

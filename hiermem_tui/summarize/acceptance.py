@@ -26,6 +26,7 @@ detail for the user.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -187,30 +188,97 @@ def find_echo(text: str, prior: str | None, sources: Sequence[str] = (), *, leaf
     if copied is not None and copied >= COPY_SHARE:
         return f"{copied:.0%} of its 6-word runs are copied from the log"
     if prior:
-        prior_sents = set(_norm_sentences(prior))
-        own = _norm_sentences(text)
-        if prior_sents and own:
-            words = set(_WORD.findall(material.lower()))
-            copied = sum(1 for s in own if s in prior_sents and not _supported(s, words))
-            if copied >= 2 and copied * 3 >= len(own) * 2:
-                return f"{copied} of its {len(own)} sentences are copied from the previous summary"
+        copied, own = copied_statements(text, prior)
+        if copied >= 2 and copied * 2 >= own:
+            return f"{copied} of its {own} statements copy the previous summary"
     return None
 
 
-SUPPORT_SHARE = 0.6
-"""A sentence the previous summary also has is the model's own report of this chunk when this
-share of its content words are in the chunk (a chat revising one document says the same
-things twice, and so may its summaries); otherwise it was copied from the context block. An
-answer is an echo of the previous summary when two thirds of its sentences are such copies: one
-that restates the context in a sentence or two and goes on with its own is a report (a 1.5B
-model opens most leaves of a long chat with the same "The user is working on …")."""
+NEAR_COPY = 0.75
+"""A statement near-copies one of the previous summary when their word sequences match this much
+(``difflib`` ratio over words), whatever the chat's topic: in a chat that stays on one subject every
+copied word also occurs in the new chunk, so "its words are in the chunk" cannot tell a copy from
+a report (issue 19: 4 of 4 leaves after a session's first were the previous leaf again). An answer
+is an echo when half or more of its statements, and at least two, are such copies."""
 
 
-def _supported(sentence: str, material_words: set[str]) -> bool:
-    content = [w for w in sentence.split() if len(w) > 3]
-    if not content:
-        return True
-    return sum(1 for w in content if w in material_words) >= SUPPORT_SHARE * len(content)
+def statements(text: str) -> list[list[str]]:
+    """The sentences and bullets of ``text`` as lists of lower-case words (four or more)."""
+    out = []
+    for part in _SENTENCE.split(text):
+        words = _WORD.findall(part.lower())
+        if len(words) >= 4:
+            out.append(words)
+    return out
+
+
+def copied_statements(text: str, prior: str) -> tuple[int, int]:
+    """(statements of ``text`` that near-copy one of ``prior``, statements of ``text``)."""
+    own = statements(text)
+    before = statements(prior)
+    if not before:
+        return 0, len(own)
+    copied = 0
+    for s in own:
+        matcher = difflib.SequenceMatcher(None, b=s, autojunk=False)
+        for p in before:
+            matcher.set_seq1(p)
+            if matcher.real_quick_ratio() >= NEAR_COPY and matcher.quick_ratio() >= NEAR_COPY \
+                    and matcher.ratio() >= NEAR_COPY:
+                copied += 1
+                break
+    return copied, len(own)
+
+
+ASK_GRAM = 5
+"""Words in a run that, found in the request, mark a line as copied from it."""
+ASK_LINE_SHARE = 0.5
+"""A line of the answer copies the request when this share of its word runs are the request's."""
+
+
+def ask_copies(text: str, ask: str) -> list[str]:
+    """The lines of ``text`` that copy the request ``ask`` back: its sentences ("Write the report
+    now as …"), its list of what to name ("file paths, commands, functions …"), or a field name
+    standing alone as an item. A small model does this when the chat gives it little to say, and
+    a server that ignores ``format`` and echoes the prompt's tail answers with nothing else."""
+    ask_words = _WORD.findall(ask.lower())
+    grams = {tuple(ask_words[i : i + ASK_GRAM]) for i in range(len(ask_words) - ASK_GRAM + 1)}
+    vocabulary = set(ask_words)
+    out = []
+    for line in text.splitlines():
+        words = _WORD.findall(line.lower())
+        if not words:
+            continue
+        if len(words) >= ASK_GRAM:
+            runs = [tuple(words[i : i + ASK_GRAM]) for i in range(len(words) - ASK_GRAM + 1)]
+            if sum(r in grams for r in runs) >= ASK_LINE_SHARE * len(runs):
+                out.append(line)
+                continue
+        if len(words) >= 3 and all(w in vocabulary or w in _FILLER for w in words):
+            out.append(line)  # the request's own words rearranged: "names, paths and commands"
+    return out
+
+
+_FILLER = frozenset("a an the and or of to in on for with each every all any none n a is are was were "
+                    "it this that these those".split())
+
+
+def find_ask_copy(text: str, ask: str | None) -> str | None:
+    """The request copied back: two lines or more, or a fifth of the answer's words."""
+    if not ask:
+        return None
+    copies = ask_copies(text, ask)
+    if not copies:
+        return None
+    copied_words = sum(len(_WORD.findall(c)) for c in copies)
+    if len(copies) >= 2 or copied_words * 5 >= len(_WORD.findall(text)):
+        return f"copies the request back ({one_line(copies[0])!r})"
+    return None
+
+
+def one_line(text: str, width: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 COPY_SHARE = 0.5
@@ -282,10 +350,13 @@ def find_invented(novel: Sequence[str], kept: int) -> str | None:
     return None
 
 
-def judge_text(text: str, *, prior: str | None, sources: Sequence[str], leaf: bool = True) -> tuple[str, str] | None:
-    """The first content rule ``text`` breaks, as (reason, detail), or None."""
+def judge_text(text: str, *, prior: str | None, sources: Sequence[str], leaf: bool = True,
+               ask: str | None = None) -> tuple[str, str] | None:
+    """The first content rule ``text`` breaks, as (reason, detail), or None. ``prior``: the
+    previous summary *as the prompt showed it* (None when the prompt showed none); ``ask``: the
+    request the prompt made (its copy is an echo)."""
     for reason, found in (
-        ("echo", find_echo(text, prior, sources, leaf=leaf)),
+        ("echo", find_ask_copy(text, ask) or find_echo(text, prior, sources, leaf=leaf)),
         ("loop", find_loop(text)),
         ("continues_chat", find_continuation(text, sources)),
     ):

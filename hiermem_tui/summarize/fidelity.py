@@ -187,6 +187,10 @@ class Fidelity:
         """Share of the key names kept; 1.0 when there were none to keep."""
         return self.key_kept / self.key if self.key else 1.0
 
+    def low(self, threshold: float) -> bool:
+        """Flagged: under ``threshold`` of the key names kept (as ``Summary.low_fidelity``)."""
+        return self.key_retention < threshold
+
 
 def key_count(summary_tokens: int) -> int:
     """How many of its sources' most important names a summary this long should carry.

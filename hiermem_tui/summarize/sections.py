@@ -167,10 +167,17 @@ def parse(answer: str) -> dict[str, Any] | None:
     return None
 
 
+CUT_SLACK = 12
+"""An item that stops within this many characters of its ``maxLength`` without ending a sentence
+was cut by the grammar: the last token that would have fitted is often a few characters short of
+the limit, so "as well as a basic enviro" ends 3 characters before it (issue 19)."""
+
+
 def _whole(item: str, limit: int) -> str:
-    """An item the grammar stopped at ``limit`` characters, cut back to a whole word with …"""
+    """An item the grammar stopped at (or just short of) ``limit`` characters, cut back to a
+    whole word and marked with …"""
     item = " ".join(item.split())
-    if limit and len(item) >= limit and not item.endswith((".", "!", "?", ")", "`")):
+    if limit and len(item) >= limit - CUT_SLACK and not item.endswith((".", "!", "?", ")", "`", "…")):
         space = item.rfind(" ")
         if space > len(item) // 2:
             return item[:space].rstrip(" ,;:") + "…"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App
@@ -46,6 +47,9 @@ from hiermem_tui.tui.messages import (
 from hiermem_tui.tui.navigation import Navigator
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
 from hiermem_tui.tui.runs import RunController, RunProgress
+
+if TYPE_CHECKING:
+    from hiermem_tui.redact import Redactor
 
 Clock = Callable[[], datetime]
 FALLBACK_THEME = "textual-dark"
@@ -108,6 +112,9 @@ class HiermemApp(App[None]):
         self.nav = Navigator(self)
         self.runs = RunController(self, announce_changes=not follow)
         self.follower = StoreFollower(self)
+        self._masked: dict[str, str] = {}
+        """Chat text → as shown with secrets masked (``settings.mask_secrets``): repaints reuse it."""
+        self._redactor: Redactor | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> Screen[None]:
@@ -217,6 +224,33 @@ class HiermemApp(App[None]):
         self.tell_screens(SettingsChanged(new, previous))
         return saved
 
+    def shown(self, text: str) -> str:
+        """Chat text as the screen shows it: secrets masked while ``settings.mask_secrets`` is on
+        (screen sharing), as the MCP server and ``export`` mask them. The detector is loaded the first
+        time it is needed, so an app that never masks never imports it."""
+        if not self.settings.mask_secrets or not text:
+            return text
+        hit = self._masked.get(text)
+        if hit is None:
+            if len(self._masked) > 4096:
+                self._masked.clear()
+            hit = self._masked[text] = self._redactor_for().mask(text)
+        return hit
+
+    def shown_names(self, names: Sequence[str]) -> list[str]:
+        """A summary's keywords, lost or made-up names as the screen shows them (see :meth:`shown`)."""
+        if not self.settings.mask_secrets:
+            return list(names)
+        redactor = self._redactor_for()
+        return [redactor.mask_name(n) for n in names]
+
+    def _redactor_for(self) -> Redactor:
+        if self._redactor is None:
+            from hiermem_tui.redact import Redactor
+
+            self._redactor = Redactor()
+        return self._redactor
+
     def tell_screens(self, message: SettingsChanged | ReloadSession) -> None:
         """Ask every screen on the stack to act on ``message`` (the app never calls into screens)."""
         for screen in self.screen_stack:
@@ -314,6 +348,12 @@ class HiermemApp(App[None]):
         if self.refresh_backend() is None:
             self.notify("Backend checks are off (extractive backend or test mode).", severity="information")
 
+    def action_toggle_mask_secrets(self) -> None:
+        on = not self.settings.mask_secrets
+        self.update_settings(replace(self.settings, mask_secrets=on))
+        self.notify("Secrets are masked on screen (f4 shows them)." if on else "Secrets are shown (f4 masks them).",
+                    timeout=3, markup=False)
+
     def action_next_theme(self) -> None:
         themes = [t for t in THEME_CYCLE if t in self.available_themes]
         index = themes.index(self.theme) if self.theme in themes else -1
@@ -332,6 +372,9 @@ class HiermemApp(App[None]):
         yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
         yield PaletteCommand("Prompts", "See and edit what the model is asked, per depth and tier", self.action_prompts,
                              "f3")
+        yield PaletteCommand("Mask secrets on screen" if not self.settings.mask_secrets else "Show secrets on screen",
+                             "API keys, tokens and passwords in chat text shown as [secret: kind], for screen sharing",
+                             self.action_toggle_mask_secrets, "f4")
         yield PaletteCommand("Refresh backend status", "Probe Ollama again", self.action_refresh_backend, "ctrl+r")
         yield PaletteCommand(
             "Next theme", f"Switch from {self.theme} to the next built-in theme", self.action_next_theme, "ctrl+t"

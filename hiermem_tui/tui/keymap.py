@@ -22,6 +22,7 @@ def app_bindings() -> list[BindingType]:
         Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help"),
         Binding("comma,f2", "settings", "Settings", show=False, key_display=",", id="app.settings"),
         Binding("f3", "prompts", "Prompts", show=False, id="app.prompts"),
+        Binding("f4", "toggle_mask_secrets", "Mask secrets on screen", show=False, id="app.mask_secrets"),
         Binding("ctrl+r", "refresh_backend", "Re-check backend", show=False, id="app.refresh_backend"),
         Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
     ]

@@ -32,7 +32,7 @@ def _count(n: int, one: str, many: str) -> str:
 def outcome(job: RunJob, run: Run, error: str | None) -> tuple[str, str, str]:
     """(title, message, severity) for a finished run, saying why it ended and what was kept."""
     n = run.summaries_created
-    tiers = f"{run.normal} normal · {run.aggressive} aggressive · {run.fallback} fallback"
+    tiers = f"{run.normal} normal · {run.aggressive} aggressive · {run.fallback} fallback · {run.flagged} flagged"
     if job.action == "resummarize-summary":
         kept_note = "nothing was changed (a re-summarised chain is written all at once)"
     elif n:
@@ -43,6 +43,8 @@ def outcome(job: RunJob, run: Run, error: str | None) -> tuple[str, str, str]:
         text = f"{_count(n, 'summary', 'summaries')} ({tiers}) in {fmt.duration(run.wall_seconds)}"
         if run.fallback:
             text += f"; {_count(run.fallback, 'fallback', 'fallbacks')}: press f in the session to find them"
+        if run.flagged:
+            text += f"; {_count(run.flagged, 'summary', 'summaries')} flagged low-fidelity: X repairs them"
         if job.action in ("resummarize-session", "repair"):
             text += "; the previous summaries are kept as superseded"
         if run.rejections:

@@ -121,8 +121,8 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         assert not indicator(screen).has_class("-active")
         [run] = store.runs.of_session("work")
         assert (run.status, run.normal, run.aggressive, run.fallback) == ("done", 2, 1, 1)
-        assert any("Full pass done" in n and "4 summaries (2 normal · 1 aggressive · 1 fallback)" in n
-                   and "press f" in n for n in notices(app))
+        assert any("Full pass done" in n and f"4 summaries (2 normal · 1 aggressive · 1 fallback · {run.flagged} flagged)"
+                   in n and "press f" in n and ("X repairs them" in n) == (run.flagged > 0) for n in notices(app))
         await wait_for(pilot, lambda: [n.data.kind for n in screen.dag_tree.root.children if n.data] == ["summary", "tail"])
 
 

@@ -21,7 +21,8 @@ from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url
 from ._engine_fixtures import SMALL, add_episodes, small_policy_env  # noqa: F401 (a fixture)
 from ._invariants import check_invariants
 
-RUN_KEYS = {"run_id", "session", "status", "summaries_created", "tiers", "llm_seconds", "wall_seconds", "rejections"}
+RUN_KEYS = {"run_id", "session", "status", "summaries_created", "tiers", "flagged", "llm_seconds", "wall_seconds",
+            "rejections"}
 ROOT = Path(__file__).resolve().parents[2]
 
 

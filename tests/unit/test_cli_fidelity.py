@@ -76,6 +76,10 @@ def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: F
     code, obj, err = run(db, fake, "compact", "--session", "work", "--pass", "leaf")
     assert code == 0 and isinstance(obj, dict) and obj["tiers"]["normal"] == obj["summaries_created"] >= 3, err
     assert obj["rejections"] == {} and len(fake.chat_bodies) == obj["summaries_created"]
+    # "3 normal" is not success: every one of them is counted as flagged, in the JSON and on the run
+    assert obj["flagged"] == obj["summaries_created"]
+    code, out, _ = cli("runs", "--db", str(db), "--session", "work", "--json")
+    assert json.loads(out)[0]["flagged"] == obj["summaries_created"]
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json")
     rows = json.loads(out)
     assert code == 0 and rows and all(set(r) == CHECK_KEYS for r in rows)

@@ -27,6 +27,13 @@ CORE = [
     "hiermem_tui.context",
     "hiermem_tui.stats",
     "hiermem_tui.run_history",
+    "hiermem_tui.redact",
+    "hiermem_tui.commands.mcp",
+    "hiermem_tui.mcp_server",
+    "hiermem_tui.mcp_server.args",
+    "hiermem_tui.mcp_server.schemas",
+    "hiermem_tui.mcp_server.tools",
+    "hiermem_tui.mcp_server.server",
 ]
 
 
@@ -44,3 +51,19 @@ def test_core_modules_do_not_import_textual() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "LOADED" in out
     assert "TEXTUAL []" in out, out
+
+
+def test_the_tui_starts_without_the_mcp_sdk_or_the_secret_detector() -> None:
+    """The CLI's parser (which registers ``mcp``) and the app's module load neither the MCP SDK nor
+    detect-secrets: ``hiermem-tui mcp`` and ``export`` import them when they run."""
+    code = (
+        "import sys\n"
+        "from hiermem_tui.cli import build_parser\n"
+        "build_parser()\n"
+        "import hiermem_tui.launch, hiermem_tui.tui.app\n"
+        "bad = sorted(k for k in sys.modules if k.split('.')[0] in ('mcp', 'mcp_types', 'detect_secrets'))\n"
+        "print('LOADED', 'hiermem_tui.tui.app' in sys.modules); print('SDK', bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "LOADED True" in out
+    assert "SDK []" in out, out

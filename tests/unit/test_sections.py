@@ -79,6 +79,20 @@ def test_an_item_stopped_at_its_length_is_cut_to_a_whole_word() -> None:
     assert text.endswith("…") and not text.endswith(" …") and len(text) < len("Decisions and changes:\n- ") + limit + 2
 
 
+def test_an_item_stopped_a_few_characters_short_of_its_length_is_marked_cut() -> None:
+    """Issue 19: "as well as a basic enviro" ended 3 characters before maxLength (the grammar's next
+    token did not fit): it was stored cut mid-word without a mark."""
+    layout = layout_for(200)
+    limit = layout.lengths["decisions"]
+    item = ("The assistant added a thermostat, a humidity probe as well as a basic environment logger " * 4)
+    item = item[: limit - 3].rstrip()
+    assert not item.endswith(("environment", "logger"))  # mid-word
+    text = render({"decisions": [item]}, layout)
+    assert text.endswith("…") and item[: len(text) - len("Decisions and changes:\n- ") - 1] in text
+    whole = "The assistant added a thermostat."
+    assert render({"decisions": [whole]}, layout).endswith(whole)
+
+
 async def test_a_sectioned_summary_through_the_server(fake: FakeOllama, tok: Tokenizer) -> None:
     backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=10)
     backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)

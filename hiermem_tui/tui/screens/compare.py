@@ -170,13 +170,15 @@ class CompareScreen(AppModal[bool]):
         self.query_one("#compare-summary", Static).update(summary)
         self.query_one("#compare-old-head", Static).update(version_head("Before", old, p))
         self.query_one("#compare-new-head", Static).update(version_head("After", new, p))
-        self.query_one("#compare-old-text", Static).update(Text(literal(old.content), style=fmt.style(p.foreground)))
-        self.query_one("#compare-new-text", Static).update(Text(literal(new.content), style=fmt.style(p.foreground)))
+        shown, fg = self.app.shown, fmt.style(p.foreground)
+        self.query_one("#compare-old-text", Static).update(Text(literal(shown(old.content)), style=fg))
+        self.query_one("#compare-new-text", Static).update(Text(literal(shown(new.content)), style=fg))
         side = self.view == "side"
         self.query_one("#compare-sides").display = side
         self.query_one("#compare-diff").display = not side
         if not side:
-            ops = word_diff(old.content, new.content) if self.view == "words" else line_diff(old.content, new.content)
+            a, b = self.app.shown(old.content), self.app.shown(new.content)
+            ops = word_diff(a, b) if self.view == "words" else line_diff(a, b)
             self.query_one("#compare-diff-text", Static).update(render_diff(ops, p, lines=self.view == "lines"))
 
     def _ancestors(self) -> int:

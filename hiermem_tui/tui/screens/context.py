@@ -171,7 +171,7 @@ class ContextScreen(ReportScreen):
                 (ep.content if (ep := self.store.episodes.at(self.sid, item.first_seq)) else ""))
             p = fmt.Palette.from_app(self.app)
             out = Text(one_line(item_header(item), 200) + "\n\n", style=fmt.style(p.muted))
-            out.append(strip_combining_excess(visible(text)), style=fmt.style(p.foreground))
+            out.append(strip_combining_excess(visible(self.app.shown(text))), style=fmt.style(p.foreground))
             self.query_one("#context-item-text", Static).update(out)
 
     @on(OptionList.OptionSelected, "#context-items")

@@ -153,6 +153,7 @@ class RunHistoryScreen(ReportScreen):
             (" · normal ", muted), (str(r.normal), fmt.style(p.primary, bold=True)),
             (" · aggressive ", muted), (str(r.aggressive), fmt.style(p.aggressive, bold=True)),
             (" · fallback ", muted), (str(r.fallback), fmt.style(p.warning if r.fallback else p.foreground, bold=True)),
+            (" · flagged ", muted), (str(r.flagged), fmt.style(p.warning if r.flagged else p.foreground, bold=True)),
         )
         if r.rejections:
             detail.append("\nrejected ", style=muted)

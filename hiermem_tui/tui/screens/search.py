@@ -11,7 +11,7 @@ launch did not do it (tests and ``make_app`` skip the launch).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -179,21 +179,24 @@ class SearchScreen(ReportScreen):
         stays warm from one query to the next: a cold one costs a quarter more on a big file)."""
         loop = asyncio.get_running_loop()
         try:
-            found = await loop.run_in_executor(self._db, self._query, text, session_id, superseded, width)
+            mask = self.app.shown if self.settings.mask_secrets else None
+            found = await loop.run_in_executor(self._db, self._query, text, session_id, superseded, width, mask)
         except QueryError as exc:
             self.post_message(SearchDone(ticket, None, str(exc)))
             return
         self.post_message(SearchDone(ticket, found))  # type: ignore[arg-type]
 
-    def _query(self, text: str, session_id: str | None, superseded: bool, width: int) -> Found:
-        """On the database thread: index what is new (progress if much), search, name the sessions."""
+    def _query(self, text: str, session_id: str | None, superseded: bool, width: int,
+               mask: Callable[[str], str] | None) -> Found:
+        """On the database thread: index what is new (progress if much), search, name the sessions.
+        ``mask``: secrets masked in each hit's text before its snippet is cut, and in the titles."""
         build_search_index(self.store, self._post_progress)
         result = search(self.store, text, session_id=session_id, limit=LIMIT, include_superseded=superseded,
-                        snippet_width=width)
+                        snippet_width=width, mask=mask)
         ids = sorted({h.session_id for h in result.hits})
         titles = dict.fromkeys(ids, "")
         titles.update(self.store.sessions.titles(ids))
-        return Found(result, {sid: title or sid for sid, title in titles.items()})
+        return Found(result, {sid: (mask(title) if mask else title) or sid for sid, title in titles.items()})
 
     def on_unmount(self) -> None:
         self._db.submit(self.store.release_thread)  # close that thread's connection, then the thread
@@ -279,7 +282,7 @@ class SearchScreen(ReportScreen):
         """The hit's text (up to PREVIEW_CHARS around the best match), matches marked, literal."""
         found = (self.store.episodes.content(hit.id) if hit.kind == "episode"
                  else self.store.dag.content(hit.id))
-        text = found or ""
+        text = self.app.shown(found or "")
         p = fmt.Palette.from_app(self.app)
         where = one_line(self.titles.get(hit.session_id, hit.session_id), 100)
         out = Text(f"{where} · {one_line(hit.id, 80)}\n", style=fmt.style(p.muted))

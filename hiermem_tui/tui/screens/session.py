@@ -249,7 +249,7 @@ class SessionScreen(AppScreen[None]):
     def render_bar(self, s: Session) -> None:
         """Title (literal) in the top bar; the session's figures as the coverage map's title."""
         p = fmt.Palette.from_app(self.app)
-        title = Text(one_line(s.title or "(untitled)", 200), style=fmt.style(p.foreground, bold=True))
+        title = Text(one_line(self.app.shown(s.title) or "(untitled)", 200), style=fmt.style(p.foreground, bold=True))
         meta = Text(f"{one_line(s.source, 20)} · {one_line(s.id, 40)}", style=fmt.style(p.muted))
         parts = [
             fmt.figure(f"{s.episodes:,}", "episodes", p),
@@ -373,6 +373,9 @@ class SessionScreen(AppScreen[None]):
         message.stop()
         if message.settings.policy.fresh_tail != message.previous.policy.fresh_tail:
             self.dag_tree.fresh_tail = message.settings.policy.fresh_tail
+            self.reload()
+        if message.settings.mask_secrets != message.previous.mask_secrets:
+            self.transcript.repaint_text()
             self.reload()
 
     def palette_commands(self) -> Iterable[PaletteCommand]:

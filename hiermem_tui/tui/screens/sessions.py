@@ -9,6 +9,7 @@ an empty grid.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -120,6 +121,7 @@ class SessionsScreen(AppScreen[None]):
                 yield Label(Text("/ filter"), id="filter-label")
                 yield Input(placeholder="title, id or source…   enter: keep   esc: clear", id="filter", compact=True)
             table = SessionsTable(app.store, clock=app.clock, id="sessions")
+            table.shown = app.shown if app.settings.mask_secrets else None
             table.fidelity_threshold = app.settings.policy.fidelity_threshold
             yield table
             yield Static(id="detail")
@@ -194,6 +196,8 @@ class SessionsScreen(AppScreen[None]):
     def _highlighted(self, event: SessionsTable.Highlighted) -> None:
         session = event.session
         when = ""
+        if session is not None and self.app.settings.mask_secrets:
+            session = replace(session, title=self.app.shown(session.title))
         if session is not None:
             when = session_when(session, self.app.clock()) if session.times_known else "no times (listed by import)"
         detail = self.query_one("#detail", Static)
@@ -208,9 +212,10 @@ class SessionsScreen(AppScreen[None]):
         self.table.reload()
 
     def on_settings_changed(self, message: SettingsChanged) -> None:
-        """A new fidelity threshold changes which sessions are flagged."""
+        """A new fidelity threshold changes which sessions are flagged; masking secrets, the titles."""
         threshold = message.settings.policy.fidelity_threshold
-        if threshold != self.table.fidelity_threshold:
+        self.table.shown = self.app.shown if message.settings.mask_secrets else None
+        if threshold != self.table.fidelity_threshold or message.settings.mask_secrets != message.previous.mask_secrets:
             self.table.fidelity_threshold = threshold
             self.table.reload()
 

@@ -168,7 +168,7 @@ class VersionsScreen(AppModal[bool]):
             head.append(hint, style=fmt.style(p.accent if run_id else p.muted))
         self.query_one("#versions-head", Static).update(head)
         self.query_one("#versions-text", Static).update(
-            Text(strip_combining_excess(visible(v.content)), style=fmt.style(p.foreground)))
+            Text(strip_combining_excess(visible(self.app.shown(v.content))), style=fmt.style(p.foreground)))
 
     def _error(self, message: str) -> None:
         box = self.query_one("#versions-error", Static)

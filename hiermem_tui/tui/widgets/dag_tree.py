@@ -16,6 +16,7 @@ from typing import Literal
 
 from rich.style import Style
 from rich.text import Text
+from textual import getters
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -24,6 +25,7 @@ from hiermem_tui.store import Episode, Summary
 from hiermem_tui.store.reads import TreeSource
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.app_type import app_class
 
 NodeKind = Literal["summary", "episodes", "gap", "tail", "episode", "more"]
 EPISODE_PAGE = 100
@@ -93,6 +95,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 
     BINDINGS = list_keys(first="scroll_home", last="scroll_end")
+    app = getters.app(app_class)
 
     def __init__(self, store: TreeSource, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
         super().__init__("session", id=id)
@@ -138,7 +141,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
                 (fmt.seq_span(s.first_seq, s.last_seq), fmt.style(p.foreground, bold=True)), "  ",
                 (f"{fmt.tokens(s.tokens)} tok", fmt.style(p.foreground)), "  ",
                 (fmt.time_range(s.start_at, s.end_at, ref_year=self.ref_year), muted), "  ",
-                (one_line(s.content, 60), fmt.style(p.muted, italic=True)),
+                (one_line(self.app.shown(s.content), 60), fmt.style(p.muted, italic=True)),
             ]
             return Text.assemble(*parts)  # type: ignore[arg-type]
         if ref.kind == "episodes":
@@ -166,7 +169,7 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
             (f"#{ep.seq} ", fmt.style(p.muted)),
             (f"{ep.role:<9}", fmt.style(p.role_color(ep.role), bold=True)),
             (fmt.timestamp(ep.created_at, ref_year=self.ref_year) + "  ", fmt.style(p.muted)),
-            (one_line(ep.content, 70), fmt.style(p.foreground)),
+            (one_line(self.app.shown(ep.content), 70), fmt.style(p.foreground)),
         )
 
     # ------------------------------------------------------------------ building

@@ -7,11 +7,12 @@ directly, so ``[bold]`` or ``[@click=app.quit]`` is shown, never obeyed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import getters
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -22,6 +23,7 @@ from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.store import IMPORTED_PROMPT, Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.app_type import app_class
 from hiermem_tui.tui.screens.base import AppModal
 from hiermem_tui.words import counted
 
@@ -56,9 +58,15 @@ def _names(items: Sequence[str], limit: int = 24) -> str:
     return shown + (f", … and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float) -> list[tuple[str, Text | str]]:
+def _same(names: Sequence[str]) -> list[str]:
+    return list(names)
+
+
+def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float,
+                  shown: Callable[[Sequence[str]], list[str]] = _same) -> list[tuple[str, Text | str]]:
     """What the summary kept of its sources' identifiers, what it lost or made up, and why
-    earlier attempts were rejected — every name shown literally."""
+    earlier attempts were rejected — every name shown literally (through ``shown``: the app masks
+    secrets there while the screen is shared)."""
     retention = s.retention
     if retention is None:
         kept = Text("not measured (made before fidelity was measured): press ", style=fmt.style(p.muted))
@@ -80,13 +88,13 @@ def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float) -> list[tuple[st
                         style=fmt.style(p.muted))
         rows = [("fidelity", kept)]
         if s.keywords:  # the lost names, kept beside the text (searchable), most important first
-            words = Text(_names(s.keywords), style=fmt.style(p.warning))
+            words = Text(_names(shown(s.keywords)), style=fmt.style(p.warning))
             words.append("  (names the text left out, kept with it)", style=fmt.style(p.muted))
             rows.append(("keywords", words))
         elif s.fid_lost:
-            rows.append(("lost", Text(_names(s.fid_lost), style=fmt.style(p.warning))))
+            rows.append(("lost", Text(_names(shown(s.fid_lost)), style=fmt.style(p.warning))))
         if s.fid_novel:
-            rows.append(("in no source", Text(_names(s.fid_novel), style=fmt.style(p.error))))
+            rows.append(("in no source", Text(_names(shown(s.fid_novel)), style=fmt.style(p.error))))
     if s.fid_pins_missing:
         rows.append(("pins missing", Text(_names(s.fid_pins_missing), style=fmt.style(p.error, bold=True))))
     if s.rejections:
@@ -113,6 +121,8 @@ class DetailPane(fmt.Themed, VerticalScroll):
     DetailPane > #detail-rule { color: $text-muted; }
     DetailPane > #detail-body { margin: 0 0 1 0; }
     """
+
+    app = getters.app(app_class)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -198,9 +208,9 @@ class DetailPane(fmt.Themed, VerticalScroll):
             ("sources", Text(src)),
             ("parent", Text(one_line(s.parent_id, 80)) if s.parent_id else "– (top level)"),
             ("status", status),
-            *fidelity_rows(s, p, self.fidelity_threshold),
+            *fidelity_rows(s, p, self.fidelity_threshold, self.app.shown_names),
         ]
-        body = Text(_literal(s.content), style=fmt.style(p.foreground))
+        body = Text(_literal(self.app.shown(s.content)), style=fmt.style(p.foreground))
         self._set(f"s:{s.id}", head, rows, f"text · {fmt.tokens(s.tokens)} tok", body)
 
     def show_episode(self, ep: Episode, chain: list[Summary], where: str | None = None) -> None:
@@ -227,7 +237,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
             ("covered by", covered),
         ]
         hint = "  (c: jump to one)" if chain else ""
-        body = Text(_literal(ep.content), style=fmt.style(p.foreground))
+        body = Text(_literal(self.app.shown(ep.content)), style=fmt.style(p.foreground))
         self._set(f"e:{ep.seq}", head, rows, f"content{hint}", body)
 
     def show_range(self, kind: str, first: int, last: int, *, tokens: int, start_at: str, end_at: str,

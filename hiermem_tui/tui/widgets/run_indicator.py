@@ -65,6 +65,10 @@ def figures_text(state: RunProgress, palette: fmt.Palette, tokens_per_s: float |
         text.append("■ ", style=fmt.style(colour))
         text.append(str(count), style=fmt.style(colour if loud else palette.foreground, bold=True))
         text.append(f" {tier} ", style=fmt.style(palette.warning, bold=True) if loud else muted)
+    if state.tiers.flagged:
+        text.append("⚑ ", style=fmt.style(palette.warning))
+        text.append(str(state.tiers.flagged), style=fmt.style(palette.warning, bold=True))
+        text.append(" flagged ", style=fmt.style(palette.warning, bold=True))
     text.rstrip()
     return text
 

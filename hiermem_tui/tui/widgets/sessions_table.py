@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from rich.cells import cell_len
@@ -89,6 +89,8 @@ class SessionsTable(ScrollView, can_focus=True):
         self.clock = clock
         self.fidelity_threshold = 0.5
         """Sessions whose lowest summary retention is under this are flagged (the policy's)."""
+        self.shown: Callable[[str], str] | None = None
+        """How titles are shown when not as they are: with secrets masked (the app's, while the screen is shared)."""
         self.sort = sort
         self.descending = descending
         self.filter_text = ""
@@ -328,6 +330,8 @@ class SessionsTable(ScrollView, can_focus=True):
         else:
             row_style = base
         cursor = row == self.cursor_row
+        if self.shown is not None:
+            session = replace(session, title=self.shown(session.title))
         segments = [Segment(" ", row_style)]
         for i, (column, w) in enumerate(self._layout(width)):
             if i:

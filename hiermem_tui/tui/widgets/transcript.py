@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual import events, getters
 from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -28,6 +28,7 @@ from hiermem_tui.store.reads import TranscriptSource
 from hiermem_tui.store.marks import Mark
 from hiermem_tui.textsafe import strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.app_type import app_class
 
 PAGE = 100
 MAX_WINDOW = 400
@@ -82,6 +83,8 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         def __init__(self, seq: int) -> None:
             self.seq = seq
             super().__init__()
+
+    app = getters.app(app_class)
 
     def __init__(self, store: TranscriptSource, session_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -202,6 +205,10 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
     # ------------------------------------------------------------------ layout
     def _theme_changed(self) -> None:
         super()._theme_changed()
+        self.repaint_text()
+
+    def repaint_text(self) -> None:
+        """Render every episode again (the theme changed, or secrets are now masked or shown)."""
         for block in self._blocks:
             block.lines = None
         self._relayout()
@@ -237,7 +244,7 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             (f"  · {fmt.tokens(ep.tokens)} tok", fmt.style(p.muted)),
         )
         head.truncate(width, overflow="ellipsis")
-        text = strip_combining_excess(visible(ep.content))
+        text = strip_combining_excess(visible(self.app.shown(ep.content)))
         body_width = width - INDENT
         lines = [Strip(list(head.render(console)), head.cell_len)]  # type: ignore[arg-type]
         pad = Segment(" " * INDENT)

@@ -1,0 +1,212 @@
+"""Secrets masked with detect-secrets' plugins: every planted one found, look-alikes and real chats left alone.
+
+The corpus (secret_corpus.py) holds made-up secrets in real shapes; the look-alikes are the
+random-looking strings chats are full of (git hashes, digests, UUIDs, ids). The repo's sample
+chats (../shared/samples, real ChatGPT and Claude Code sessions, read where they are and never
+copied) must come out without a single mask.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.cli import main
+from hiermem_tui.redact import MARK, Masker, Redactor
+from tests.unit.secret_corpus import LOOKALIKES, PLANTED
+
+SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"
+
+
+@pytest.fixture(scope="module")
+def redactor() -> Redactor:
+    return Redactor()
+
+
+@pytest.mark.parametrize("planted", PLANTED, ids=[p.name for p in PLANTED])
+def test_every_planted_secret_is_masked_with_its_kind(redactor: Redactor, planted) -> None:  # type: ignore[no-untyped-def]
+    tally: Counter[str] = Counter()
+    masked = redactor.mask(planted.line, tally)
+    assert planted.secret not in masked
+    assert tally == Counter({planted.kind: 1}), masked
+    # the mark stands exactly where the secret stood: the rest of the line stays
+    assert masked == planted.line.replace(planted.secret, MARK.format(planted.kind))
+
+
+def test_no_secret_survives_in_part(redactor: Redactor) -> None:
+    """No 12-character piece of a planted secret is left: a pattern that stops early (JWT's signature,
+    a fixed-length key longer in reality) must not leave the rest of the token showing."""
+    text = "\n".join(p.line for p in PLANTED)
+    masked = redactor.mask(text)
+    for p in PLANTED:
+        body = p.secret.replace("\n", "")
+        for i in range(0, max(1, len(body) - 12), 6):
+            assert body[i:i + 12] not in masked.replace("\n", ""), (p.name, body[i:i + 12])
+
+
+def test_all_of_them_in_one_text_are_counted(redactor: Redactor) -> None:
+    text = "\n\nnotes from the session:\n".join(p.line for p in PLANTED)
+    masker = Masker(redactor)
+    masked = masker(text)
+    assert masker.count == len(PLANTED)
+    assert masker.json() == {"masked": True, "secrets": len(PLANTED),
+                             "by_kind": dict(sorted(Counter(p.kind for p in PLANTED).items()))}
+    assert all(p.secret not in masked for p in PLANTED)
+
+
+@pytest.mark.parametrize("line", LOOKALIKES)
+def test_lookalikes_are_not_masked(redactor: Redactor, line: str) -> None:
+    assert redactor.find(line) == []
+    assert redactor.mask(line) == line
+
+
+def test_masking_twice_reads_the_same(redactor: Redactor) -> None:
+    text = "\n".join(p.line for p in PLANTED) + "\n" + "\n".join(LOOKALIKES)
+    once = redactor.mask(text)
+    tally: Counter[str] = Counter()
+    assert redactor.mask(once, tally) == once
+    assert not tally
+
+
+def test_a_private_key_is_masked_from_its_begin_line_to_its_end_line(redactor: Redactor) -> None:
+    key = next(p for p in PLANTED if p.name == "rsa private key")
+    masked = redactor.mask(key.line)
+    assert masked == "here is the deploy key:\n[secret: private key]\nuse it carefully"
+    unterminated = key.secret.rsplit("\n", 1)[0] + "\n\nthe rest of the message"
+    assert redactor.mask(unterminated) == "[secret: private key]\n\nthe rest of the message"
+
+
+def test_the_line_gates_change_nothing(redactor: Redactor) -> None:
+    """The gates only skip lines a gated pattern cannot match: the same texts scanned with and
+    without them give the same secrets (the corpus, the look-alikes, and every line with a gate word)."""
+    ungated = Redactor(gated=False)
+    texts = [p.line for p in PLANTED] + LOOKALIKES + [
+        "\n".join(p.line for p in PLANTED),
+        "cloudant_password = 'abcdefghijabcdefghijabcd'\nIBM_API_KEY = \"" + "Ab1_" * 11 + "\"",
+        "softlayer_key: " + "a1" * 32 + "\nmailchimp 0123456789abcdef0123456789abcdef-us12",
+        ' AKC' + 'a1B2c3D4e5F6g7' + ' and AP6' + 'xyz12345ab' + '"',
+    ]
+    for text in texts:
+        assert redactor.find(text) == ungated.find(text), text
+
+
+def test_without_a_redactor_nothing_is_masked() -> None:
+    masker = Masker(None)
+    line = PLANTED[0].line
+    assert masker(line) == line
+    assert masker.json() == {"masked": False, "secrets": 0, "by_kind": {}}
+    assert masker.line() == "secrets not masked (--no-redact)"
+
+
+@pytest.mark.skipif(not SAMPLES.is_dir(), reason="the shared sample chats are not beside this checkout")
+def test_the_real_sample_chats_get_no_masks(tmp_path: Path, redactor: Redactor,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """15 ChatGPT conversations and 3 Claude Code sessions, full of hex ids, git hashes, UUIDs and code:
+    not one mask (a mask there would be a false positive: the samples hold no credentials)."""
+    monkeypatch.setenv("HIERMEM_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "samples.db"
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["import", "--db", str(db), str(SAMPLES / "chatgpt_conversations.json"),
+                 str(SAMPLES / "claude-code")], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    code = main(["compact", "--db", str(db), "--all", "--backend", "extractive", "--json"], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    conn = sqlite3.connect(db)
+    texts = [r[0] for r in conn.execute("SELECT content FROM episodes")] + [
+        r[0] for r in conn.execute("SELECT title FROM sessions")] + [
+        r[0] for r in conn.execute("SELECT content FROM summaries")]
+    names = {n for row in conn.execute("SELECT keywords, fid_lost, fid_novel FROM summaries")
+             for col in row for n in json.loads(col or "[]")}
+    conn.close()
+    assert len(texts) > 300 and len(names) > 100
+    found = {(f.kind, t[f.start:f.end][:60]) for t in texts for f in redactor.find(t)}
+    assert found == set()
+    # the names the summaries' fidelity kept (keywords, lost, made up): paths, constants, hashes …
+    assert [n for n in names if redactor.mask_name(n) != n] == []
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_secrets_session(directory: Path, session: str = "leaky") -> Path:
+    """A native JSONL session whose every message holds one planted secret (and a title with one),
+    with a few ordinary messages between: long enough for the extractive pass to make leaves."""
+    title = f"deploy notes {PLANTED[0].secret}"
+    lines = []
+    for i, p in enumerate(PLANTED):
+        lines.append({"session": session, "title": title, "role": "user" if i % 2 else "assistant",
+                      "content": f"step {i}: {p.line}\nok?"})
+        lines.append({"session": session, "title": title, "role": "assistant", "content": f"done with step {i}."})
+    path = directory / f"{session}.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def leaky_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HIERMEM_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "leaky.db"
+    assert _run("import", "--db", str(db), str(write_secrets_session(tmp_path)))[0] == 0
+    code, _, err = _run("compact", "--db", str(db), "--session", "leaky", "--backend", "extractive", "--json")
+    assert code == 0, err
+    return db
+
+
+def _file_state(db: Path) -> tuple[bytes, list[str]]:
+    return db.read_bytes(), sorted(p.name for p in db.parent.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_export_masks_every_secret_and_counts_them(leaky_db: Path, fmt: str) -> None:
+    before = _file_state(leaky_db)
+    code, out, err = _run("export", "--db", str(leaky_db), "--session", "leaky", "--format", fmt)
+    assert code == 0, err
+    for p in PLANTED:
+        assert p.secret not in out, p.name
+    assert "[secret: github token]" in out and "[secret: private key]" in out
+    conn = sqlite3.connect(leaky_db)
+    summaries = conn.execute("SELECT count(*) FROM summaries").fetchone()[0]
+    conn.close()
+    assert summaries > 0  # the extractive summaries copied secrets too: they are masked as well
+    if fmt == "json":
+        data = json.loads(out)
+        assert data["session"]["title"] == "deploy notes [secret: github token]"
+        # one per message, the title once, and each copy a summary's text (or keywords) carried
+        assert data["redacted"]["secrets"] == out.count("[secret: ") > len(PLANTED)
+        assert data["redacted"]["by_kind"]["private key"] >= 2
+    else:
+        assert out.rstrip().endswith("masked (" + out.rstrip().split("masked (", 1)[1])
+        assert f"{out.count('[secret: ')} secrets masked" in out
+    assert _file_state(leaky_db) == before  # the stored file is never changed
+
+
+def test_export_no_redact_keeps_them(leaky_db: Path) -> None:
+    code, out, err = _run("export", "--db", str(leaky_db), "--session", "leaky", "--no-redact")
+    assert code == 0, err
+    data = json.loads(out)
+    contents = "\n".join(e["content"] for e in data["episodes"])
+    assert all(p.line in contents for p in PLANTED)
+    assert data["redacted"] == {"masked": False, "secrets": 0, "by_kind": {}}
+
+
+def test_a_summarys_names_cut_from_a_secret_are_masked(redactor: Redactor) -> None:
+    """Fidelity keeps names cut out of their sources, where a plugin's context is gone (an npm token
+    without ``_authToken=``, the middle of a PyPI token): pieces of a secret masked in the same
+    answer are masked, and so are random-looking runs; ordinary names are not."""
+    npm = next(p for p in PLANTED if p.name == "npm token")
+    masker = Masker(redactor)
+    masker(npm.line)  # the episode comes first in an answer or an export
+    pypi_piece = next(p for p in PLANTED if p.name == "pypi token").secret[5:29]
+    names = [npm.secret, pypi_piece, "UINT64_MAX", "vsla_paper_v0.44.pdf", "/home/me/src/main.c",
+             "3f9a2c41d0b7e8f65a9c", "7c9e6679-7425-40de-944b-e07fc1f90ae7", "hiermem_tui.redact",
+             "ValueError12", "HttpClient2Factory", "XMLHttpRequest2", "base64EncodedV2Payload"]
+    assert masker.names(names) == ["[secret: npm tokens]", "[secret: random-looking name]", *names[2:]]
+    assert masker.tally["npm tokens"] == 2 and masker.tally["random-looking name"] == 1
