@@ -15,7 +15,7 @@ decided here, and the table, the JSON file and bench/README.md all come from the
 * discarded share = model seconds spent on answers that were not kept ÷ all model seconds;
 * length rejections = answers rejected for length alone (``cut_off``, ``too_long``; must be 0);
 * clipped = answers that ran past their target and were clipped and kept;
-* retry re-evaluation = for each call after the first of one summary, the share of its prompt
+* retry re-evaluation = for each call made again after a rejected answer, the share of its prompt
   the server evaluated anew (its ``prompt_eval_count`` ÷ the prompt's size in the model's
   tokens, estimated from our count with the ratio the first call of the same summary showed);
 * floor ratio = model seconds of a leaf ÷ the floor of one call: its prompt tokens ÷ the measured
@@ -94,24 +94,36 @@ class Record:
     def over_target(self) -> bool:
         return self.body_tokens > self.target and not self.request.pinned
 
+    def _answered(self) -> list[Call]:
+        return [c for c in self.calls if c.reachable and c.error is None]
+
+    def _retried(self) -> list[int]:
+        """Indexes (into the answered calls) of the calls made again after a rejected answer:
+        in a summary made in parts, the other calls are other parts, not retries."""
+        records = self.result.calls
+        return [i for i in range(1, len(records)) if records[i - 1].discarded]
+
     def retry_shares(self) -> list[float]:
         """The share of each retry's prompt the server evaluated anew (see the module docstring)."""
-        calls = [c for c in self.calls if c.reachable and c.error is None]
-        if len(calls) < 2:
+        calls = self._answered()
+        if len(calls) < 2 or len(calls) != len(self.result.calls):
             return []
         first = calls[0]
         if not first.prompt_eval_count or not first.fresh_prompt_tokens:
             return []
         per_token = first.prompt_eval_count / first.fresh_prompt_tokens  # model tokens per token of ours
         return [round(c.prompt_eval_count / (c.prompt_tokens * per_token), 4)
-                for c in calls[1:] if c.prompt_eval_count is not None and c.prompt_tokens]
+                for c in (calls[i] for i in self._retried()) if c.prompt_eval_count is not None and c.prompt_tokens]
 
     def attempts(self) -> list[dict[str, Any]]:
-        """Each rejection with the answer it judged: the call made for it, in order."""
-        calls = iter(c for c in self.calls if c.reachable)
+        """Each rejection with the answer it judged: the rejected calls, in order."""
+        calls = [c for c in self.calls if c.reachable]
+        records = self.result.calls
+        judged = ([calls[i] for i, r in enumerate(records) if r.discarded] if len(calls) == len(records)
+                  else calls)
         out = []
-        for r in self.result.rejections:
-            call = next(calls, None)
+        for k, r in enumerate(self.result.rejections):
+            call = judged[k] if k < len(judged) else None
             out.append({**r.as_dict(), "answer": call.text if call else None,
                         "done_reason": call.done_reason if call else None})
         return out

@@ -52,7 +52,7 @@ from _real_model_stats import TABLE_HEAD, Call, Record, aggregate, pick_quotes, 
 from hiermem_tui.compaction import (  # noqa: E402
     Runner, RunEvent, SummaryAttempt, SummaryStarted, SummaryWritten, make_runner,
 )
-from hiermem_tui.config import Settings  # noqa: E402
+from hiermem_tui.config import SUMMARY_FORMATS, Settings  # noqa: E402
 from hiermem_tui.importers import FormatError, detect, import_paths  # noqa: E402
 from hiermem_tui.store import Run, Store, StoreError, Summary  # noqa: E402
 from hiermem_tui.summarize import (  # noqa: E402
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--budget-minutes", type=float, metavar="M",
                     help="start no new leaf after M minutes (the leaf in progress finishes)")
     ap.add_argument("--pass", dest="pass_", choices=["leaf", "full"], default="leaf")
-    ap.add_argument("--summary-format", choices=["plain", "sections"], default=Settings().summary_format,
+    ap.add_argument("--summary-format", choices=SUMMARY_FORMATS, default=Settings().summary_format,
                     help="how the model is asked to write (default: the app's, %(default)s)")
     ap.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES, help="folder of chat exports (default: %(default)s)")
     ap.add_argument("--timeout-s", type=float, default=Settings().timeout_s, help="base per-call timeout (the app's default)")

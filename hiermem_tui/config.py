@@ -18,7 +18,7 @@ import platformdirs
 
 APP_NAME = "hiermem-tui"
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
-SUMMARY_FORMATS = ("plain", "sections")
+SUMMARY_FORMATS = ("notes", "sections", "plain")
 
 
 class ConfigError(Exception):
@@ -78,10 +78,12 @@ class Settings:
     """How long Ollama keeps the model in memory after a call."""
     parallel: int = 1
     """Independent summaries (sessions, groups of one depth) made at once."""
-    summary_format: str = "sections"
-    """How a model is asked to write: ``sections`` (a JSON schema with fixed sections, Ollama's
-    structured outputs, rendered to Markdown; servers without them get plain), or ``plain`` bullet
-    points. Sections measured better with a 1.5B model (bench/README.md), so they are the default."""
+    summary_format: str = "notes"
+    """How a model is asked to write: ``notes`` (the default: a summary made in parts, one call per
+    step of the chat or per source, each a few sentences; ``summarize/notes.py``), ``sections`` (one
+    call, a JSON schema with fixed sections, Ollama's structured outputs) or ``plain`` (one call,
+    bullet points). Notes answered the most of a reader's questions with a 1.5B model (issue 19's
+    probe benchmark, bench/README.md)."""
     theme: str = "textual-dark"
     """The TUI theme, remembered between runs."""
     mask_secrets: bool = False
@@ -178,7 +180,7 @@ def load_settings(
     if s.parallel < 1:
         raise ConfigError("parallel must be at least 1")
     if s.summary_format not in SUMMARY_FORMATS:
-        raise ConfigError(f"summary_format must be 'plain' or 'sections', not {s.summary_format!r}")
+        raise ConfigError(f"summary_format must be one of {', '.join(SUMMARY_FORMATS)}, not {s.summary_format!r}")
     return s
 
 

@@ -191,6 +191,7 @@ class Reporter:
         self.rate: float | None = None
         self.what = ""
         self.call = ""
+        self.part = ""
         self._width = 0
 
     def __call__(self, ev: RunEvent) -> None:
@@ -202,9 +203,10 @@ class Reporter:
             self.what = f"{one_line(ev.session_id, 24)} {ev.what}"
             self.call = ""
         elif isinstance(ev, SummaryAttempt):
-            self.call = ""
+            self.part = f"part {ev.part}/{ev.parts}" if ev.parts > 1 else ""
+            self.call = self.part
         elif isinstance(ev, SummaryProgress):
-            self.call = call_text(ev)
+            self.call = " ".join(x for x in (self.part, call_text(ev)) if x)
         elif isinstance(ev, SummaryWritten):
             self.call = ""
             self.planned[ev.run_id] = ev.planned

@@ -64,8 +64,7 @@ def make_runner(
     """
     tok = tokenizer or store.tokenizer
     backend = backend or make_backend(settings, tok)
-    summariser = Summariser(backend, tok, prompts=PromptSet(settings.prompts),
-                            sections=settings.summary_format == "sections")
+    summariser = Summariser(backend, tok, prompts=PromptSet(settings.prompts), summary_format=settings.summary_format)
     return Runner(store, summariser, settings.policy, parallel=settings.parallel, on_event=on_event, cancel=cancel)
 
 

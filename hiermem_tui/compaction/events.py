@@ -74,6 +74,9 @@ class SummaryAttempt:
     attempt: int
     retry: bool = False
     message: str = ""
+    part: int = 0
+    """The part of a summary made in parts this call is for (1-based; 0: a summary of one call)."""
+    parts: int = 0
 
 
 @dataclass(frozen=True, slots=True)

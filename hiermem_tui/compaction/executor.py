@@ -248,7 +248,8 @@ class Executor:
         def forward(ev: SummaryEvent) -> None:
             nonlocal sent_at, sent_phase
             if ev.kind != "progress":
-                self.emit(SummaryAttempt(st.run.id, sid, what, ev.tier, ev.attempt, ev.kind == "retry", ev.message))
+                self.emit(SummaryAttempt(st.run.id, sid, what, ev.tier, ev.attempt, ev.kind == "retry", ev.message,
+                                         ev.part, ev.parts))
                 return
             now = time.monotonic()
             if now - sent_at < PROGRESS_EVERY_S and ev.phase == sent_phase:

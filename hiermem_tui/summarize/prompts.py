@@ -41,6 +41,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from datetime import datetime, timedelta, timezone
 
+from hiermem_tui.summarize import notes
+from hiermem_tui.summarize.notes import Part
 from hiermem_tui.summarize.sections import Layout, layout_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
@@ -230,6 +232,10 @@ class Prompt:
     """The JSON schema of a sectioned answer (None: plain text)."""
     layout: Layout | None = None
     """The bounds the schema was made from (sectioned answers only)."""
+    ask: str = ""
+    """What the prompt asks, as sent (an answer that copies it back is an echo)."""
+    shows_prior: bool = False
+    """The prompt shows the previous summary (an answer made of its statements is an echo)."""
 
 
 def fmt_time(value: datetime) -> str:
@@ -397,7 +403,60 @@ def build_prompt(
     num_predict = layout.num_predict if layout is not None else answer_budget(target)
     temperature = AGGRESSIVE_TEMPERATURE if aggressive else NORMAL_TEMPERATURE
     return Prompt(template.system, _fill(template.instruction, values), version, temperature, num_predict,
-                  format=layout.schema() if layout is not None else None, layout=layout)
+                  format=layout.schema() if layout is not None else None, layout=layout, ask=ask,
+                  shows_prior=bool(values["context"]))
+
+
+NOTES_SUFFIX = "+notes"
+PART_TOKENS = 1400
+"""A part's material is fitted to this (a step is cut near it; a long message shows head and tail)."""
+
+
+def build_part_prompt(depth: int, part: Part, *, aggressive: bool = False, why: str = "",
+                      prompts: PromptSet | None = None, tokenizer: Tokenizer | None = None) -> Prompt:
+    """The prompt for one part of a summary made in parts (``notes.py``): the depth's template with
+    the part's material and the part's ask, no previous summary. Both tiers of a part send the same
+    system text and material, so a retry re-evaluates only the ask."""
+    prompts = prompts or PromptSet()
+    key = template_key(depth, aggressive)
+    template = prompts.templates[key]
+    items = notes.shown(part)
+    if tokenizer is not None:
+        if depth == 0:
+            items = [replace(s, text=_clip_middle(s.text, TOOL_MAX_TOKENS, tokenizer)) if s.role == "tool" else s
+                     for s in items]
+        items = fit_sources(items, PART_TOKENS, tokenizer)
+    material = render_transcript(items) if depth == 0 else render_part(items)
+    ask = notes.ask(part, aggressive=aggressive, why=why)
+    values = {"context": "", "target": str(part.target), "words": str(words_for(part.target)),
+              "bullets": "1", "ask": ask, "material": material}
+    num_predict = answer_budget(part.target)
+    temperature = AGGRESSIVE_TEMPERATURE if aggressive else NORMAL_TEMPERATURE
+    return Prompt(template.system, _fill(template.instruction, values), prompts.version(key) + NOTES_SUFFIX,
+                  temperature, num_predict, ask=ask)
+
+
+def first_prompt(request: SummaryRequest, summary_format: str, *, aggressive: bool = False,
+                 prompts: PromptSet | None = None, tokenizer: Tokenizer | None = None) -> Prompt:
+    """The first prompt a summary of ``request`` sends in ``summary_format`` (the prompts screen's
+    preview): a notes summary's first part, else the one prompt of sections or plain."""
+    prompts = prompts or PromptSet()
+    if summary_format == "notes" and uses_sections(prompts.get(request.depth, aggressive)):
+        parts = notes.parts_for(request.sources, request.depth, request.target_tokens)
+        if parts:
+            return build_part_prompt(request.depth, parts[0], aggressive=aggressive, prompts=prompts,
+                                     tokenizer=tokenizer)
+    return build_prompt(request, aggressive=aggressive, prompts=prompts, tokenizer=tokenizer,
+                        sections=summary_format == "sections")
+
+
+def render_part(sources: Sequence[SourceItem]) -> str:
+    """A condensed summary's source as a part: its text under its time range (when known)."""
+    blocks = []
+    for s in sources:
+        when = "" if s.synthetic_time else f"--- {fmt_time(s.start_at)} to {fmt_time(s.end_at)} ---\n"
+        blocks.append(when + s.text.strip())
+    return "\n\n".join(blocks)
 
 
 def prompt_version(depth: int, *, aggressive: bool = False, prompts: PromptSet | None = None,

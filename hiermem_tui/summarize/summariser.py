@@ -36,18 +36,22 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hiermem_tui.summarize import acceptance, sections
+from hiermem_tui.summarize import acceptance, notes, sections
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
 from hiermem_tui.summarize.fidelity import Fidelity, key_count, keywords_for, measure, read_sources
 from hiermem_tui.summarize.prompts import (
     EXTRACTIVE_VERSION,
+    NORMAL_TEMPERATURE,
+    RETRY_HINTS,
     SECTIONS_ASK,
     Prompt,
     PromptSet,
+    build_part_prompt,
     build_prompt,
     fmt_time,
     num_predict_for,
+    uses_sections,
 )
 from hiermem_tui.summarize.speed import CallClock, ModelSpeed
 from hiermem_tui.summarize.types import (
@@ -80,6 +84,7 @@ PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
 PIN_HEADER = "Pinned (kept verbatim):"
 ALL_EXCLUDED = "(The episodes here are excluded from summaries by the user.)"
 CLIPPED = "clipped"
+TIERS_ORDER: dict[str, int] = {"normal": 0, "aggressive": 1, "fallback": 2}
 _BOUNDARY = re.compile(r"(?<=[.!?])\s|\n")
 
 
@@ -93,9 +98,15 @@ class Targets:
 
 
 def targets_for(request: SummaryRequest, pinned_tokens: int = 0) -> Targets:
-    """See the module docstring: scaled with the input, never above the depth's target."""
+    """See the module docstring: scaled with the input, never above the depth's target. A
+    condensed summary's target is at least half its sources and at least its largest source: it
+    never shrinks below the summaries it stands for (issue 19: with a quarter, three condensed
+    summaries of two leaves restated their first source in 44–74 tokens)."""
     source = max(1, request.source_tokens - pinned_tokens)
     normal = min(request.target_tokens, max(MIN_TARGET, source // SOURCE_FRACTION))
+    if request.depth > 0:
+        largest = max((s.tokens for s in request.sources), default=0)
+        normal = min(request.target_tokens, max(normal, source // 2, largest))
     if normal >= source:
         normal = max(1, source - 1)
     aggressive = max(1, min(normal, max(12, normal // 2)))
@@ -206,6 +217,7 @@ class Summariser:
         sleep: Sleep = asyncio.sleep,
         prompts: PromptSet | None = None,
         sections: bool = False,
+        summary_format: str | None = None,
     ) -> None:
         self.backend = backend
         self.tokenizer = tokenizer
@@ -213,7 +225,9 @@ class Summariser:
         self.max_connection_failures = max(1, max_connection_failures)
         self.retry_backoff_s = tuple(retry_backoff_s) or (0.0,)
         self.prompts = prompts or PromptSet()
-        self.sections = sections
+        self.summary_format = summary_format or ("sections" if sections else "plain")
+        """``notes`` (a summary made in parts, one call each: ``notes.py``), ``sections`` or ``plain``."""
+        self.sections = self.summary_format == "sections"
         self._sleep = sleep
         self._connection_failures = 0
 
@@ -221,6 +235,12 @@ class Summariser:
     def connection_failures(self) -> int:
         """Connection failures in a row so far (0 after any answer from the server)."""
         return self._connection_failures
+
+    @property
+    def use_notes(self) -> bool:
+        """Summaries made in parts now: asked for, and the templates place the material and the ask."""
+        return self.summary_format == "notes" and all(
+            uses_sections(self.prompts.get(d, a)) for d in (0, 1) for a in (False, True))
 
     @property
     def use_sections(self) -> bool:
@@ -263,6 +283,8 @@ class Summariser:
         # Reading the sources' names (for fidelity and the invented rule) takes a few ms of CPU
         # per 3,000-token leaf: done in a thread while the model works, not after its answer.
         state.reading = asyncio.ensure_future(asyncio.to_thread(read_sources, source_pairs(request.sources)))
+        if self.use_notes:
+            return await self._in_parts(request, t, pins, started, state, on_event)
         # one material for both tiers: fitted for the larger answer budget
         max_prompt = self.max_prompt_tokens(num_predict_for(t.normal, sections=self.use_sections))
         for tier_name, target in (("normal", t.normal), ("aggressive", t.aggressive)):
@@ -275,6 +297,77 @@ class Summariser:
             raise ModelError("no acceptable summary from the model: " + "; ".join(self._notes(state)))
         text = self._digest(request, t.fallback)
         return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
+
+    async def _in_parts(self, request: SummaryRequest, t: Targets, pins: str, started: float, state: _Attempts,
+                        on_event: EventCallback | None) -> SummaryResult:
+        """A summary made in parts (``notes.py``): each part a call, its note judged by the content
+        rules alone and retried once at the aggressive tier (same system text and material: the
+        prompt cache serves them), else that part's extractive digest. The summary's tier is the
+        worst of its parts'; its text the notes in order, clipped at a boundary if over target."""
+        parts = notes.parts_for(request.sources, request.depth, t.normal)
+        texts: list[str] = []
+        worst: Tier = "normal"
+        gens: list[Generation] = []
+        version = ""
+        trimmed = None
+        for part in parts:
+            text, tier, gen, version = await self._part(request, part, state, on_event)
+            if gen is not None:
+                gens.append(gen)
+            if TIERS_ORDER[tier] > TIERS_ORDER[worst]:
+                worst = tier
+            texts.append(text)
+        text = notes.join(texts)
+        if self.tokenizer.count(text) > t.normal:
+            text, trimmed = clip_at_boundary(text, t.normal, self.tokenizer), CLIPPED
+        if not gens:  # every part fell back: the digest of the whole, as any fallback
+            text = self._digest(request, t.fallback)
+            return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
+        total = Generation(text, sum(g.prompt_eval_count or 0 for g in gens), sum(g.eval_count or 0 for g in gens),
+                           sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
+        got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed)
+        return self._finish(text, worst, t.normal, version, got, request, pins, started, state)
+
+    async def _part(self, request: SummaryRequest, part: notes.Part, state: _Attempts,
+                    on_event: EventCallback | None) -> tuple[str, Tier, Generation | None, str]:
+        """One part's note: (text, tier, the accepted answer or None, prompt version)."""
+        def tagged(ev: SummaryEvent) -> None:
+            if on_event is not None:
+                on_event(replace(ev, part=part.index, parts=part.count))
+
+        material = [s.text for s in part.items]
+        version = ""
+        for aggressive in (False, True):
+            tier: Tier = "aggressive" if aggressive else "normal"
+            why = RETRY_HINTS.get(state.rejections[-1].reason, "") if aggressive and state.rejections else ""
+            prompt = build_part_prompt(request.depth, part, aggressive=aggressive, why=why, prompts=self.prompts,
+                                       tokenizer=self.tokenizer)
+            version = prompt.version
+            try:
+                gen = await self._call(prompt, tier, part.target, state, tagged if on_event else None)
+            except ModelError as exc:
+                state.reject(tier, "error", f"part {part.index}: {exc}")
+                continue
+            text = notes.note_text(acceptance.strip_preamble(gen.text))
+            if not text:
+                reason = "thinking_only" if gen.thinking_tokens else "empty"
+                state.reject(tier, reason, f"part {part.index}", gen)
+                continue
+            broken = acceptance.judge_text(text, prior=None, sources=material, leaf=request.depth == 0,
+                                           ask=prompt.ask)
+            if broken is not None:
+                state.reject(tier, broken[0], f"part {part.index}: {broken[1]}", gen)
+                continue
+            if gen.done_reason == "length":
+                text = drop_unfinished(text)
+            fid = measure(text, source_pairs(part.items))
+            invented = acceptance.find_invented(fid.novel, fid.kept)
+            if invented:
+                state.reject(tier, "invented", f"part {part.index}: {invented}", gen)
+                continue
+            return text, tier, gen, version
+        digest = extractive_digest(SummaryRequest(request.depth, list(part.items), part.target), self.tokenizer)
+        return notes.note_text(" ".join(ln.removeprefix("- ") for ln in digest.splitlines())), "fallback", None, version
 
     def _digest(self, request: SummaryRequest, target: int) -> str:
         return extractive_digest(replace(request, target_tokens=target), self.tokenizer)
@@ -305,7 +398,9 @@ class Summariser:
                 state.reject(tier, "empty", gen=gen)
             return None
         material = [s.text for s in request.sources]
-        broken = acceptance.judge_text(text, prior=request.prior_summary, sources=material, leaf=request.depth == 0)
+        shown_prior = request.prior_summary if prompt.shows_prior else None
+        broken = acceptance.judge_text(text, prior=shown_prior, sources=material, leaf=request.depth == 0,
+                                       ask=prompt.ask)
         if broken is not None:
             state.reject(tier, *broken, gen=gen)
             return None

@@ -163,6 +163,9 @@ class SummaryEvent:
     thinking_tokens: int = 0
     tokens_per_s: float | None = None  # this call's own pace once tokens arrive
     left_s: float | None = None  # the call's remaining seconds, estimated
+    part: int = 0
+    """Which part of a summary made in parts (``notes``) this call is for, 1-based (0: one call)."""
+    parts: int = 0
 
 
 EventCallback = Callable[[SummaryEvent], None]

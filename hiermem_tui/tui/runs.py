@@ -154,6 +154,8 @@ class RunController:
             ev = message.event
             note = f"retry {ev.attempt}: server not answering" if ev.retry else (
                 "" if ev.tier == "normal" else f"{ev.tier} try")
+            if ev.parts > 1 and not ev.retry:
+                note = " ".join(x for x in (f"part {ev.part}/{ev.parts}", note) if x)
             self.app.run_state = replace(state, attempt=note, call=None)
 
     def call_progress(self, message: RunCallProgress) -> None:

@@ -87,6 +87,7 @@ def test_figures_against_the_fake_server_add_up(tmp_path: Path) -> None:
     assert first["discarded_seconds"] >= 0.2
     assert abs(data["all_summaries"]["discarded_seconds"] - first["discarded_seconds"]) <= 0.05  # the only one
     assert first["retry_shares"] and all(0 < x <= 0.15 for x in first["retry_shares"])
-    assert data["model_speed"]["calls"] == 3  # two leaves, one rejected attempt: three answers measured
+    # every answer is measured: two leaves (in notes, a call per step) and the one rejected attempt
+    assert data["model_speed"]["calls"] == sum(len(s["calls"]) for s in data["summaries"]) >= 3
     assert "| **total** | 2 |" in res.stdout
     assert SUMMARY in res.stdout  # a summary quoted verbatim

@@ -156,6 +156,10 @@ def assert_done_runs_really_finished(store: Store, tokenizer: Tokenizer, sid: st
 def test_twenty_random_sigkills_over_one_full_pass(
     tmp_path: Path, tokenizer: Tokenizer, env: dict[str, str]  # noqa: F811
 ) -> None:
+    # one model call per summary, so the floors below (calls made ⇒ summaries committed) hold; a
+    # summary in notes makes a call per part and is written once after its last, like any other
+    cfg = Path(env["HIERMEM_CONFIG"])
+    cfg.write_text('summary_format = "plain"\n' + cfg.read_text(encoding="utf-8"), encoding="utf-8")
     db = tmp_path / "kills.db"
     with Store.open(db, tokenizer=tokenizer) as store:
         for sid in SESSIONS:

@@ -23,7 +23,14 @@ from textual.widgets import Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from hiermem_tui.tui.widgets.lists import KeyedOptionList
-from hiermem_tui.summarize.prompts import DEFAULT_TEMPLATES, PLACEHOLDERS, PromptSet, build_prompt, validate_template
+from hiermem_tui.summarize.prompts import (
+    DEFAULT_TEMPLATES,
+    NOTES_SUFFIX,
+    PLACEHOLDERS,
+    PromptSet,
+    first_prompt,
+    validate_template,
+)
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.screens.base import AppModal
@@ -128,15 +135,17 @@ class PromptsScreen(AppModal[bool]):
             error.update(Text(f"▲ {problem}", style=fmt.style(p.error, bold=True)))
             return
         depth = 0 if self.key.startswith("leaf") else 1
-        sections = self.app.settings.summary_format == "sections"
-        sent = build_prompt(example_request(depth), aggressive=self.key.endswith("aggressive"), prompts=prompts,
-                            sections=sections)
+        summary_format = self.app.settings.summary_format
+        sent = first_prompt(example_request(depth), summary_format, aggressive=self.key.endswith("aggressive"),
+                            prompts=prompts)
         preview = Text()
         preview.append("system: ", style=fmt.style(p.accent, bold=True))
         preview.append(sent.system + "\n\n", style=fmt.style(p.foreground))
         preview.append("user: ", style=fmt.style(p.accent, bold=True))
         preview.append(sent.prompt, style=fmt.style(p.foreground))
         shape = " · answer: a JSON object of sections (format = its schema)" if sent.format is not None else ""
+        if sent.version.endswith(NOTES_SUFFIX):
+            shape = " · notes: one call like this per step of the chat (per source when condensing)"
         preview.append(f"\n\ntemperature {sent.temperature} · num_predict {sent.num_predict}{shape}",
                        style=fmt.style(p.muted))
         self.query_one("#prompts-preview", Static).update(preview)

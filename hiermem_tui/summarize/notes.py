@@ -1,0 +1,181 @@
+"""Notes: the default way a summary is asked for (``summary_format = "notes"``), one part at a time.
+
+Measured on the probe set (issue 19, bench/README.md): Qwen2.5-Coder-1.5B given a whole 3,000-token
+chunk and asked for a report — in sections or in bullets — answered fewer of a reader's questions
+than the app's extractive digest, copied the previous summary, and stated things the chat never
+said. Asked about one step of the chat at a time, with the lines the app finds in that step (its
+error messages, the sentences that decide something, its most important names), it answered the
+most. So a summary is made in parts:
+
+* a **leaf**'s parts are the steps of its chunk (:mod:`steps`): a user message and what the
+  assistant answered and did about it, or a stretch of an agent's work;
+* a **condensed** summary's parts are its sources, one by one, oldest first: every source gets its
+  note, in order, so nothing is left out and nothing is merged into the first one.
+
+Each part is one model call whose prompt is the part's material and then the ask (the system text
+and the material are the prefix a retry of that part shares, so the server's prompt cache serves
+it). What the note says is the model's; where the parts are, and which lines are pointed out to it,
+is the app's. The notes, in order, are the summary. No previous summary is shown: given one, a
+1.5B model wrote it back as the new summary (issue 19).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hiermem_tui.summarize import steps
+from hiermem_tui.summarize.fidelity import extract
+from hiermem_tui.summarize.types import SourceItem
+
+MIN_PART_TARGET = 40
+"""No part is asked for less than this many tokens (one or two sentences)."""
+TOKENS_PER_SENTENCE = 38
+"""About how long one sentence of a note runs (cl100k tokens), to turn a budget into sentences."""
+MAX_SENTENCES = 5
+MAX_ERRORS, MAX_DECISIONS, MAX_NAMES = 3, 4, 12
+"""How many error lines, deciding sentences and names a part's hints show at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One call's worth of a summary: sources ``items`` (shown as they are given), part ``index``
+    (1-based) of ``count``, who opened it, and the tokens its note may take."""
+
+    index: int
+    count: int
+    items: tuple[SourceItem, ...]
+    opened_by: str
+    """``user``: a user message opens the step; ``continued``: it carries on earlier work;
+    ``summary``: a condensed summary's source."""
+    target: int
+
+    @property
+    def sentences(self) -> int:
+        return max(1, min(MAX_SENTENCES, round(self.target / TOKENS_PER_SENTENCE)))
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.items)
+
+
+def parts_for(sources: Sequence[SourceItem], depth: int, target: int) -> list[Part]:
+    """The parts of a summary of ``sources`` and each part's share of ``target`` (by its size)."""
+    if not sources:
+        return []
+    if depth == 0:
+        groups = [(tuple(step.items(sources)), step.opened_by) for step in steps.split(sources)]
+    else:
+        groups = [((s,), "summary") for s in sources]
+    total = max(1, sum(s.tokens for s in sources))
+    out = []
+    for i, (items, who) in enumerate(groups, 1):
+        size = sum(s.tokens for s in items)
+        share = max(MIN_PART_TARGET, target * size // total)
+        out.append(Part(i, len(groups), items, who, min(share, max(MIN_PART_TARGET, size))))
+    return out
+
+
+_ERRORISH = re.compile(r"error|exception|traceback|failed|failure|uncaught|cannot|can't|not found|denied|refused|"
+                       r"invalid|exceeded|undeclared|undefined", re.I)
+_DECIDES = re.compile(r"\b(?:instead|decid|chose|choose|go with|keep|kept|drop|dropped|reject|won't|can't|cannot|"
+                      r"not possible|infeasible|switch|replace|rather than|stay with|cut|remove)", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def hints(items: Sequence[SourceItem]) -> str:
+    """What the app finds in a part without a model, pointed out to it after the material: the
+    error messages quoted (by the user or a tool), the sentences that decide something, and the
+    most important names and numbers (fidelity's ranking). The model decides what they mean."""
+    errors: list[str] = []
+    decisions: list[str] = []
+    for s in items:
+        if s.role in ("user", "tool"):
+            for line in s.text.splitlines():
+                line = " ".join(line.split())
+                if 12 <= len(line) <= 220 and _ERRORISH.search(line) and line not in errors:
+                    errors.append(line)
+        if s.role in ("user", "assistant"):
+            for sentence in _SENTENCE.split(steps.prose(s.text) or s.text):
+                sentence = " ".join(sentence.split())
+                if 20 <= len(sentence) <= 240 and _DECIDES.search(sentence):
+                    decisions.append(f"{s.role}: {sentence}")
+    names = [i.text for i in extract([(s.text, s.role == "tool") for s in items])][:MAX_NAMES]
+    blocks = []
+    if errors:
+        blocks.append("Errors quoted in this part:\n" + "\n".join(f"- {e}" for e in errors[:MAX_ERRORS]))
+    if decisions:
+        blocks.append("Lines that decide something:\n" + "\n".join(f"- {d}" for d in dict.fromkeys(decisions[:MAX_DECISIONS])))
+    if names:
+        blocks.append("Names and numbers in this part: " + ", ".join(names))
+    return "\n".join(blocks)
+
+
+LEAD = {
+    "user": ("Say what the user wrote in this part (asked, reported, decided) and what the assistant answered, "
+             "found or did about it."),
+    "continued": ("There is no user message in this part: it is the assistant's own work. Say what the assistant "
+                  "looked at, ran, found or changed; do not write about the user."),
+    "summary": "Say what happened in this part of the chat, in order.",
+}
+TOOL_LINES = " Lines starting \"tool:\" are the output of commands the assistant ran and files it read, not messages."
+NOTE_ASK = (
+    "This is part {index} of {count}.{hints} {lead}{tools} Give the specific names, numbers, error messages, "
+    "choices and reasons from the {what}; say so when something was rejected, failed or could not be done. Say "
+    "who said what as the {what} shows it, and that something was only suggested when it was not done. Write only "
+    "what the {what} says, in {sentences} sentence{s}, as plain sentences."
+)
+RETRY_ASK = (
+    "This is part {index} of {count}. Your previous note on it was not usable{why}. Write a shorter one: "
+    "{sentences} plain sentence{s} in your own words on what happened in this part, with the exact names that "
+    "matter, and only what the {what} says."
+)
+
+
+def ask(part: Part, *, aggressive: bool = False, why: str = "") -> str:
+    """What the model is asked about ``part`` (it follows the part's material in the prompt)."""
+    what = "report" if part.opened_by == "summary" else "log"
+    if aggressive:
+        n = max(1, part.sentences // 2)
+        return (RETRY_ASK.replace("{index}", str(part.index)).replace("{count}", str(part.count))
+                .replace("{why}", why).replace("{sentences}", _words(n)).replace("{s}", "s" * (n != 1))
+                .replace("{what}", what))
+    found = hints(part.items) if part.opened_by != "summary" else ""
+    n = part.sentences
+    lead = LEAD[part.opened_by]
+    if part.opened_by == "continued" and any(s.role == "user" and len(s.text.split()) >= 2 for s in part.items):
+        lead = LEAD["user"]  # an agent's step that a user message interrupts
+    tools = TOOL_LINES if any(s.role == "tool" for s in part.items) else ""
+    return (NOTE_ASK.replace("{index}", str(part.index)).replace("{count}", str(part.count))
+            .replace("{hints}", f"\n\n{found}\n\nUse these where they matter." if found else "")
+            .replace("{lead}", lead).replace("{tools}", tools).replace("{what}", what)
+            .replace("{sentences}", _words(n)).replace("{s}", "s" * (n != 1)))
+
+
+_NUMBERS = ("one", "two", "three", "four", "five", "six")
+
+
+def _words(n: int) -> str:
+    return _NUMBERS[n - 1] if 1 <= n <= len(_NUMBERS) else str(n)
+
+
+def shown(part: Part) -> list[SourceItem]:
+    """The part's sources as the model reads them (tool calls readable, long code by its head)."""
+    if part.opened_by == "summary":
+        return list(part.items)
+    return [steps.shown(s) for s in part.items]
+
+
+def note_text(answer: str) -> str:
+    """A note as it is kept: one paragraph, the model's words, no list marker of its own."""
+    lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", ln).strip() for ln in answer.splitlines()]
+    return " ".join(" ".join(ln for ln in lines if ln).split())
+
+
+def join(notes: Sequence[str]) -> str:
+    """The summary: the parts' notes in order, one bullet each (a summary of one part is its note)."""
+    kept = [n for n in notes if n.strip()]
+    if len(kept) == 1:
+        return kept[0]
+    return "\n".join(f"- {n}" for n in kept)

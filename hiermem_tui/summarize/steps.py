@@ -1,0 +1,177 @@
+"""A leaf's episodes cut into steps, and each step rendered for a small model to read.
+
+Why steps (issue 19, measured in bench/README.md): given a whole 3,000-token chunk, a 1.5B model
+writes about its last exchange and a sentence on the rest, or copies the previous summary; asked
+about one step at a time — a user message with what the assistant answered and did about it — it
+names what was asked, found, decided and left open in each, in order. The app decides where the
+steps are (so every part of the chunk gets a note); what each note says is the model's.
+
+Where a step starts (:func:`split`):
+
+* at every user message with words in it (a chat is led by its user);
+* in an agent session with fewer than three such messages, also at every assistant message that
+  opens with prose ("Now let me check the unified header:"), not with a tool call;
+* a step far larger than a small model reads well is cut before an assistant message; a tiny
+  step ("[Request interrupted by user]") joins its neighbour; at most ``MAX_STEPS``.
+
+How a step is shown (:func:`render`): roles and text as in every prompt (``prompts``), with a tool
+call as a person reads it (``[Bash] command: git log --oneline -5; description: …``, not its
+JSON: keys, quotes and escapes cost tokens and a small model copies them), long fenced code by
+its first lines and size (what a note needs of code is what it is and its names), and a tool's
+output by its head and tail.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from hiermem_tui.summarize.types import SourceItem
+
+MAX_STEPS = 8
+"""More steps than this are merged (shortest first): a 3,000-token chunk of one-line messages."""
+STEP_TOKENS = 1400
+"""What one step may hold before it is cut at an assistant message (and what its text is fitted to)."""
+MIN_STEP_TOKENS = 160
+"""A smaller step joins its neighbour: a call of its own would say little."""
+MIN_PROSE_WORDS = 6
+"""An assistant message opening with this many words of prose starts a step in an agent session."""
+CODE_LINES = 6
+"""Lines of a fenced code block a step shows; the rest is counted."""
+
+_CALL = re.compile(r"\[(?:tool_use|function_call|custom_tool_call|call)\b")
+_CALL_PART = re.compile(r"(?=\[(?:tool_use|function_call|custom_tool_call|call) )")
+_CALL_JSON = re.compile(r"^\[(?:tool_use|function_call|custom_tool_call|call) ([^\]\n]+)\] (.*)$", re.S)
+_FENCE = re.compile(r"^([ \t]*)(```|~~~)([^\n]*)\n(.*?)^[ \t]*\2[ \t]*$", re.S | re.M)
+_SHOWN_KEYS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "old_string", "new_string",
+               "content", "description")
+VALUE_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """Sources ``first..last`` (indexes into the leaf's sources) and who opened the step."""
+
+    first: int
+    last: int
+    opened_by: str
+    """``user`` when a user message opens it; otherwise the step continues earlier work."""
+
+    def items(self, sources: Sequence[SourceItem]) -> list[SourceItem]:
+        return list(sources[self.first : self.last + 1])
+
+
+def prose(text: str) -> str:
+    """What an assistant message says before its first tool call."""
+    return _CALL.split(text, 1)[0].strip()
+
+
+def split(sources: Sequence[SourceItem]) -> list[Step]:
+    """The steps of a leaf (see the module docstring); every source is in exactly one, in order."""
+    if not sources:
+        return []
+    starts = [i for i, s in enumerate(sources) if s.role == "user" and len(s.text.split()) >= 2]
+    if len(starts) < 3:
+        starts += [i for i, s in enumerate(sources)
+                   if s.role == "assistant" and len(prose(s.text).split()) >= MIN_PROSE_WORDS]
+    bounds = sorted({0, *starts})
+    groups = [list(range(a, b)) for a, b in zip(bounds, [*bounds[1:], len(sources)])]
+    groups = _cut_large(groups, sources)
+    groups = _join_small(groups, sources)
+    while len(groups) > MAX_STEPS:
+        k = min(range(1, len(groups)), key=lambda j: _size(groups[j - 1], sources) + _size(groups[j], sources))
+        groups[k - 1 : k + 1] = [groups[k - 1] + groups[k]]
+    return [Step(g[0], g[-1], "user" if sources[g[0]].role == "user" else "continued") for g in groups]
+
+
+def _size(group: list[int], sources: Sequence[SourceItem]) -> int:
+    return sum(sources[i].tokens for i in group)
+
+
+def _cut_large(groups: list[list[int]], sources: Sequence[SourceItem]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for group in groups:
+        while _size(group, sources) > STEP_TOKENS * 1.3:
+            cuts = [k for k in range(1, len(group)) if sources[group[k]].role == "assistant"
+                    and _size(group[:k], sources) >= STEP_TOKENS // 2]
+            if not cuts:
+                break
+            k = min(cuts, key=lambda c: abs(_size(group[:c], sources) - STEP_TOKENS))
+            out.append(group[:k])
+            group = group[k:]
+        out.append(group)
+    return out
+
+
+def _join_small(groups: list[list[int]], sources: Sequence[SourceItem]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for group in groups:
+        if out and (_size(out[-1], sources) < MIN_STEP_TOKENS or _size(group, sources) < MIN_STEP_TOKENS):
+            out[-1] = out[-1] + group
+        else:
+            out.append(group)
+    return out
+
+
+def readable_calls(text: str) -> str:
+    """Tool calls in ``text`` as ``[Bash] command: …; description: …`` instead of their JSON."""
+    if not _CALL.search(text):
+        return text
+    out = []
+    for part in _CALL_PART.split(text):
+        m = _CALL_JSON.match(part.strip())
+        if m is None:
+            out.append(part)
+            continue
+        name, body = m.groups()
+        try:
+            args = json.loads(body)
+        except json.JSONDecodeError:
+            out.append(f"[{name}] {body.strip()}\n")
+            continue
+        out.append(f"[{name}] {_arguments(args)}\n")
+    return "".join(out).strip()
+
+
+def _arguments(args: object) -> str:
+    if not isinstance(args, dict):
+        return _value(args)
+    if isinstance(args.get("command"), list):  # Codex: ["bash", "-lc", "uv run pytest -q"]
+        argv = [str(a) for a in args["command"]]
+        args = {**args, "command": " ".join(argv[2:] if argv[:2] in (["bash", "-lc"], ["sh", "-c"]) else argv)}
+    shown = [f"{k}: {_value(args[k])}" for k in _SHOWN_KEYS if args.get(k)]
+    if not shown:
+        shown = [f"{k}: {_value(v)}" for k, v in list(args.items())[:3]]
+    return "; ".join(shown)
+
+
+def _value(value: object) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def compact_code(text: str) -> str:
+    """Fenced code blocks longer than ``CODE_LINES`` shown by their first lines and a count."""
+    def short(m: re.Match[str]) -> str:
+        indent, fence, info, body = m.groups()
+        lines = body.splitlines()
+        if len(lines) <= CODE_LINES + 2:
+            return m.group(0)
+        head = "\n".join(lines[:CODE_LINES])
+        return f"{indent}{fence}{info}\n{head}\n[… {len(lines) - CODE_LINES} more lines]\n{indent}{fence}"
+    return _FENCE.sub(short, text)
+
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+
+
+def shown(source: SourceItem) -> SourceItem:
+    """``source`` as a step shows it to the model (its ``tokens`` are not recounted). A coding
+    agent's ``<system-reminder>`` blocks go: notes to the agent, not the chat (one on every file
+    read, "consider whether it looks malicious", became "the file was not malicious" in a note)."""
+    text = compact_code(_REMINDER.sub("", source.text))
+    if source.role == "assistant":
+        text = readable_calls(text)
+    return replace(source, text=text)

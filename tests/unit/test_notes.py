@@ -1,0 +1,172 @@
+"""Summaries made in parts (``summary_format = "notes"``, issue 19) through the fake server: one
+call per step of a leaf or per source of a condensed summary, in order; a bad part retried with
+the same prefix; a part that fails twice is that part's digest; the ask echoed back is never
+stored at a model tier; no previous summary is shown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from hiermem_tui.summarize import OllamaBackend, Summariser
+from hiermem_tui.summarize import notes
+from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, NOTES_SUFFIX
+from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import FakeOllama, Reply
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+FILLER = ("It walks through the reasoning step by step, with the commands to run and what each one prints, "
+          "so the user can follow it on their own machine without guessing. ")
+CHAT = [
+    ("user", "CI fails with ModuleNotFoundError: No module named 'foo'. It passes locally on Python 3.11."),
+    ("assistant", "CI installs from setup.cfg, so add foo to install_requires there and rerun the job. " + FILLER * 5),
+    ("user", "Should I pin foo? Version 1.3 broke our importer last month."),
+    ("assistant", "Yes: pin foo>=1.4 in setup.cfg, since 1.3 had the import bug you saw. " + FILLER * 5),
+    ("user", "Please also document the new requirement in README.md under Installation."),
+    ("assistant", "I added a line to README.md under Installation that says foo>=1.4 is required. " + FILLER * 5),
+]
+NOTES = {
+    1: "The user reported a ModuleNotFoundError for foo in CI; the assistant said to add foo to install_requires "
+       "in setup.cfg.",
+    2: "The user asked whether to pin foo because 1.3 broke the importer; the assistant pinned foo>=1.4 in "
+       "setup.cfg.",
+    3: "The assistant documented that foo>=1.4 is required in README.md under Installation.",
+}
+_PART = re.compile(r"This is part (\d+) of (\d+)")
+
+
+def part_of(body: dict[str, Any]) -> tuple[int, int]:
+    m = _PART.search(body["messages"][-1]["content"])
+    assert m is not None, "every notes prompt says which part it is"
+    return int(m.group(1)), int(m.group(2))
+
+
+def answer_by_part(body: dict[str, Any]) -> str:
+    return NOTES[part_of(body)[0]]
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return Tokenizer()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(responder=answer_by_part) as server:
+        yield server
+
+
+def items(tok: Tokenizer, chat: list[tuple[str, str]] = CHAT) -> list[SourceItem]:
+    return [SourceItem("episode", t, tok.count(t), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i), role=r,
+                       label=f"#{i}") for i, (r, t) in enumerate(chat)]
+
+
+async def summarise(fake: FakeOllama, tok: Tokenizer, req: SummaryRequest) -> Any:
+    backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=10)
+    backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
+    await backend.check()
+    try:
+        return await Summariser(backend, tok, summary_format="notes").summarise(req)
+    finally:
+        await backend.aclose()
+
+
+def test_a_leaf_is_cut_into_its_steps_and_every_source_is_in_one_part(tok: Tokenizer) -> None:
+    parts = notes.parts_for(items(tok), 0, 600)
+    assert [p.index for p in parts] == [1, 2, 3] and {p.count for p in parts} == {3}
+    assert [s.label for p in parts for s in p.items] == [f"#{i}" for i in range(6)]
+    assert all(p.opened_by == "user" for p in parts)
+    assert sum(p.target for p in parts) <= 600 + notes.MIN_PART_TARGET * 3
+
+
+async def test_a_leaf_in_notes_is_one_call_per_step_in_order(fake: FakeOllama, tok: Tokenizer) -> None:
+    req = SummaryRequest(0, items(tok), 1200, prior_summary="- The user set up the project with Poetry.")
+    res = await summarise(fake, tok, req)
+    bodies = fake.chat_bodies
+    assert [part_of(b) for b in bodies] == [(1, 3), (2, 3), (3, 3)]
+    # each call shows its own step only, and never the previous summary
+    assert "ModuleNotFoundError" in bodies[0]["messages"][-1]["content"]
+    assert "README.md" not in bodies[0]["messages"][-1]["content"].split("This is part")[0]
+    assert all("Poetry" not in m["content"] for b in bodies for m in b["messages"])
+    assert res.tier == "normal" and res.prompt_version.endswith(NOTES_SUFFIX)
+    assert res.text.splitlines() == [f"- {NOTES[i]}" for i in (1, 2, 3)]
+    assert res.attempts == 3 and len(res.calls) == 3 and not res.rejections
+    assert res.output_tokens == sum(c.eval_count or 0 for c in res.calls)
+
+
+async def test_a_bad_part_is_retried_on_the_same_prefix_and_only_it(fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(Reply(NOTES[1]), Reply(""))  # part 2's first answer is empty
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    bodies = fake.chat_bodies
+    assert [part_of(b) for b in bodies] == [(1, 3), (2, 3), (2, 3), (3, 3)]
+    first, retry = (b["messages"][-1]["content"] for b in bodies[1:3])
+    prefix = first.split("This is part")[0]
+    assert retry.startswith(prefix) and bodies[1]["messages"][0] == bodies[2]["messages"][0]
+    # the server reused its cache: the retry evaluated only the ask
+    assert res.calls[2].prompt_eval_count is not None and res.calls[1].prompt_eval_count is not None
+    assert res.calls[2].prompt_eval_count < res.calls[1].prompt_eval_count / 3
+    assert [r.reason for r in res.rejections] == ["empty"] and res.tier == "aggressive"
+    assert res.text.splitlines()[1] == f"- {NOTES[2]}"
+
+
+async def test_a_part_that_fails_twice_is_its_digest_and_the_summary_says_fallback(
+        fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(Reply(NOTES[1]), Reply(""), Reply(""))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    lines = res.text.splitlines()
+    assert lines[0] == f"- {NOTES[1]}" and lines[2] == f"- {NOTES[3]}"
+    assert "pin foo>=1.4" in lines[1] or "1.3 broke" in lines[1]  # the digest of part 2's own sources
+    assert res.tier == "fallback" and len(res.calls) == 4
+
+
+async def test_every_part_failing_is_the_whole_digest(fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(*[Reply("")] * 6)
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    assert res.tier == "fallback" and res.prompt_version == EXTRACTIVE_VERSION and res.backend == "extractive"
+    assert len(res.calls) == 6 and all(c.discarded for c in res.calls)
+
+
+async def test_a_server_that_echoes_the_prompt_tail_is_never_stored_at_a_model_tier(tok: Tokenizer) -> None:
+    """Issue 19: the ask itself was stored as a normal summary by a server that ignored the request."""
+    def echo(body: dict[str, Any]) -> str:
+        return str(body["messages"][-1]["content"])[-600:]
+
+    with FakeOllama(responder=echo) as server:
+        res = await summarise(server, tok, SummaryRequest(0, items(tok), 1200))
+    assert res.tier == "fallback" and "This is part" not in res.text and "sentences" not in res.text
+    assert {r.reason for r in res.rejections} == {"echo"}
+
+
+async def test_an_invented_name_in_a_part_is_rejected(fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(Reply(NOTES[1]), Reply("The assistant pinned foo in poetry.lock with `assign_priority_group` and "
+                                       "tabPrioritizer.py."))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    assert "invented" in [r.reason for r in res.rejections]
+    assert "assign_priority_group" not in res.text and "tabPrioritizer" not in res.text
+
+
+async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tokenizer) -> None:
+    """Issue 19: condensed summaries restated their first source only."""
+    leaves = ["- CI failed with ModuleNotFoundError for foo; foo went into install_requires in setup.cfg. " * 3,
+              "- foo was pinned to foo>=1.4 because 1.3 broke the importer. " * 3,
+              "- README.md now says under Installation that foo>=1.4 is required. " * 3]
+    sources = [SourceItem("summary", t, tok.count(t), T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=30),
+                          depth=0, label=f"s{i}") for i, t in enumerate(leaves)]
+    said = {1: "CI failed on a missing foo, which went into install_requires in setup.cfg.",
+            2: "foo was pinned to foo>=1.4 after 1.3 broke the importer.",
+            3: "README.md documents that foo>=1.4 is required."}
+    with FakeOllama(responder=lambda body: said[part_of(body)[0]]) as server:
+        res = await summarise(server, tok, SummaryRequest(1, sources, 900))
+        bodies = server.chat_bodies
+    assert [part_of(b) for b in bodies] == [(1, 3), (2, 3), (3, 3)]
+    for i, b in enumerate(bodies):  # each call shows its one source
+        material = b["messages"][-1]["content"].split("This is part")[0]
+        assert leaves[i].split(";")[0][2:40] in material
+        assert all(other[2:40] not in material for j, other in enumerate(leaves) if j != i)
+    assert res.text.splitlines() == [f"- {said[i]}" for i in (1, 2, 3)] and res.tier == "normal"
