@@ -30,7 +30,7 @@ from .db import Db
 from .models import utcnow
 from .runs import Runs
 from .schema import SCHEMA_VERSION
-from .search_index import BACKFILL_KEY, INDEXED_KEY
+from .search_index import BACKFILL_KEY, INDEXED_KEY, meta_value
 
 SET_ASIDE = "doctor:"
 """``superseded_by`` of a summary the doctor set aside (``doctor:<kind>``): known broken, not reported again."""
@@ -339,8 +339,8 @@ class Health:
         conn = self.db.conn
         out: list[Problem] = []
         with self.db.read_snapshot():
-            indexed = int(_meta(conn, INDEXED_KEY) or 0)
-            pending_backfill = _meta(conn, BACKFILL_KEY) is not None
+            indexed = int(meta_value(conn, INDEXED_KEY) or 0)
+            pending_backfill = meta_value(conn, BACKFILL_KEY) is not None
             last = int(conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0])
             recorded = int(conn.execute("SELECT count(*) FROM search_docs WHERE docid <= ?", (indexed,)).fetchone()[0])
             in_index = int(conn.execute(
@@ -424,7 +424,7 @@ class Health:
     # ------------------------------------------------------------------ the last result
     def record(self, report: HealthReport, *, fixed: int = 0, at: str | None = None) -> DoctorRecord:
         """Keep ``report`` (its counts and first problems) as the file's last doctor result."""
-        rec = summarize(report, fixed=fixed, at=at)
+        rec = doctor_record(report, fixed=fixed, at=at)
         value = json.dumps({
             "at": rec.at, "ok": rec.ok, "problems": rec.problems, "fixable": rec.fixable, "kinds": dict(rec.kinds),
             "first": [p.as_json() for p in rec.first], "full": rec.full, "seconds": round(rec.seconds, 3),
@@ -437,7 +437,7 @@ class Health:
 
     def last(self) -> DoctorRecord | None:
         """The last result kept by :meth:`record` (None: never, or unreadable)."""
-        text = _meta(self.db.conn, LAST_KEY)
+        text = meta_value(self.db.conn, LAST_KEY)
         try:
             v = json.loads(text) if text else None
             if not isinstance(v, dict):
@@ -451,7 +451,7 @@ class Health:
             return None
 
 
-def summarize(report: HealthReport, *, fixed: int = 0, at: str | None = None) -> DoctorRecord:
+def doctor_record(report: HealthReport, *, fixed: int = 0, at: str | None = None) -> DoctorRecord:
     """What is kept of a report: counts by kind and the first problems (``at``: now)."""
     kinds: dict[str, int] = {}
     for p in report.problems:
@@ -459,10 +459,6 @@ def summarize(report: HealthReport, *, fixed: int = 0, at: str | None = None) ->
     return DoctorRecord(at or utcnow(), report.ok, len(report.problems), report.fixable, kinds,
                         report.problems[:MAX_NAMED], report.full, report.seconds, fixed)
 
-
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return str(row[0]) if row else None
 
 
 # ---------------------------------------------------------------------- the session checks

@@ -153,12 +153,20 @@ class RunNotStarted(Message):
 # answer to an older request (a query typed over) is recognised and dropped.
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a search worker found: the result and the titles of the sessions in it."""
+
+    result: SearchResult
+    titles: dict[str, str]
+
+
 @dataclass
 class SearchDone(Message):
-    """A search finished: ``result``, or ``error`` (one line) for a query that cannot be searched."""
+    """A search finished: ``found``, or ``error`` (one line) for a query that cannot be searched."""
 
     ticket: int
-    result: SearchResult | None
+    found: Found | None
     error: str | None = None
 
 

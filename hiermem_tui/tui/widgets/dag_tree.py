@@ -25,6 +25,7 @@ from hiermem_tui.store import Episode, Summary
 from hiermem_tui.store.reads import TreeSource
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.widgets.themed import Themed
 from hiermem_tui.tui.app_type import app_class
 
 NodeKind = Literal["summary", "episodes", "gap", "tail", "episode", "more"]
@@ -90,7 +91,7 @@ def _slot(ref: NodeRef) -> str:
     return "tail" if ref.kind == "tail" else ref.key
 
 
-class DagTree(fmt.Themed, Tree[NodeRef]):
+class DagTree(Tree[NodeRef], Themed):
     """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`update_roots`, :meth:`reveal_summary`,
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 

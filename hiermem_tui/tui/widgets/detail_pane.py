@@ -23,6 +23,7 @@ from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.store import IMPORTED_PROMPT, Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.widgets.themed import Themed
 from hiermem_tui.tui.app_type import app_class
 from hiermem_tui.tui.screens.base import AppModal
 from hiermem_tui.words import counted
@@ -110,7 +111,7 @@ def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float,
     return rows
 
 
-class DetailPane(fmt.Themed, VerticalScroll):
+class DetailPane(VerticalScroll, Themed):
     """Shows one node. Public: ``show_summary``, ``show_episode``, ``show_range``, ``show_empty``;
     :attr:`plain` is the text currently shown (for tests and copy)."""
 

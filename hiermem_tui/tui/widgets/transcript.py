@@ -28,6 +28,7 @@ from hiermem_tui.store.reads import TranscriptSource
 from hiermem_tui.store.marks import Mark
 from hiermem_tui.textsafe import strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.widgets.themed import Themed
 from hiermem_tui.tui.app_type import app_class
 
 PAGE = 100
@@ -61,7 +62,7 @@ class _Block:
     lines: list[Strip] | None = None
 
 
-class Transcript(fmt.Themed, ScrollView, can_focus=True):
+class Transcript(ScrollView, Themed, can_focus=True):
     """Episodes of one session. Public: :meth:`jump_to`, :meth:`show_range`, :meth:`set_total`, :meth:`grow`,
     :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
 
