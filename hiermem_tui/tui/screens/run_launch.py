@@ -1,72 +1,31 @@
 """Starting runs from the screens: the run dialog, an optional confirmation, then the run.
 
 The session screen's keys (``p`` / ``l`` / ``n``, ``R``, ``W``, ``x``, ``X``) and the sessions
-list's ``p`` all come through :func:`open_run_dialog`, so every run is chosen, confirmed where
+list's ``p`` all come through ``app.runs.request``, so every run is chosen, confirmed where
 it replaces summaries, backed up first when asked, and refused while another one goes, in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.runs import RunAction
-from hiermem_tui.tui.screens.run_dialog import RunChoice
+from hiermem_tui.tui.run_job import RunAction
+from hiermem_tui.tui.screens.confirm import redo_confirm_text
 
 if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
     from hiermem_tui.tui.screens.session import SessionScreen
-
-
-def open_run_dialog(app: HiermemApp, action: RunAction, session_id: str, *, summary_id: str | None = None,
-                    subject: str, detail: Text | str = "",
-                    confirm: Callable[[RunChoice], Text] | None = None) -> None:
-    """The dialog, then (if ``confirm``) a yes/no saying what will happen, then the run."""
-
-    def go(choice: RunChoice) -> None:
-        if choice.remember:
-            model = choice.model if choice.backend == "ollama" else app.settings.model
-            app.update_settings(replace(app.settings, backend=choice.backend, model=model))
-
-        def start() -> None:
-            app.runs.start(choice.action, session_id, backend=choice.backend, model=choice.model, summary_id=summary_id)
-
-        if choice.backup is None:
-            start()
-            return
-        # the run starts only once the copy is whole; a failed or stopped backup has said so, and nothing runs
-        app.nav.backup(choice.backup, on_done=lambda copied: start() if copied is not None else None)
-
-    def chosen(choice: RunChoice | None) -> None:
-        if choice is None:
-            return
-        if confirm is None:
-            go(choice)
-            return
-        app.nav.confirm("Re-summarise the whole session?", confirm(choice), confirm="Supersede and run", danger=True,
-                        on_answer=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
-
-    if app.store.readonly:  # said at once, not after the whole dialog at Start
-        app.notify(f"{app.store.path} is open read-only: runs cannot write summaries.", severity="error",
-                   markup=False)
-        return
-    if app.runs.active:
-        app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
-                   severity="warning")
-        return
-    app.nav.run_dialog(action, session_id, subject=subject, detail=detail, on_choice=chosen)
 
 
 def start_pass(screen: SessionScreen, pass_: str) -> None:
     """``l`` / ``n`` / ``p`` on the session screen: the dialog with that pass chosen."""
     session = screen.session
     subject = (session.title if session else "") or screen.session_id
-    open_run_dialog(screen.app, cast(RunAction, pass_), screen.session_id, subject=subject)
+    screen.app.runs.request(cast(RunAction, pass_), screen.session_id, subject=subject)
 
 
 def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
@@ -92,21 +51,19 @@ def resummarize_selected(screen: SessionScreen, *, why: str = "") -> None:
         + ". The current text is kept as a superseded version; when it is done you compare the two and keep "
           "or revert."
     )
-    open_run_dialog(screen.app, "resummarize-summary", screen.session_id, summary_id=s.id,
+    screen.app.runs.request("resummarize-summary", screen.session_id, summary_id=s.id,
                     subject=f"d{s.depth} {fmt.seq_span(s.first_seq, s.last_seq)}", detail=detail)
 
 
 def resummarize_whole(screen: SessionScreen) -> None:
     """``W``: supersede every active summary, then a fresh full pass (after a confirmation)."""
-    from hiermem_tui.tui.screens.confirm import redo_confirm_text
-
     app = screen.app
     session = screen.session
     subject = (session.title if session else "") or screen.session_id
     detail = Text("Supersedes every active summary of this session (they are kept), then runs a fresh full pass. "
                   "You confirm after choosing the model.")
-    open_run_dialog(app, "resummarize-session", screen.session_id, subject=subject, detail=detail,
-                    confirm=lambda choice: redo_confirm_text(app, screen.session_id, choice.backend, choice.model))
+    app.runs.request("resummarize-session", screen.session_id, subject=subject, detail=detail,
+                     confirm=lambda choice: redo_confirm_text(app, screen.session_id, choice.backend, choice.model))
 
 
 def run_commands(screen: SessionScreen) -> Iterator[PaletteCommand]:

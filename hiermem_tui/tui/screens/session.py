@@ -392,7 +392,7 @@ class SessionScreen(AppScreen[None]):
         yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
         yield from run_commands(self)
         yield from session_tools.commands(self)
-        yield from self.app.nav.session_commands(self)
+        yield from self.app.nav.session_commands(self.session_id)
         yield PaletteCommand("Back to sessions", "Close this session", self.action_back, "esc")
 
     # ------------------------------------------------------------------ runs (run_dialog.py, runs.py)

@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from hiermem_tui.compaction.check import check_session, pins_missing
 from hiermem_tui.store import StoreError
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import FidelityMeasured
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.screens.run_launch import open_run_dialog
+from hiermem_tui.tui.screens.run_launch import resummarize_selected
 from hiermem_tui.words import counted
 
 if TYPE_CHECKING:
@@ -42,19 +41,18 @@ def measure(screen: SessionScreen) -> None:
     """``M``: measure the session's unmeasured summaries in a worker, then reload."""
     store = screen.store
     session_id = screen.session_id
-
+    planner = screen.app.planner
     threshold = _threshold(screen)
 
     def work() -> None:
         try:
-            rows = check_session(store, session_id)
+            measured, low = planner.measure(session_id)
         except StoreError as exc:
             screen.post_message(FidelityMeasured(session_id, "", one_line(str(exc), 300)))
             return
         finally:
             store.release_thread()
-        low = sum(r.key_retention < threshold for r in rows)
-        text = f"{counted(len(rows), 'summary')} measured; {low} keep under {fmt.percent(threshold)} of their key names" + (
+        text = f"{counted(measured, 'summary')} measured; {low} keep under {fmt.percent(threshold)} of their key names" + (
             ": x repairs the selected one, X all of them" if low else "")
         screen.post_message(FidelityMeasured(session_id, text))
 
@@ -71,22 +69,6 @@ def measured(screen: SessionScreen, message: FidelityMeasured) -> None:
     screen.notify(message.text, title="Measure fidelity", markup=False)
 
 
-def needs_repair_reason(screen: SessionScreen, summary_id: str) -> str | None:
-    """Why the summary needs repair, in words (None: it does not)."""
-    s = screen.store.dag.get(summary_id)
-    if s is None:
-        return None
-    if s.tier == "fallback":
-        return "it is a fallback (made without the model)"
-    figure = s.key_retention
-    if figure is not None and figure < _threshold(screen):
-        return f"it keeps {fmt.percent(figure)} of its sources' key names"
-    missing = pins_missing(screen.store, s)
-    if missing:
-        return f"it does not carry pinned episode{'s' * (len(missing) > 1)} {', '.join(missing)}"
-    return None
-
-
 def repair_selected(screen: SessionScreen) -> None:
     """``x``: re-make the selected summary if it needs it (else say why not, and that R forces it)."""
     ref = screen.dag_tree.cursor_ref
@@ -94,13 +76,11 @@ def repair_selected(screen: SessionScreen) -> None:
         screen.notify("Select a summary in the tree first: x repairs a fallback or low-fidelity one.",
                       title="Repair")
         return
-    reason = needs_repair_reason(screen, ref.summary.id)
+    reason = screen.app.planner.repair_reason(ref.summary.id)
     if reason is None:
         screen.notify("This summary needs no repair (not a fallback, enough key names kept, pins carried); "
                       "R re-summarises it anyway.", title="Repair")
         return
-    from hiermem_tui.tui.screens.run_launch import resummarize_selected
-
     resummarize_selected(screen, why=f"Needs repair: {reason}.")
 
 
@@ -111,7 +91,7 @@ def repair_session(screen: SessionScreen) -> None:
     detail = Text("Re-makes every fallback, every summary keeping less than "
                   f"{fmt.percent(_threshold(screen))} of its sources' key names and every summary missing a "
                   "pinned episode, with the summaries above them. The old versions are kept as superseded.")
-    open_run_dialog(screen.app, "repair", screen.session_id, subject=subject, detail=detail)
+    screen.app.runs.request("repair", screen.session_id, subject=subject, detail=detail)
 
 
 def toggle_colour(screen: SessionScreen) -> None:

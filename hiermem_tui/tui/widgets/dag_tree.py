@@ -26,7 +26,7 @@ from hiermem_tui.store.reads import TreeSource
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.widgets.themed import Themed
-from hiermem_tui.tui.app_type import app_class
+from hiermem_tui.tui.app_base import AppBase
 
 NodeKind = Literal["summary", "episodes", "gap", "tail", "episode", "more"]
 EPISODE_PAGE = 100
@@ -96,7 +96,7 @@ class DagTree(Tree[NodeRef], Themed):
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 
     BINDINGS = list_keys(first="scroll_home", last="scroll_end")
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     def __init__(self, store: TreeSource, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
         super().__init__("session", id=id)

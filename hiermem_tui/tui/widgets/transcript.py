@@ -29,7 +29,7 @@ from hiermem_tui.store.marks import Mark
 from hiermem_tui.textsafe import strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.widgets.themed import Themed
-from hiermem_tui.tui.app_type import app_class
+from hiermem_tui.tui.app_base import AppBase
 
 PAGE = 100
 MAX_WINDOW = 400
@@ -85,7 +85,7 @@ class Transcript(ScrollView, Themed, can_focus=True):
             self.seq = seq
             super().__init__()
 
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     def __init__(self, store: TranscriptSource, session_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
