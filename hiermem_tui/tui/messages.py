@@ -67,6 +67,14 @@ class ReloadSession(Message):
 
 
 @dataclass
+class ChainAsked(Message):
+    """``c`` on the tree or the transcript: show the summaries covering episode ``seq`` (the session
+    screen opens the picker, and moves the tree to the one picked)."""
+
+    seq: int
+
+
+@dataclass
 class SettingsChanged(Message):
     """The app's settings were replaced (already saved); ``previous`` is what they were."""
 
