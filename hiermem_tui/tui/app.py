@@ -236,6 +236,8 @@ class HiermemApp(AppBase):
 
     def _redactor_for(self) -> Redactor:
         if self._redactor is None:
+            # here, not at the top: detect-secrets takes a while to load, and an app that never masks
+            # never needs it (tests/unit/test_core_headless.py checks the app's module does not load it)
             from hiermem_tui.redact import Redactor
 
             self._redactor = Redactor()

@@ -132,12 +132,6 @@ class SessionView:
         self.marks = [MapItem("", mark, -1, "normal", seq, seq, at, at) for seq, mark, at in marked]
         return self.marks
 
-    def select(self, ref: NodeRef) -> bool:
-        """``ref`` is now selected; True when it is another node than before (the transcript moves then)."""
-        moved = self.selected is None or self.selected.key != ref.key
-        self.selected = ref
-        return moved
-
     def take_jump(self, key: str) -> int | None:
         """The episode a pending transcript jump waits to land on, once the node ``key`` is shown."""
         if self.pending_jump is None or self.pending_jump[0] != key:

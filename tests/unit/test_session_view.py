@@ -45,10 +45,10 @@ def test_fallbacks_are_walked_in_coverage_order_deeper_first_and_wrap_round() ->
 
     assert jump(1) == ("C1", 1, 3)  # nothing selected: the first; C1 before L2 (same start, deeper first)
     assert jump(-1) == ("L5", 3, 3)  # …and backwards, the last
-    view.select(NodeRef("episodes", 12, 17, owner="L2"))  # a range node ranks after the summaries starting there
+    view.selected = NodeRef("episodes", 12, 17, owner="L2")  # a range node ranks after the summaries starting there
     assert jump(1) == ("L5", 3, 3)
     assert jump(-1) == ("L2", 2, 3)
-    view.select(NodeRef("episodes", 30, 35, owner="L5"))
+    view.selected = NodeRef("episodes", 30, 35, owner="L5")
     assert jump(1) == ("C1", 1, 3)  # past the last: round to the first
 
 
@@ -72,14 +72,6 @@ def test_a_pending_jump_lands_once_on_its_own_node() -> None:
     assert view.take_jump("s:L4") is None and view.pending_jump == ("s:L3", 20)
     assert view.take_jump("s:L3") == 20
     assert view.take_jump("s:L3") is None
-
-
-def test_select_says_whether_the_node_changed() -> None:
-    view = view_of()
-    a, b = NodeRef("gap", 40, 43), NodeRef("tail", 44, 59)
-    assert view.select(a) is True
-    assert view.select(NodeRef("gap", 40, 43)) is False  # the same node (by key) again: the transcript stays
-    assert view.select(b) is True and view.selected == b
 
 
 def test_range_figures_are_read_once_per_structure() -> None:

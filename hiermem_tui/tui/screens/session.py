@@ -266,7 +266,7 @@ class SessionScreen(AppScreen[None]):
 
     def show(self, ref: NodeRef, *, node: TreeNode[NodeRef] | None = None, move_transcript: bool = True) -> None:
         view, store = self.view, self.store
-        view.select(ref)
+        view.selected = ref
         self.map.select(self._map_key(ref, node))
         if ref.kind == "summary" and ref.summary is not None:
             fresh = store.dag.get(ref.summary.id) or ref.summary
