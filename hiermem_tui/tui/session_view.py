@@ -7,7 +7,7 @@ the pinned and excluded episodes — was spread over the screen, a key handler o
 functions that took the screen. Here it is one object with no Textual in it, so its rules (which
 fallback comes next, what an episode's place is, what a range holds) are tested without an app
 (``tests/unit/test_session_view.py``). The screen owns it (``screen.view``), keeps it current and
-draws from it; the tree reads it for ``f`` / ``F`` and ``c``.
+draws from it; the tree reads it for ``f`` / ``F``.
 
 What a tree node stands for (:class:`NodeRef`) and how the root level is arranged are here too:
 they are what the view's selection and roots are made of.
