@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import ollama  # noqa: E402
+import ollama
 
-from hiermem_tui.summarize import OllamaBackend, Summariser  # noqa: E402
-from hiermem_tui.summarize.prompts import build_prompt  # noqa: E402
-from hiermem_tui.summarize.types import SourceItem, SummaryRequest  # noqa: E402
-from hiermem_tui.tokens import Tokenizer  # noqa: E402
-from tests.fakeollama import FakeOllama  # noqa: E402
+from hiermem_tui.summarize import OllamaBackend, Summariser
+from hiermem_tui.summarize.prompts import build_prompt
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import FakeOllama
 
 
 def leaf_request(tok: Tokenizer, budget: int = 3000, variant: int = 0) -> SummaryRequest:

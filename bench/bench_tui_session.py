@@ -21,6 +21,8 @@ from datetime import datetime, timedelta, timezone
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.widgets import TabbedContent
+
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, NewSummary, Store, SummaryWrite
 from hiermem_tui.tui.app import make_app
@@ -119,10 +121,10 @@ async def measure(store: Store, settings: Settings, repeat: int) -> None:
             print(f"{label:<44} {statistics.median(runs):8.1f} ms  (median of {times})")
 
         await timed("reload()", screen.reload)
-        await timed("f (next fallback: reveals a deep leaf)", lambda: screen.action_fallback(1))
+        await timed("f (next fallback: reveals a deep leaf)", lambda: screen.dag_tree.action_fallback(1))
         await timed("expand / collapse the node under the cursor", lambda: screen.dag_tree.action_toggle_node())
         await timed("t (toggle detail / transcript)", screen.action_toggle_view)
-        if not screen.keys.transcript_shown:
+        if screen.query_one(TabbedContent).active != "tab-transcript":
             screen.action_toggle_view()
         await pilot.pause()
         transcript = screen.transcript

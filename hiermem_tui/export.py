@@ -4,7 +4,7 @@ Both stream: episodes are written page by page, so a 100k-episode session never 
 memory. Markdown shows chat content literally by fencing it with a fence longer than any
 backtick run inside, so nothing in the content can become formatting.
 
-Secrets are masked when a ``mask`` (a :class:`~.redact.Masker`) is given, as ``export`` does unless
+Secrets are masked when a ``mask`` (a :class:`~.masker.Masker`) is given, as ``export`` does unless
 ``--no-redact``: every piece of chat text (episodes, summaries, the title, keywords, the names a
 summary lost, rejected answers' details) goes through it, and the JSON ends with ``"redacted"``
 (``{"masked", "secrets", "by_kind"}``), the Markdown with a line saying how many were masked.
@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from .redact import Masker
+from .masker import Masker
 from .store import Store, StoreError, Summary
 from .store.models import synthetic_stamp
 from .textsafe import literal_block

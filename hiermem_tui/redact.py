@@ -25,14 +25,15 @@ runs from there to the matching ``END`` line (or the end of the paragraph), sinc
 body, not the header.
 
 Masking is idempotent: a ``[secret: …]`` mark is never found again (spans overlapping a mark
-are ignored), so text masked twice reads the same.
+are ignored), so text masked twice reads the same. What one answer masked is counted by
+:class:`~hiermem_tui.masker.Masker`.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from re import Pattern
@@ -43,7 +44,7 @@ KEYWORD_KIND = "secret keyword"
 RANDOM_KIND = "random-looking name"
 """The kind of a summary's derived name masked for its shape alone (:meth:`Redactor.mask_name`)."""
 """The kind of a high-entropy value next to a key-like name (detect-secrets' ``Secret Keyword``)."""
-_MARK_RE = re.compile(r"\[secret: [a-z0-9 .()\-]+\]")
+MARK_RE = re.compile(r"\[secret: [a-z0-9 .()\-]+\]")
 
 ENTROPY_LIMIT = 3.0
 """Shannon entropy (bits per character over the base64 charset) a value next to a key-like name
@@ -277,7 +278,7 @@ class Redactor:
                 spans.extend(self._span(text, plugin, m) for m in pattern.finditer(text))
         for start, stop in _lines_with(text, lowered, self.keywords.words):
             spans.extend(self.keywords.find(text[start:stop], start))
-        marks = [(m.start(), m.end()) for m in _MARK_RE.finditer(text)] if "[secret: " in text else []
+        marks = [(m.start(), m.end()) for m in MARK_RE.finditer(text)] if "[secret: " in text else []
         out: list[Found] = []
         # At the same start a provider's find comes before a keyword's (its kind names the mark), then
         # the longest; overlapping finds become one mark covering them all.
@@ -375,45 +376,3 @@ def _random_run(run: str) -> bool:
     kinds = [0 if c.isupper() else 1 if c.islower() else 2 for c in run]
     switches = sum(a != b for a, b in zip(kinds, kinds[1:]))
     return switches >= 0.5 * (len(run) - 1)
-
-
-class Masker:
-    """Masks every piece of text of one answer (an MCP result, an export) and counts what it masked;
-    with no redactor (``--no-redact``) it passes text through."""
-
-    def __init__(self, redactor: Redactor | None) -> None:
-        self.redactor = redactor
-        self.tally: Counter[str] = Counter()
-        self.seen: dict[str, str] = {}
-        """The secrets masked so far (→ kind): a name that is a piece of one is masked too."""
-
-    def __call__(self, text: str) -> str:
-        return text if self.redactor is None or not text else self.redactor.mask(text, self.tally, self.seen)
-
-    def names(self, names: Iterable[str]) -> list[str]:
-        """A summary's keywords, lost or made-up names, each masked (see :meth:`Redactor.mask_name`)."""
-        if self.redactor is None:
-            return list(names)
-        return [self.redactor.mask_name(n, self.tally, self.seen) for n in names]
-
-    def count_marks(self, text: str) -> None:
-        """Count the marks ``text`` holds (text masked elsewhere: what an answer shows)."""
-        if "[secret: " in text:
-            self.tally.update(m.group(0)[9:-1] for m in _MARK_RE.finditer(text))
-
-    @property
-    def count(self) -> int:
-        return sum(self.tally.values())
-
-    def json(self) -> dict[str, Any]:
-        """The ``redacted`` field of a result: ``{"masked", "secrets", "by_kind"}``."""
-        return {"masked": self.redactor is not None, "secrets": self.count, "by_kind": dict(sorted(self.tally.items()))}
-
-    def line(self) -> str:
-        """``2 secrets masked (github token ×1, private key ×1)``, for a text answer."""
-        if self.redactor is None:
-            return "secrets not masked (--no-redact)"
-        if not self.count:
-            return "no secrets masked"
-        kinds = ", ".join(f"{kind} ×{n}" for kind, n in sorted(self.tally.items()))
-        return f"{self.count} secret{'s' if self.count != 1 else ''} masked ({kinds})"

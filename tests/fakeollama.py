@@ -247,7 +247,7 @@ class FakeOllama:
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(self._open())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            except BaseException as exc:  # handed to the caller below
                 failure.append(exc)
                 ready.set()
                 loop.close()
@@ -670,7 +670,7 @@ def not_ollama_server(folder: Path) -> Iterator[str]:
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+        def log_message(self, format: str, *args: object) -> None:  # the base class names it so
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))

@@ -20,7 +20,8 @@ from typing import Any
 from ..store import StoreError
 from ..store.backup import backup, default_backup_path
 from ..store.db import Db, probe_version
-from ..store.health import Health, HealthReport, Problem
+from ..store.health import Health, HealthReport
+from ..store.health_session import Problem
 from ..store.health_fix import HealthFix
 from ..store.schema import SCHEMA_VERSION
 from ..textsafe import one_line

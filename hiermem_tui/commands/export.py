@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ..export import export_json, export_markdown
-from ..redact import Masker, Redactor
+from ..masker import Masker
+from ..redact import Redactor
 from ..store import StoreError
 from ..textsafe import visible
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, is_tty, path_state

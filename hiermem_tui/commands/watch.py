@@ -185,7 +185,7 @@ class WatchJob:
             self.stuck = True
             self.log.postponed(str(exc), self.queue.failed())
             return
-        except Exception as exc:  # noqa: BLE001 - a watcher outlives one bad round; it says why
+        except Exception as exc:  # a watcher outlives one bad round; it says why
             self.stuck = True
             self.log.postponed(f"unexpected error: {type(exc).__name__}: {exc}", self.queue.failed())
             return

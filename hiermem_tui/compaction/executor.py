@@ -198,7 +198,7 @@ class Executor:
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             self._finish(st, "cancelled", "the job was cancelled")
             raise
-        except BaseException as exc:  # noqa: BLE001 - classified into a run status below
+        except BaseException as exc:  # classified into a run status below
             status, error = self._classify(exc)
             if server_gone(exc):
                 self.stop_job = True  # other sessions would only fail the same way

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..context import ContextItem, build_context, item_texts
-from ..redact import Masker, Redactor
+from ..masker import Masker
+from ..redact import Redactor
 from ..search import QueryError, search
 from ..store import Session, StoreError, Summary
 from ..textsafe import literal_block

@@ -375,15 +375,6 @@ class Dag:
             last = end
 
     # ------------------------------------------------------------------ what runs and checks read
-    def prior_leaf_text(self, session_id: str, first_seq: int) -> str | None:
-        """The text of the active leaf just before episode ``first_seq`` (a leaf's context)."""
-        row = self.db.conn.execute(
-            "SELECT content FROM summaries WHERE session_id = ? AND status = 'active' AND depth = 0 "
-            "AND first_seq < ? ORDER BY first_seq DESC LIMIT 1",
-            (session_id, first_seq),
-        ).fetchone()
-        return str(row[0]) if row else None
-
     def texts(self, summary_ids: Sequence[str]) -> dict[str, str]:
         """``{id: content}`` of the given summaries that exist."""
         out: dict[str, str] = {}

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from .pool import ConnectionPool
 from .schema import APP_ID, MIGRATIONS, OUR_TABLES, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -265,56 +266,6 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
-class ConnectionPool:
-    """One connection per thread (sqlite3 connections are not to be shared across threads).
-
-    Owned by one Store instance; not a global. Textual workers and the CLI's parallel
-    runner each get their own connection, and WAL lets readers go on while one writes.
-    """
-
-    def __init__(self, path: Path, readonly: bool, *, checking: bool = False) -> None:
-        self.path = path
-        self.readonly = readonly or checking
-        self.checking = checking
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-
-    def get(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect_checking(self.path) if self.checking else connect(self.path, self.readonly)
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def release(self) -> None:
-        """Close this thread's connection (a worker thread that is about to end calls it, so
-        a long TUI session does not collect one idle connection per finished run)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            return
-        self._local.conn = None
-        with self._lock:
-            if conn in self._all:
-                self._all.remove(conn)
-        conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            # Newest first: with ``checking`` connections, the first one may be the read-write one
-            # (the file was quiet) and later ones plain read-only (its -wal existed by then); only
-            # a read-write connection closing last removes the -wal/-shm.
-            for conn in reversed(self._all):
-                try:
-                    conn.close()
-                except sqlite3.Error:
-                    pass
-            self._all.clear()
-        self._local = threading.local()
-
-
 class Db:
     """One open database file, shared by the store's repositories.
 
@@ -327,7 +278,7 @@ class Db:
         """``checking``: read-only connections that leave no trace (:func:`connect_checking`)."""
         self.path = path
         self.readonly = readonly or checking
-        self._pool = ConnectionPool(path, readonly, checking=checking)
+        self._pool = ConnectionPool(partial(connect_checking, path) if checking else partial(connect, path, readonly))
         self._tokenizer = tokenizer
         self._tx_depth: dict[int, int] = {}
 

@@ -23,7 +23,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 
 from .db import Db
-from .health import SET_ASIDE, SET_ASIDE_KINDS, HealthReport, Problem
+from .health import SET_ASIDE, SET_ASIDE_KINDS, HealthReport
+from .health_session import Problem
 from .runs import Runs
 from .schema import RECOMPUTE_SESSION
 from .search_index import BACKFILL_KEY, INDEXED_KEY, build_search_index

@@ -82,13 +82,14 @@ def session_token(session_id: str) -> str:
     return "s" + session_id.encode("utf-8").hex()
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    """One value of the ``meta`` table (the index's progress, the doctor's last record), None if unset."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
+    return str(row[0]) if row else None
 
 
 def _indexed(conn: sqlite3.Connection) -> int:
-    return int(_meta(conn, INDEXED_KEY) or 0)
+    return int(meta_value(conn, INDEXED_KEY) or 0)
 
 
 def _last_doc(conn: sqlite3.Connection) -> int:
@@ -99,7 +100,7 @@ def search_index_status(store: Indexable) -> IndexStatus:
     """Three indexed lookups (no counting): cheap enough to ask before every search."""
     conn = store.db.conn
     done, last = _indexed(conn), _last_doc(conn)
-    backfill = _meta(conn, BACKFILL_KEY) is not None
+    backfill = meta_value(conn, BACKFILL_KEY) is not None
     if not backfill and done >= last:
         return IndexStatus(False, done, done)
     total = last
@@ -143,7 +144,7 @@ def build_search_index(store: Indexable, on_progress: Progress | None = None, *,
 
 def _record_older_rows(conn: sqlite3.Connection, batch: int) -> bool:
     """Give the next ``batch`` rows that predate schema 3 their search_docs rows; False when none are left."""
-    cursor = _meta(conn, BACKFILL_KEY)
+    cursor = meta_value(conn, BACKFILL_KEY)
     if cursor is None:
         return False
     conn.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {_DEDUP_INDEX} ON search_docs (ref_id, kind)")

@@ -16,7 +16,7 @@ import ollama
 async def request_raw(client: ollama.AsyncClient, method: str, path: str, **kwargs: Any) -> httpx.Response:
     """One request on the client's own connection, the JSON read by the caller (so fields the
     client's models would drop, such as newer servers' ``thinking`` values, survive)."""
-    response: httpx.Response = await client._request_raw(method, path, **kwargs)  # type: ignore[no-untyped-call]  # noqa: SLF001
+    response: httpx.Response = await client._request_raw(method, path, **kwargs)  # type: ignore[no-untyped-call]
     return response
 
 

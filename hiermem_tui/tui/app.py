@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App
-from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from hiermem_tui.backend_status import BackendStatus, probe_backend
+from hiermem_tui.backend_status import probe_backend
 from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.store.search_index import BATCH, build_search_index
+from hiermem_tui.tui.app_base import AppBase, Clock
 from hiermem_tui.tui.keymap import app_bindings, keymap_problems
 from hiermem_tui.tui.live import StoreFollower
 from hiermem_tui.tui.messages import (
@@ -46,12 +46,14 @@ from hiermem_tui.tui.messages import (
 )
 from hiermem_tui.tui.navigation import Navigator
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
-from hiermem_tui.tui.runs import RunController, RunProgress
+from hiermem_tui.tui.run_job import RunProgress
+from hiermem_tui.tui.run_plans import RunPlanner
+from hiermem_tui.tui.runs import RunController
+from hiermem_tui.tui.screens.sessions import SessionsScreen
 
 if TYPE_CHECKING:
     from hiermem_tui.redact import Redactor
 
-Clock = Callable[[], datetime]
 FALLBACK_THEME = "textual-dark"
 THEME_CYCLE = (
     "textual-dark", "textual-light", "nord", "gruvbox", "tokyo-night", "catppuccin-mocha",
@@ -74,26 +76,16 @@ class IndexStopped(Exception):
     """The background index build was told to stop (the app is closing); the next start resumes."""
 
 
-class HiermemApp(App[None]):
+class HiermemApp(AppBase):
     """hiermem-tui. Build it with :func:`make_app`. Compaction runs: :class:`RunController`
-    (``runs``); following what other processes write: :class:`StoreFollower` (``follower``);
-    opening screens: :class:`Navigator` (``nav``)."""
+    (``runs``); what a run would do: :class:`RunPlanner` (``planner``); following what other
+    processes write: :class:`StoreFollower` (``follower``); opening screens: :class:`Navigator`
+    (``nav``). Screens and widgets see it as :class:`AppBase` (its state and these objects)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hiermem"
     COMMANDS = App.COMMANDS | {HiermemCommands}
     BINDINGS = app_bindings()
-
-    backend_state: var[BackendStatus | None] = var(None)
-    """The last backend probe (None: not probed yet, or probing is off)."""
-    backend_probing: var[bool] = var(False)
-    """A probe is running now."""
-    settings: var[Settings] = var(Settings, init=False)
-    """Current settings; replace through :meth:`update_settings` so they are saved."""
-    run_state: var[RunProgress | None] = var(None)
-    """The compaction run going now (None: none); run indicators draw it."""
-    index_progress: var[tuple[int, int] | None] = var(None)
-    """The search index being built in the background: (rows done, rows in all); None when none is."""
 
     def __init__(
         self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
@@ -101,16 +93,16 @@ class HiermemApp(App[None]):
     ) -> None:
         super().__init__()
         self.store = store
-        self.set_reactive(HiermemApp.settings, settings)
+        self.set_reactive(AppBase.settings, settings)
         self.clock: Clock = clock or utc_now
         self._probe_enabled = probe_backend
         self._follow = follow
         self._index_search = index_search
         self._store_threads: list[threading.Event] = []
         self.last_input_at = 0.0
-        """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
         self.nav = Navigator(self)
         self.runs = RunController(self, announce_changes=not follow)
+        self.planner = RunPlanner(self)
         self.follower = StoreFollower(self)
         self._masked: dict[str, str] = {}
         """Chat text → as shown with secrets masked (``settings.mask_secrets``): repaints reuse it."""
@@ -118,8 +110,6 @@ class HiermemApp(App[None]):
 
     # ------------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> Screen[None]:
-        from hiermem_tui.tui.screens.sessions import SessionsScreen
-
         return SessionsScreen(id="sessions-screen")
 
     def on_mount(self) -> None:
@@ -246,6 +236,8 @@ class HiermemApp(App[None]):
 
     def _redactor_for(self) -> Redactor:
         if self._redactor is None:
+            # here, not at the top: detect-secrets takes a while to load, and an app that never masks
+            # never needs it (tests/unit/test_core_headless.py checks the app's module does not load it)
             from hiermem_tui.redact import Redactor
 
             self._redactor = Redactor()

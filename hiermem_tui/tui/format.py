@@ -238,23 +238,3 @@ def figure(first: str, second: str, palette: Palette) -> Text:
 
     return Text.assemble(part(first), " ", part(second))
 
-
-class Themed:
-    """Mixin for widgets that draw with a :class:`Palette`: caches it for the current theme
-    and drops it when the theme changes. Override ``_theme_changed`` (calling super) to
-    repaint whatever the widget cached with the old colours."""
-
-    _palette: Palette | None = None
-
-    @property
-    def palette(self) -> Palette:
-        if self._palette is None:
-            self._palette = Palette.from_app(self.app)  # type: ignore[attr-defined]
-        return self._palette
-
-    def on_mount(self) -> None:
-        self.watch(self.app, "theme", self._theme_changed, init=False)  # type: ignore[attr-defined]
-
-    def _theme_changed(self) -> None:
-        self._palette = None
-

@@ -131,18 +131,20 @@ def keys_markdown(keymap: dict[str, str]) -> str:
 def screen_groups() -> list[tuple[str, list[tuple[str, str, str]]]]:
     """Each screen's name with the bindings of the screen and of the widgets on it (ids, keys, what):
     what can meet on one screen. The app's own keys work on all of them."""
+    # Imported here, not at the top: the help and settings screens import this module (the keys
+    # they list), and this function lists every screen's keys, theirs too.
     from hiermem_tui.tui.screens import (
-        backup, compare, confirm, context, help, import_sources, prompts, report, run_dialog, run_history,
+        backup, chain, compare, confirm, context, help, import_sources, prompts, report, run_dialog, run_history,
         search, session, sessions, settings, stats, versions,
     )
-    from hiermem_tui.tui.widgets import coverage_map, dag_tree, detail_pane, lists, sessions_table, transcript
+    from hiermem_tui.tui.widgets import coverage_map, dag_tree, lists, sessions_table, transcript
 
     listed = lists.KeyedOptionList
     groups: list[tuple[str, list[type]]] = [
         ("the sessions list", [sessions.SessionsScreen, sessions_table.SessionsTable]),
         ("the session screen", [session.SessionScreen, coverage_map.CoverageMap, transcript.Transcript,
                                 dag_tree.DagTree]),
-        ("the covering chain", [detail_pane.ChainPicker, listed]),
+        ("the covering chain", [chain.ChainPicker, listed]),
         ("search", [search.SearchScreen, listed]),
         ("what the model sees", [context.ContextScreen, listed]),
         ("the save prompt", [context.SavePrompt]),

@@ -2,7 +2,8 @@
 
 Why here and not on the widgets: these cross screens. A worker posts them to the app,
 and any screen or widget may handle them, so they live in one place others can import
-without importing each other's screens.
+without importing each other's screens. What they carry is named for the type checker only:
+importing this module loads neither the engine nor the Ollama client.
 """
 
 from __future__ import annotations
@@ -12,25 +13,24 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from hiermem_tui.backend_status import BackendStatus
-from hiermem_tui.compaction.events import (
-    RunFinished,
-    RunStarted,
-    SummaryAttempt,
-    SummaryProgress,
-    SummaryStarted,
-    SummaryWritten,
-)
-from hiermem_tui.config import Settings
-
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from hiermem_tui.backend_status import BackendStatus
+    from hiermem_tui.compaction.events import (
+        RunFinished,
+        RunStarted,
+        SummaryAttempt,
+        SummaryProgress,
+        SummaryStarted,
+        SummaryWritten,
+    )
+    from hiermem_tui.config import Settings
     from hiermem_tui.importers.discover import Source
     from hiermem_tui.search import SearchResult
     from hiermem_tui.store.health import DoctorRecord
-    from hiermem_tui.tui.runs import RunJob
-    from hiermem_tui.tui.screens.run_dialog import PlanPreview
+    from hiermem_tui.tui.run_job import RunJob
+    from hiermem_tui.tui.run_plans import PlanPreview
 
 
 @dataclass
@@ -64,6 +64,14 @@ class ReloadSession(Message):
     """The app asks a session's screen to re-read itself now (a dialog about it just closed)."""
 
     session_id: str
+
+
+@dataclass
+class ChainAsked(Message):
+    """``c`` on the tree or the transcript: show the summaries covering episode ``seq`` (the session
+    screen opens the picker, and moves the tree to the one picked)."""
+
+    seq: int
 
 
 @dataclass
@@ -153,12 +161,20 @@ class RunNotStarted(Message):
 # answer to an older request (a query typed over) is recognised and dropped.
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a search worker found: the result and the titles of the sessions in it."""
+
+    result: SearchResult
+    titles: dict[str, str]
+
+
 @dataclass
 class SearchDone(Message):
-    """A search finished: ``result``, or ``error`` (one line) for a query that cannot be searched."""
+    """A search finished: ``found``, or ``error`` (one line) for a query that cannot be searched."""
 
     ticket: int
-    result: SearchResult | None
+    found: Found | None
     error: str | None = None
 
 

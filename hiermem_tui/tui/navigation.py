@@ -2,8 +2,9 @@
 
 Why one object: screens are reached from many places (a key on the sessions list and on a
 session, the palette, a run ending, a search hit); opening them through ``app.nav`` keeps
-those places to one call each, gives every modal its callback in one shape, and imports each
-screen when it is first opened, so the first screen does not pay for the others.
+those places to one call each and gives every modal its callback in one shape. It imports the
+screens it opens; no screen imports it (they reach it as ``self.app.nav``), so there is no cycle
+to hide behind imports inside functions.
 """
 
 from __future__ import annotations
@@ -14,76 +15,69 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.palette import PaletteCommand
+from hiermem_tui.tui.screens.backup import BackupScreen
+from hiermem_tui.tui.screens.chain import ChainPicker
+from hiermem_tui.tui.screens.compare import CompareScreen
+from hiermem_tui.tui.screens.confirm import ConfirmScreen
+from hiermem_tui.tui.screens.context import ContextScreen, SavePrompt
+from hiermem_tui.tui.screens.help import HelpScreen
+from hiermem_tui.tui.screens.import_sources import ImportScreen
+from hiermem_tui.tui.screens.prompts import PromptsScreen
+from hiermem_tui.tui.screens.run_dialog import RunChoice, RunDialog
+from hiermem_tui.tui.screens.run_history import RunHistoryScreen
+from hiermem_tui.tui.screens.search import SearchScreen
+from hiermem_tui.tui.screens.session import SessionScreen
+from hiermem_tui.tui.screens.settings import SettingsScreen
+from hiermem_tui.tui.screens.stats import StatsScreen
+from hiermem_tui.tui.screens.versions import VersionsScreen
 
 if TYPE_CHECKING:
     from hiermem_tui.store import Summary
-    from hiermem_tui.tui.app import HiermemApp
+    from hiermem_tui.tui.app_base import AppBase
     from hiermem_tui.tui.run_job import RunAction
-    from hiermem_tui.tui.screens.run_dialog import RunChoice
-    from hiermem_tui.tui.screens.session import SessionScreen
 
 
 class Navigator:
     """Opens screens on the app's stack (owned by the app as ``app.nav``)."""
 
-    def __init__(self, app: HiermemApp) -> None:
+    def __init__(self, app: AppBase) -> None:
         self.app = app
 
     # ------------------------------------------------------------------ full screens
     def session(self, session_id: str) -> None:
-        """Show one session (its screen is the heavier part of the UI: imported when first used)."""
-        try:
-            from hiermem_tui.tui.screens.session import SessionScreen
-        except ImportError as exc:
-            self.app.notify(f"The session view is not available: {exc}", severity="error", markup=False)
-            return
+        """Show one session."""
         self.app.push_screen(SessionScreen(session_id))
 
     def search(self, session_id: str | None = None) -> None:
         """The search screen, over every session or (from a session) over that one."""
-        from hiermem_tui.tui.screens.search import SearchScreen
-
         self.app.push_screen(SearchScreen(session_id))
 
     def context(self, session_id: str) -> None:
-        from hiermem_tui.tui.screens.context import ContextScreen
-
         self.app.push_screen(ContextScreen(session_id))
 
     def stats(self, session_id: str | None = None, *, run_doctor: bool = False) -> None:
         """The stats screen; ``run_doctor``: with the doctor checking the file at once."""
-        from hiermem_tui.tui.screens.stats import StatsScreen
-
         self.app.push_screen(StatsScreen(session_id, run_doctor=run_doctor))
 
     def history(self, session_id: str | None = None) -> None:
-        from hiermem_tui.tui.screens.run_history import RunHistoryScreen
-
         self.app.push_screen(RunHistoryScreen(session_id))
 
     def import_sources(self) -> None:
         """The Import screen: the chat histories found on this machine, or a typed path."""
-        from hiermem_tui.tui.screens.import_sources import ImportScreen
-
         if not isinstance(self.app.screen, ImportScreen):
             self.app.push_screen(ImportScreen())
 
     def help(self) -> None:
-        from hiermem_tui.tui.screens.help import HelpScreen
-
         if not isinstance(self.app.screen, HelpScreen):
             self.app.push_screen(HelpScreen())
 
     def settings(self) -> None:
-        from hiermem_tui.tui.screens.settings import SettingsScreen
-
         if not isinstance(self.app.screen, SettingsScreen):
             self.app.push_screen(SettingsScreen())
 
     def prompts(self) -> None:
-        from hiermem_tui.tui.screens.prompts import PromptsScreen
-
         if not isinstance(self.app.screen, PromptsScreen):
             self.app.push_screen(PromptsScreen())
 
@@ -97,8 +91,6 @@ class Navigator:
         top, so ``esc`` comes back to the list the jump came from. ``versions`` opens the
         versions of ``summary_id`` over it (a superseded summary is not in the tree).
         """
-        from hiermem_tui.tui.screens.session import SessionScreen
-
         app = self.app
         stack = app.screen_stack
         below = stack[-2] if len(stack) >= 2 else None
@@ -123,8 +115,6 @@ class Navigator:
     # ------------------------------------------------------------------ modals
     def versions(self, summary_id: str, ref_year: int | None, on_change: Callable[[], object]) -> None:
         """Every version of a summary (restore one); ``on_change`` runs when one was restored."""
-        from hiermem_tui.tui.screens.versions import VersionsScreen
-
         def closed(changed: bool | None) -> None:
             if changed:
                 on_change()
@@ -133,8 +123,6 @@ class Navigator:
 
     def compare(self, old: Summary, new: Summary, run_id: str, *, on_close: Callable[[], object]) -> None:
         """Old and new text of a re-summarised summary: keep or revert."""
-        from hiermem_tui.tui.screens.compare import CompareScreen
-
         def closed(_reverted: bool | None) -> None:
             on_close()
 
@@ -143,9 +131,6 @@ class Navigator:
     def covering_chain(self, seq: int, chain: Sequence[Summary], ref_year: int | None, where: str | None,
                        on_pick: Callable[[str | None], object]) -> None:
         """The summaries covering an episode, leaf to top; ``on_pick`` gets the chosen summary's id."""
-        from hiermem_tui.tui import format as fmt
-        from hiermem_tui.tui.widgets.detail_pane import ChainPicker
-
         picker = ChainPicker(seq, list(chain), fmt.Palette.from_app(self.app), ref_year, where)
         def picked(summary_id: str | None) -> None:
             on_pick(summary_id)
@@ -154,8 +139,6 @@ class Navigator:
 
     def confirm(self, title: str, text: Text | str, *, confirm: str, danger: bool,
                 on_answer: Callable[[bool | None], object]) -> None:
-        from hiermem_tui.tui.screens.confirm import ConfirmScreen
-
         def answered(yes: bool | None) -> None:
             on_answer(yes)
 
@@ -163,8 +146,6 @@ class Navigator:
 
     def run_dialog(self, action: RunAction, session_id: str, *, subject: str, detail: Text | str,
                    on_choice: Callable[[RunChoice | None], object]) -> None:
-        from hiermem_tui.tui.screens.run_dialog import RunDialog
-
         def chosen(choice: RunChoice | None) -> None:
             on_choice(choice)
 
@@ -173,8 +154,6 @@ class Navigator:
     def backup(self, dest: Path, *, on_done: Callable[[Path | None], object]) -> None:
         """Copy the database to ``dest`` (with progress); ``on_done`` gets the copy's path, or None
         when the copy failed or was stopped."""
-        from hiermem_tui.tui.screens.backup import BackupScreen
-
         def copied(path: Path | None) -> None:
             on_done(path)
 
@@ -182,17 +161,14 @@ class Navigator:
 
     def save_path(self, default: Path, on_path: Callable[[str | None], object]) -> None:
         """Ask where to save a file (``on_path`` gets None when the user cancelled)."""
-        from hiermem_tui.tui.screens.context import SavePrompt
-
         def given(path: str | None) -> None:
             on_path(path)
 
         self.app.push_screen(SavePrompt(default), callback=given)
 
     # ------------------------------------------------------------------ palette entries
-    def session_commands(self, screen: SessionScreen) -> Iterable[PaletteCommand]:
+    def session_commands(self, sid: str) -> Iterable[PaletteCommand]:
         """The session screen's palette entries for search, context, stats and run history."""
-        sid = screen.session_id
         yield PaletteCommand("Search this session", "Full-text search of its episodes and summaries",
                              lambda: self.search(sid), "/")
         yield PaletteCommand("What the model sees", "Top summaries + raw tail within a token budget; copy or save",

@@ -96,7 +96,7 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
         post(RunNotStarted(job, one_line(str(exc), 400), "error", "Backend not ready — nothing ran"))
     except RunRefused as exc:
         post(RunNotStarted(job, one_line(str(exc), 400), "error", "Run refused"))
-    except Exception as exc:  # noqa: BLE001 - a store error or a bug: one line, never a traceback
+    except Exception as exc:  # a store error or a bug: one line, never a traceback
         post(RunNotStarted(job, one_line(f"unexpected error: {type(exc).__name__}: {exc}", 400), "error",
                            f"{job.label} failed"))
     finally:

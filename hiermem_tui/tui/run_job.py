@@ -1,19 +1,21 @@
 """What a run started from the UI is (:class:`RunJob`) and what the indicators show of it (:class:`RunProgress`).
 
 Why a module of its own: these are plain values (nothing of Textual) shared by the run dialog,
-the indicators, the worker's messages and the code that drives a run; the app mixin that acts
-on them is :mod:`hiermem_tui.tui.runs`, which re-exports them for the modules importing them
-from there.
+the indicators, the worker's messages and the code that drives a run; what acts on them is the
+app's :class:`~hiermem_tui.tui.runs.RunController`. Widgets and screens import them from here, and
+so this module does not load the engine (see :func:`_no_tiers`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from hiermem_tui.compaction import TierCounts
 from hiermem_tui.config import Settings
 from hiermem_tui.textsafe import one_line
+
+if TYPE_CHECKING:
+    from hiermem_tui.compaction.events import TierCounts
 
 RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session", "repair"]
 PASSES: tuple[RunAction, ...] = ("leaf", "condense", "full")
@@ -53,6 +55,18 @@ class RunJob:
         return engine_label(self.settings.backend, self.settings.model)
 
 
+def _no_tiers() -> TierCounts:
+    """A run's tier counts before its first summary.
+
+    Imported here, when a run starts: importing any module of the engine's package loads the
+    whole engine (its ``__init__`` builds runners), and the widgets that import this module must
+    not load it. By the time a run starts, the run controller has loaded it anyway.
+    """
+    from hiermem_tui.compaction.events import TierCounts
+
+    return TierCounts()
+
+
 RunPhase = Literal["checking", "running", "cancelling"]
 """Checking the backend before a run, running it, or cancelling it (the indicator says which)."""
 
@@ -68,7 +82,7 @@ class RunProgress:
     attempt: str = ""
     done: int = 0
     planned: int = 0
-    tiers: TierCounts = field(default_factory=TierCounts)
+    tiers: TierCounts = field(default_factory=_no_tiers)
     tokens_per_s: float | None = None
     model: str | None = None
     est_seconds: float | None = None  # the planned work at the model's measured speed (None: unknown)

@@ -9,7 +9,8 @@ thing that crosses in is :class:`CancelToken.cancel`, which aborts the in-flight
 One run at a time (group ``compaction``): the app's ``run_state`` is the single source
 the indicators draw from, and a second job would only compete for the same model.
 
-This module is the app's side, a :class:`RunController` the app owns (``app.runs``); the job
+This module is the app's side, a :class:`RunController` the app owns (``app.runs``): every key
+that starts a run goes through :meth:`RunController.request` (dialog, confirmation, backup, run); the job
 and progress values are in :mod:`.run_job`, what the worker thread runs in :mod:`.run_drive`,
 the notices' wording in :mod:`.run_notices`. The app's message handlers for a run's messages
 are one line each: they hand the message to the controller.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -40,15 +42,14 @@ from hiermem_tui.tui.messages import (
     SessionsChanged,
 )
 from hiermem_tui.tui.run_drive import drive_job
-from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, CallState, RunAction, RunJob, RunPhase, RunProgress, engine_label
+from hiermem_tui.tui.run_job import CallState, RunAction, RunJob, RunPhase, RunProgress
 from hiermem_tui.tui.run_notices import outcome
 
 if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
+    from rich.text import Text
 
-# The job types are still imported from here by screens, widgets and tests.
-__all__ = ["ACTION_LABELS", "CHANGED_EVERY_S", "PASSES", "SHUTDOWN_WAIT_S", "RunAction", "RunController", "RunJob",
-           "RunProgress", "engine_label"]
+    from hiermem_tui.tui.app_base import AppBase
+    from hiermem_tui.tui.screens.run_dialog import RunChoice
 
 CHANGED_EVERY_S = 0.5
 """While a run writes, the screens are told about it at most this often (the end is always told)."""
@@ -66,7 +67,7 @@ class RunController:
     finished re-summarise of one summary opens the compare view.
     """
 
-    def __init__(self, app: HiermemApp, *, announce_changes: bool) -> None:
+    def __init__(self, app: AppBase, *, announce_changes: bool) -> None:
         self.app = app
         self.announce_changes = announce_changes
         self._seq = 0
@@ -79,6 +80,49 @@ class RunController:
     @property
     def active(self) -> bool:
         return self.app.run_state is not None
+
+    def request(self, action: RunAction, session_id: str, *, subject: str, detail: Text | str = "",
+                summary_id: str | None = None, confirm: Callable[[RunChoice], Text] | None = None) -> None:
+        """What every key that starts a run does: the run dialog (pass, backend, model), then, if
+        ``confirm`` says what will be replaced, a yes/no, then the backup when one was asked for,
+        then the run. Refused at once (not after the dialog) while another run goes or the file is
+        read-only."""
+        app = self.app
+
+        def go(choice: RunChoice) -> None:
+            if choice.remember:
+                model = choice.model if choice.backend == "ollama" else app.settings.model
+                app.update_settings(replace(app.settings, backend=choice.backend, model=model))
+
+            def start() -> None:
+                self.start(choice.action, session_id, backend=choice.backend, model=choice.model,
+                           summary_id=summary_id)
+
+            if choice.backup is None:
+                start()
+                return
+            # the run starts only once the copy is whole; a failed or stopped backup has said so, and nothing runs
+            app.nav.backup(choice.backup, on_done=lambda copied: start() if copied is not None else None)
+
+        def chosen(choice: RunChoice | None) -> None:
+            if choice is None:
+                return
+            if confirm is None:
+                go(choice)
+                return
+            app.nav.confirm("Re-summarise the whole session?", confirm(choice), confirm="Supersede and run",
+                            danger=True,
+                            on_answer=lambda yes: go(choice) if yes else app.notify("Nothing was changed.", timeout=2))
+
+        if app.store.readonly:
+            app.notify(f"{app.store.path} is open read-only: runs cannot write summaries.", severity="error",
+                       markup=False)
+            return
+        if self.active:
+            app.notify("A run is already going: wait for it, or press esc to cancel it.", title="One run at a time",
+                       severity="warning")
+            return
+        app.nav.run_dialog(action, session_id, subject=subject, detail=detail, on_choice=chosen)
 
     def start(self, action: RunAction, session_id: str, *, backend: str, model: str | None,
               summary_id: str | None = None) -> RunJob | None:

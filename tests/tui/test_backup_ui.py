@@ -31,7 +31,7 @@ async def ready_dialog(pilot, app: HiermemApp, key: str) -> RunDialog:  # type: 
     return dialog
 
 
-async def test_a_repair_backs_the_file_up_first_when_asked(tmp_path: Path, store: Store) -> None:  # noqa: F811
+async def test_a_repair_backs_the_file_up_first_when_asked(tmp_path: Path, store: Store) -> None:
     async with opened(settings_for(tmp_path, store), store) as (app, pilot, screen):
         await ready_dialog(pilot, app, "X")
         await wait_for_text(pilot, "Back up the file first")
@@ -48,7 +48,7 @@ async def test_a_repair_backs_the_file_up_first_when_asked(tmp_path: Path, store
 
 
 async def test_without_the_box_no_copy_is_made_and_a_pass_does_not_offer_one(tmp_path: Path,
-                                                                              store: Store) -> None:  # noqa: F811
+                                                                              store: Store) -> None:
     async with opened(settings_for(tmp_path, store), store) as (app, pilot, screen):
         dialog = await ready_dialog(pilot, app, "p")
         assert not dialog.query("#run-backup")
@@ -60,7 +60,7 @@ async def test_without_the_box_no_copy_is_made_and_a_pass_does_not_offer_one(tmp
     assert copies(store) == []
 
 
-async def test_a_whole_session_redo_confirms_then_backs_up_then_runs(tmp_path: Path, store: Store) -> None:  # noqa: F811
+async def test_a_whole_session_redo_confirms_then_backs_up_then_runs(tmp_path: Path, store: Store) -> None:
     async with opened(settings_for(tmp_path, store), store) as (app, pilot, screen):
         await ready_dialog(pilot, app, "W")
         await pilot.press("b")
@@ -75,7 +75,7 @@ async def test_a_whole_session_redo_confirms_then_backs_up_then_runs(tmp_path: P
         assert not [r for r in before.runs.of_session("dag") if r.kind == "resummarize-session"]
 
 
-async def test_a_failed_backup_runs_nothing(tmp_path: Path, store: Store,  # noqa: F811
+async def test_a_failed_backup_runs_nothing(tmp_path: Path, store: Store,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object, **kw: object) -> object:
         raise StoreError("cannot write /nowhere/copy.db: no space left on device")

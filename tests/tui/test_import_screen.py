@@ -162,7 +162,7 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press(*str(folder), "enter")
         await wait_for(pilot, lambda: listing.option_count == 4)
-        text = await wait_for_text(pilot, "Skipped 1 entry no importer recognises: README.md", "typed")
+        await wait_for_text(pilot, "Skipped 1 entry no importer recognises: README.md", "typed")
         assert listing.border_title == "Found on this machine, and the paths you typed"
         screen.query_one("#import-start").focus()
         await pilot.press("enter")

@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
-from hiermem_tui.tui.runs import RunProgress
+from hiermem_tui.tui.run_job import RunProgress
 from hiermem_tui.tui.screens.run_dialog import RunDialog
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
@@ -366,7 +366,7 @@ async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: S
 
 
 def test_time_left_uses_the_runs_pace_then_the_measured_estimate(tmp_path: Path) -> None:
-    from hiermem_tui.tui.runs import RunJob
+    from hiermem_tui.tui.run_job import RunJob
 
     job = RunJob(1, "full", "work", Settings(db_path=tmp_path / "x.db"))
     start = RunProgress(job, phase="running", planned=4, est_seconds=100.0, began=1000.0)

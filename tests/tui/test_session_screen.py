@@ -20,7 +20,7 @@ from hiermem_tui.tui.messages import SessionsChanged
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.widgets.coverage_map import LABEL_WIDTH
 from hiermem_tui.tui.widgets.dag_tree import EPISODE_PAGE
-from hiermem_tui.tui.widgets.detail_pane import ChainPicker
+from hiermem_tui.tui.screens.chain import ChainPicker
 from hiermem_tui.tui.widgets.transcript import MAX_WINDOW, PAGE, Transcript
 from tests.tui._session_fixtures import (
     DAG_IDS,

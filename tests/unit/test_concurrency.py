@@ -237,7 +237,7 @@ def test_an_export_taken_while_a_run_writes_is_one_snapshot(db_path: Path, token
                     add_episodes(store, "s", n, 4)
                     n += 4
                     asyncio.run(extractive_runner(store, tokenizer).compact("s", "full"))
-            except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            except BaseException as exc:  # reported by the test below
                 failure.append(exc)
 
     thread = threading.Thread(target=writer, name="writer")

@@ -28,6 +28,7 @@ CORE = [
     "hiermem_tui.stats",
     "hiermem_tui.run_history",
     "hiermem_tui.redact",
+    "hiermem_tui.masker",
     "hiermem_tui.commands.mcp",
     "hiermem_tui.mcp_server",
     "hiermem_tui.mcp_server.args",

@@ -154,7 +154,7 @@ def assert_done_runs_really_finished(store: Store, tokenizer: Tokenizer, sid: st
 
 
 def test_twenty_random_sigkills_over_one_full_pass(
-    tmp_path: Path, tokenizer: Tokenizer, env: dict[str, str]  # noqa: F811
+    tmp_path: Path, tokenizer: Tokenizer, env: dict[str, str]
 ) -> None:
     # one model call per summary, so the floors below (calls made ⇒ summaries committed) hold; a
     # summary in notes makes a call per part and is written once after its last, like any other

@@ -170,7 +170,7 @@ def test_stop_is_quick_with_a_hanging_request() -> None:
     def call() -> None:
         try:
             stream_text(client_for(fake.url))
-        except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
+        except BaseException as exc:  # recorded for the assertion
             errors.append(exc)
 
     t = threading.Thread(target=call)

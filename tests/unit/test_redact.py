@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from hiermem_tui.cli import main
-from hiermem_tui.redact import MARK, Masker, Redactor
+from hiermem_tui.masker import Masker
+from hiermem_tui.redact import MARK, Redactor
 from tests.unit.secret_corpus import LOOKALIKES, PLANTED
 
 SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"

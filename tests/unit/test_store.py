@@ -408,11 +408,11 @@ def test_a_finished_thread_can_release_its_connection(store: Store) -> None:
         seen.append(store.sessions.get("a").episodes)
         store.release_thread()
 
-    before = len(store.db._pool._all)  # noqa: SLF001 - the pool's bookkeeping is what is under test
+    before = len(store.db._pool._all)  # the pool's bookkeeping is what is under test
     threads = [threading.Thread(target=worker) for _ in range(5)]
     for t in threads:
         t.start()
         t.join()
     assert seen == [3] * 5
-    assert len(store.db._pool._all) == before  # noqa: SLF001
+    assert len(store.db._pool._all) == before
     assert store.sessions.get("a").episodes == 3  # this thread's connection is untouched

@@ -33,7 +33,6 @@ from tests.fakeollama import (
     closed_port_url,
     empty,
     free_port,
-    longer_than_input,
 )
 
 T0 = datetime(2025, 1, 2, 10, 0, tzinfo=timezone.utc)

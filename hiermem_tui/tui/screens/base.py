@@ -1,8 +1,9 @@
 """The base classes of every screen: typed access to the app, its store and its settings.
 
 Why: a screen needs the app's store, settings, run controller and navigator; Textual's
-``getters.app`` gives a property typed as :class:`~hiermem_tui.tui.app.HiermemApp` (checked
-at run time), so no screen casts, and there is one name for it: ``self.app``.
+``getters.app`` gives a property typed as :class:`~hiermem_tui.tui.app_base.AppBase` (checked
+at run time), so no screen casts, there is one name for it (``self.app``), and no screen module
+imports the app's own module.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 from textual import getters
 from textual.screen import ModalScreen, Screen
 
-from hiermem_tui.tui.app_type import app_class
+from hiermem_tui.tui.app_base import AppBase
 
 if TYPE_CHECKING:
     from hiermem_tui.config import Settings
@@ -24,7 +25,7 @@ ResultType = TypeVar("ResultType")
 class AppScreen(Screen[ResultType]):
     """A full screen of hiermem-tui."""
 
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     @property
     def store(self) -> Store:
@@ -38,7 +39,7 @@ class AppScreen(Screen[ResultType]):
 class AppModal(ModalScreen[ResultType]):
     """A modal screen (dialog) of hiermem-tui."""
 
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     @property
     def store(self) -> Store:

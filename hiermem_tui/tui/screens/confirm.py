@@ -17,11 +17,11 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Footer, Static
 
-from hiermem_tui.tui.runs import engine_label
+from hiermem_tui.tui.run_job import engine_label
 from hiermem_tui.tui.screens.base import AppModal
 
 if TYPE_CHECKING:
-    from hiermem_tui.tui.app import HiermemApp
+    from hiermem_tui.tui.app_base import AppBase
 
 
 class ConfirmScreen(AppModal[bool]):
@@ -65,7 +65,7 @@ class ConfirmScreen(AppModal[bool]):
         self.dismiss(False)
 
 
-def redo_confirm_text(app: HiermemApp, session_id: str, backend: str, model: str | None) -> Text:
+def redo_confirm_text(app: AppBase, session_id: str, backend: str, model: str | None) -> Text:
     """What a whole-session re-summarise will do: how many summaries it supersedes, and with what it reruns."""
     session = app.store.sessions.get(session_id)
     n = session.summaries if session else 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import on, work
@@ -22,22 +22,18 @@ from textual.content import Content
 from textual.widgets import Button, Checkbox, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from hiermem_tui.tui.widgets.lists import KeyedOptionList
-from hiermem_tui.backend_status import BackendStatus, probe_backend
-from hiermem_tui.compaction import PassKind, Runner, planner
-from hiermem_tui.compaction.check import repair_targets, repair_trees
-from hiermem_tui.compaction.preview import PlannedSummary, estimate, plan_pass
-from hiermem_tui.config import Policy, Settings
-from hiermem_tui.store import Store
 from hiermem_tui.store.backup import default_backup_path
-from hiermem_tui.summarize import ExtractiveBackend, Summariser
-from hiermem_tui.summarize.ollama_backend import match_model
-from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import BackendProbed, PlanReady
-from hiermem_tui.tui.runs import ACTION_LABELS, PASSES, RunAction
+from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, RunAction
 from hiermem_tui.tui.screens.base import AppModal
+from hiermem_tui.tui.widgets.lists import KeyedOptionList
+
+if TYPE_CHECKING:
+    from hiermem_tui.backend_status import BackendStatus
+    from hiermem_tui.compaction.preview import PlannedSummary
+    from hiermem_tui.tui.run_plans import EngineOption
 
 
 PLAN_ROWS = 6
@@ -53,19 +49,6 @@ PASS_HELP = {
 
 
 @dataclass(frozen=True, slots=True)
-class EngineOption:
-    """One line of the model picker: a backend, a model (None: Ollama's loaded one), a note."""
-
-    backend: str
-    model: str | None
-    note: str = ""
-
-    @property
-    def key(self) -> str:
-        return f"{self.backend}:{self.model or ''}"
-
-
-@dataclass(frozen=True, slots=True)
 class RunChoice:
     """What the dialog answers with."""
 
@@ -75,69 +58,6 @@ class RunChoice:
     remember: bool = False
     backup: Path | None = None
     """Where to copy the database before the run starts (None: no backup)."""
-
-
-def engine_options(status: BackendStatus | None, settings: Settings) -> list[EngineOption]:
-    """extractive, then every installed model (loaded ones first), then the configured one if it is not installed."""
-    opts = [EngineOption("extractive", None, "built in · no model · deterministic")]
-    installed = list(status.installed) if status is not None and status.reachable else []
-    loaded = list(status.loaded) if status is not None else []
-    ordered = sorted(installed, key=lambda m: match_model(m, loaded) is None)
-    for name in ordered:
-        notes = ["loaded" if match_model(name, loaded) else ""]
-        if settings.model and match_model(settings.model, [name]):
-            notes.append("configured")
-        opts.append(EngineOption("ollama", name, " · ".join(n for n in notes if n)))
-    if settings.model and not (installed and match_model(settings.model, installed)):
-        note = "not installed" if installed or (status is not None and status.reachable) else "configured · not checked"
-        opts.append(EngineOption("ollama", settings.model, note))
-    if not installed and not settings.model:
-        opts.append(EngineOption("ollama", None, "whichever model Ollama has loaded"))
-    return opts
-
-
-def default_index(options: list[EngineOption], settings: Settings, status: BackendStatus | None = None) -> int:
-    """The remembered choice: extractive, the configured model, else the first Ollama one (loaded
-    first) — but extractive while Ollama is known to be unreachable, so enter still works."""
-    if settings.backend == "extractive" or (status is not None and not status.reachable):
-        return 0
-    for i, opt in enumerate(options):
-        if opt.backend == "ollama" and settings.model and opt.model and match_model(settings.model, [opt.model]):
-            return i
-    return next((i for i, opt in enumerate(options) if opt.backend == "ollama"), 0)
-
-
-@dataclass(frozen=True, slots=True)
-class PlanPreview:
-    """What each action would make now (the dry-run plan), read in a worker."""
-
-    plans: dict[str, list[PlannedSummary]]
-    counts: dict[str, int]
-
-
-def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
-    """The passes' plans (as ``compact --dry-run`` prints them) and the other actions' counts."""
-    tok = store.tokenizer
-    runner = Runner(store, Summariser(ExtractiveBackend(tok), tok), policy)
-    passes: tuple[PassKind, ...] = ("leaf", "condense", "full")
-    plans: dict[str, list[PlannedSummary]] = {p: plan_pass(store, policy, session_id, p) for p in passes}
-    repair = repair_trees(store, repair_targets(store, session_id, policy.fidelity_threshold))
-    counts = {p: len(plan) for p, plan in plans.items()}
-    counts["resummarize-session"] = planner.count_full([], runner.planner.session_leaves(session_id),
-                                                       policy.condense_fanout)
-    counts["repair"] = sum(map(len, repair))
-    return PlanPreview(plans, counts)
-
-
-def engine_speed(store: Store, opt: EngineOption | None) -> ModelSpeed | None:
-    """What earlier runs measured of the highlighted model (None: never measured)."""
-    if opt is None or opt.backend != "ollama" or not opt.model:
-        return None
-    for name in dict.fromkeys((opt.model, opt.model if ":" in opt.model else f"{opt.model}:latest")):
-        speed = store.speeds.get("ollama", name)
-        if speed.measured:
-            return speed
-    return None
 
 
 def _option_text(opt: EngineOption, palette: fmt.Palette) -> Text:
@@ -231,7 +151,7 @@ class RunDialog(AppModal[RunChoice | None]):
     def _plan(self) -> None:
         store = self.app.store
         try:
-            preview = plan_preview(store, self.app.settings.policy, self.session_id)
+            preview = self.app.planner.preview(self.session_id)
         finally:
             store.release_thread()
         self.post_message(PlanReady(preview))
@@ -243,24 +163,22 @@ class RunDialog(AppModal[RunChoice | None]):
 
     @work(exclusive=True, group="run-probe", exit_on_error=False)
     async def _probe(self) -> None:
-        settings = self.app.settings
         self.probing = True
         self._show_status()
-        status = await probe_backend(settings.ollama_host, settings.model)
+        status = await self.app.planner.probe()
         self.probing = False
         self.app.post_message(BackendProbed(status))
         self.status = status
         self._fill_engines()
 
     def _fill_engines(self) -> None:
-        settings = self.app.settings
         picker = self.query_one(OptionList)
         # keep what the user highlighted; what we highlighted ourselves is re-decided, since the
         # default depends on whether Ollama answers (unknown until the probe is back)
         current = self.chosen
         if current is not None and current.key == self._auto_key:
             current = None
-        self.options = engine_options(self.status, settings)
+        self.options, auto = self.app.planner.engines(self.status)
         palette = fmt.Palette.from_app(self.app)
         picker.clear_options()
         picker.add_options([Option(_option_text(o, palette), id=o.key) for o in self.options])
@@ -268,7 +186,7 @@ class RunDialog(AppModal[RunChoice | None]):
         if current is not None and current.key in keys:
             picker.highlighted = keys.index(current.key)
         else:
-            picker.highlighted = default_index(self.options, settings, self.status)
+            picker.highlighted = auto
             self._auto_key = keys[picker.highlighted] if keys else None
         self._show_status()
 
@@ -334,9 +252,7 @@ class RunDialog(AppModal[RunChoice | None]):
             return Text()
         opt = self.chosen
         extractive = opt is not None and opt.backend == "extractive"
-        speed = engine_speed(self.app.store, opt)
-        policy = self.app.settings.policy
-        secs = [estimate(policy, item, speed=speed, extractive=extractive) for item in plan]
+        speed, secs = self.app.planner.estimates(plan, opt)
         out = Text()
         if extractive:
             out.append(" · no model time (extractive)", style=fmt.style(p.muted))

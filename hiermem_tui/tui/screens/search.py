@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -30,7 +29,7 @@ from hiermem_tui.search.query import SYNTAX_HELP
 from hiermem_tui.store.search_index import build_search_index, search_index_status
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.messages import IndexProgress, SearchDone, SessionsChanged
+from hiermem_tui.tui.messages import Found, IndexProgress, SearchDone, SessionsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.screens.report import ReportScreen
 
@@ -39,14 +38,6 @@ LIMIT = 50
 SHOW_PROGRESS_FROM = 5000
 """Rows left to index from which the screen shows progress (fewer take well under a second)."""
 PREVIEW_CHARS = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """What the worker sends back: the result and the titles of the sessions in it."""
-
-    result: SearchResult
-    titles: dict[str, str]
 
 
 def marked(snippet: Snippet, base: object, mark: object) -> Text:
@@ -184,7 +175,7 @@ class SearchScreen(ReportScreen):
         except QueryError as exc:
             self.post_message(SearchDone(ticket, None, str(exc)))
             return
-        self.post_message(SearchDone(ticket, found))  # type: ignore[arg-type]
+        self.post_message(SearchDone(ticket, found))
 
     def _query(self, text: str, session_id: str | None, superseded: bool, width: int,
                mask: Callable[[str], str] | None) -> Found:
@@ -206,10 +197,10 @@ class SearchScreen(ReportScreen):
         message.stop()
         if message.ticket != self._ticket:
             return  # an answer to a query typed over since
-        if message.result is None:
+        found = message.found
+        if found is None:
             self._show_empty(error=message.error)
             return
-        found: Found = message.result  # type: ignore[assignment]
         self.hits = list(found.result.hits)
         self.titles = found.titles
         self.terms = found.result.query.terms

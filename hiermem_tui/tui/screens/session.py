@@ -3,12 +3,18 @@
 Selection flows one way, which keeps the four views consistent: whatever the user picks
 (tree cursor, a map bar, a fallback jump, a covering-chain entry) becomes a tree cursor
 move, and the tree's ``NodeHighlighted`` updates the map, the detail pane and the transcript.
+
+What the screen shows is held by one plain object, :class:`~hiermem_tui.tui.session_view.SessionView`
+(``view``). Keys about what a pane's cursor is on are that pane's (the tree: ``f`` / ``F``, ``c``,
+``R``, ``v``, ``x``; the transcript: ``c``, ``P``, ``E``); the ones here are about the whole session
+or several panes, and call ``app.runs`` / ``app.nav`` / ``app.planner`` themselves.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from typing import cast
 
 from rich.text import Text
 from textual import on
@@ -16,26 +22,28 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Label, Static, TabbedContent, TabPane, Tabs
 from textual.widgets.tree import TreeNode
 
-from hiermem_tui.store import Session, SummarySpan
+from hiermem_tui.store import Session, StoreError
 from hiermem_tui.store.changes import SummaryDelta
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.messages import FidelityMeasured, ReloadSession, SessionsChanged, SettingsChanged
+from hiermem_tui.tui.messages import ChainAsked, FidelityMeasured, ReloadSession, SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.screens import session_tools
+from hiermem_tui.tui.run_job import RunAction
 from hiermem_tui.tui.screens.base import AppScreen
-from hiermem_tui.tui.screens.run_launch import run_commands
-from hiermem_tui.tui.screens.session_keys import SessionKeys
+from hiermem_tui.tui.screens.confirm import redo_confirm_text
 from hiermem_tui.tui.screens.session_live import LiveSession
+from hiermem_tui.tui.session_view import NodeRef, SessionView
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap
 from hiermem_tui.tui.widgets.coverage_rows import MapItem
-from hiermem_tui.tui.widgets.dag_tree import DagTree, NodeRef
+from hiermem_tui.tui.widgets.dag_tree import DagTree
 from hiermem_tui.tui.widgets.detail_pane import DetailPane
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
+from hiermem_tui.words import counted
 
 
 RELOAD_QUIET_S = 0.3
@@ -59,8 +67,7 @@ class SessionScreen(AppScreen[None]):
     selection (``r``, a policy change). What lands while the screen is open — summaries a run
     writes, episodes and summaries from another process — is applied in place by
     ``updates.refresh()`` (:class:`LiveSession`): a ``SessionsChanged`` naming this session (or
-    any session) calls ``schedule_reload()``, which coalesces bursts into one update. What the
-    keys do is in :class:`SessionKeys` (``keys``); each ``action_`` here is one line.
+    any session) calls ``schedule_reload()``, which coalesces bursts into one update.
     """
 
     CSS_PATH = "session.tcss"
@@ -68,23 +75,16 @@ class SessionScreen(AppScreen[None]):
         Binding("tab", "focus_pane(1)", "Pane", show=True, priority=True, id="session.focus_pane.next"),
         Binding("shift+tab", "focus_pane(-1)", "Pane", show=False, priority=True, id="session.focus_pane.prev"),
         Binding("t", "toggle_view", "Transcript", id="session.toggle_view"),
-        Binding("f", "fallback(1)", "Fallback", id="session.fallback.next"),
-        Binding("F,shift+f", "fallback(-1)", "Prev fallback", key_display="F", show=False, id="session.fallback.prev"),
-        Binding("c", "chain", "Chain", id="session.chain"),
+        # the map's axis and colour: here, not on the map, so they work from the tree (where the user is)
         Binding("s", "toggle_scale", "Scale", id="session.toggle_scale"),
+        Binding("C", "toggle_colour", "Colour by fidelity", show=False, key_display="C", id="session.toggle_colour"),
         Binding("r", "refresh", "Refresh", id="session.refresh"),
         Binding("p", "run('full')", "Compact", id="session.run.full"),
         Binding("l", "run('leaf')", "Leaf pass", show=False, id="session.run.leaf"),
         Binding("n", "run('condense')", "Condense", show=False, id="session.run.condense"),
-        Binding("R", "resummarize", "Re-summarise", key_display="R", id="session.resummarize"),
         Binding("W", "resummarize_session", "Redo session", show=False, key_display="W", id="session.resummarize_session"),
-        Binding("v", "versions", "Versions", id="session.versions"),
-        Binding("x", "repair", "Repair", id="session.repair"),
         Binding("X", "repair_session", "Repair all", show=False, key_display="X", id="session.repair_session"),
         Binding("M", "measure", "Measure fidelity", show=False, key_display="M", id="session.measure"),
-        Binding("C", "toggle_colour", "Colour by fidelity", show=False, key_display="C", id="session.toggle_colour"),
-        Binding("P", "mark('pin')", "Pin episode", show=False, key_display="P", id="session.mark.pin"),
-        Binding("E", "mark('exclude')", "Exclude episode", show=False, key_display="E", id="session.mark.exclude"),
         # search, context, stats, run history (tui/navigation.py): the footer is full here; palette and help list them
         Binding("slash", "find", "Search", key_display="/", show=False, id="session.find"),
         Binding("m", "model_view", "Model view", show=False, id="session.model_view"),
@@ -98,17 +98,11 @@ class SessionScreen(AppScreen[None]):
     def __init__(self, session_id: str) -> None:
         super().__init__()
         self.session_id = session_id
-        self.session: Session | None = None
-        self.spans: list[SummarySpan] = []
-        self.selected: NodeRef | None = None
-        self._range_stats: dict[tuple[int, int], tuple[int, str, str]] = {}
+        self.view = SessionView(session_id, self.store.episodes)
         self._reload_timer: Timer | None = None
         self._reload_asked = 0.0
         self.figures_fresh = True
         """The header and the map show what the store holds (a reload may still be due for the tree)."""
-        self.pending_jump: tuple[str, int] | None = None
-        """A transcript jump waiting for the tree's highlight of that node (``focus_episode``)."""
-        self.keys = SessionKeys(self)
         self.updates = LiveSession(self)
 
     # ------------------------------------------------------------------ plumbing
@@ -129,6 +123,16 @@ class SessionScreen(AppScreen[None]):
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
 
+    @property
+    def session(self) -> Session | None:
+        """The session's row as last read (``view.session``)."""
+        return self.view.session
+
+    @property
+    def selected(self) -> NodeRef | None:
+        """What the panes show (``view.selected``)."""
+        return self.view.selected
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="topbar"):
             yield Label(Text("◆ hiermem"), id="brand")
@@ -136,7 +140,7 @@ class SessionScreen(AppScreen[None]):
             yield Static(id="session-meta")
         yield CoverageMap(id="coverage")
         with Horizontal(id="session-body"):
-            yield DagTree(self.store, self.session_id, self.settings.policy.fresh_tail, id="dag-tree")
+            yield DagTree(self.store, self.view, self.settings.policy.fresh_tail, id="dag-tree")
             with TabbedContent(id="session-right", initial="tab-detail"):
                 with TabPane("Detail", id="tab-detail"):
                     yield DetailPane(id="node-detail")
@@ -159,18 +163,19 @@ class SessionScreen(AppScreen[None]):
     def _retheme(self) -> None:
         """Redraw what holds theme colours baked into Text (the widgets redraw themselves)."""
         self._legend()
-        if self.session is not None:
-            self.render_bar(self.session)
-        if self.selected is not None:
-            self.show(self.selected, move_transcript=False)
-        elif self.session is not None and self.session.summaries == 0:
-            self.detail.show_empty(self.session, self.session_id)
+        session, selected = self.view.session, self.view.selected
+        if session is not None:
+            self.render_bar(session)
+        if selected is not None:
+            self.show(selected, move_transcript=False)
+        elif session is not None and session.summaries == 0:
+            self.detail.show_empty(session, self.session_id)
 
     # ------------------------------------------------------------------ loading
     def reload(self) -> None:
         """Re-read the session from the store, keeping open nodes and the selection where possible."""
-        session = self.store.sessions.get(self.session_id)
-        self.session = session
+        view = self.view
+        session = view.session = self.store.sessions.get(self.session_id)
         if session is None:
             self.detail.show_empty(None, self.session_id, missing=True)
             return
@@ -180,16 +185,16 @@ class SessionScreen(AppScreen[None]):
         self.render_bar(session)
         tree = self.dag_tree
         expanded, cursor_key = tree.state()
-        previous = self.selected
+        previous = view.selected
         roots = tree.load_roots()
         tree.restore(expanded)
         self.updates.summaries.load()
         self.detail.fidelity_threshold = self.map.fidelity_threshold = self.settings.policy.fidelity_threshold
-        self.show_structure(session, roots, marks=self._marks())
+        self.show_structure(session, roots, marks=view.set_marks(self.store.marks.marked(self.session_id)))
         if cursor_key and self._reselect(cursor_key, previous):
             return
         if session.summaries == 0:
-            self.selected = None
+            view.selected = None
             self.map.select(None)
             self.detail.show_empty(session, self.session_id)
             if roots:
@@ -200,15 +205,14 @@ class SessionScreen(AppScreen[None]):
                 tree.focus_node(node)
 
     def show_structure(self, session: Session, roots: list[NodeRef], *, delta: SummaryDelta | None = None,
-                        tree_titles: bool = True, marks: list[MapItem] | None = None) -> None:
+                       tree_titles: bool = True, marks: list[MapItem] | None = None) -> None:
         """Map, transcript length and tree titles, after the roots changed (spans: ``updates.summaries``;
         ``delta``: only these summaries changed, so the map changes in place)."""
         tree = self.dag_tree
-        self.spans = list(self.updates.summaries.spans.values())
-        self._range_stats.clear()
+        self.view.set_structure(roots, self.updates.summaries.spans.values())
         extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
         if delta is None or delta.reloaded:
-            self.map.set_data(self.spans, extras, session.episodes, marks)
+            self.map.set_data(self.view.spans, extras, session.episodes, marks)
         else:
             self.map.apply(delta.added, delta.removed, extras, session.episodes)
         self.transcript.grow(session.episodes)
@@ -220,31 +224,17 @@ class SessionScreen(AppScreen[None]):
     def _reselect(self, key: str, previous: NodeRef | None) -> bool:
         tree = self.dag_tree
         if tree.reveal_key(key) or (key.startswith("s:") and tree.reveal_summary(key[2:])):
-            if self.selected is not None and tree.cursor_ref is not None and tree.cursor_ref.key == key:
+            if self.view.selected is not None and tree.cursor_ref is not None and tree.cursor_ref.key == key:
                 self.show(tree.cursor_ref, move_transcript=False)  # same node: refresh the detail only
             return True
         if previous is not None:
             return tree.reveal_seq(previous.first)
         return False
 
-    def _marks(self) -> list[MapItem]:
-        """Pinned and excluded episodes, as ticks on the map's episode row."""
-        return [MapItem("", mark, -1, "normal", seq, seq, at, at)
-                for seq, mark, at in self.store.marks.marked(self.session_id)]
-
-    def refresh_marks(self) -> None:
-        """A mark changed: redraw the map's ticks (the transcript redraws its own)."""
-        self.map.set_marks(self._marks())
-
     def _extra(self, ref: NodeRef) -> MapItem:
-        tokens, start, end = self._stats(ref.first, ref.last)
+        """A gap or the fresh tail as the map's episode row draws it (with its times)."""
+        _tokens, start, end = self.view.range_figures(ref.first, ref.last)
         return MapItem(ref.key, "gap" if ref.kind == "gap" else "tail", -1, "normal", ref.first, ref.last, start, end)
-
-    def _stats(self, first: int, last: int) -> tuple[int, str, str]:
-        key = (first, last)
-        if key not in self._range_stats:
-            self._range_stats[key] = self.store.episodes.stats(self.session_id, first, last)
-        return self._range_stats[key]
 
     def render_bar(self, s: Session) -> None:
         """Title (literal) in the top bar; the session's figures as the coverage map's title."""
@@ -271,12 +261,12 @@ class SessionScreen(AppScreen[None]):
         ref = event.node.data
         if ref is None or ref.kind == "more":
             return
-        same = self.selected is not None and self.selected.key == ref.key
+        same = self.view.selected is not None and self.view.selected.key == ref.key
         self.show(ref, node=event.node, move_transcript=not same)
 
     def show(self, ref: NodeRef, *, node: TreeNode[NodeRef] | None = None, move_transcript: bool = True) -> None:
-        self.selected = ref
-        store = self.store
+        view, store = self.view, self.store
+        view.selected = ref
         self.map.select(self._map_key(ref, node))
         if ref.kind == "summary" and ref.summary is not None:
             fresh = store.dag.get(ref.summary.id) or ref.summary
@@ -284,17 +274,17 @@ class SessionScreen(AppScreen[None]):
         elif ref.kind == "episode":
             ep = store.episodes.at(self.session_id, ref.first)
             if ep is not None:
-                self.detail.show_episode(ep, store.dag.covering_chain(self.session_id, ref.first), self.where(ref.first))
+                self.detail.show_episode(ep, store.dag.covering_chain(self.session_id, ref.first), view.where(ref.first))
         elif ref.kind in ("gap", "tail", "episodes"):
-            tokens, start, end = self._stats(ref.first, ref.last)
+            tokens, start, end = view.range_figures(ref.first, ref.last)
             self.detail.show_range(ref.kind, ref.first, ref.last, tokens=tokens, start_at=start, end_at=end,
                                    session_id=self.session_id, fresh_tail=self.settings.policy.fresh_tail,
                                    owner=ref.owner)
         if move_transcript:
             self.transcript.show_range(ref.first, ref.last)
-        if self.pending_jump is not None and self.pending_jump[0] == ref.key:
-            self.transcript.jump_to(self.pending_jump[1])  # after the range move, not before it
-            self.pending_jump = None
+        jump = view.take_jump(ref.key)
+        if jump is not None:
+            self.transcript.jump_to(jump)  # after the range move, not before it
 
     def _map_key(self, ref: NodeRef, node: TreeNode[NodeRef] | None) -> str | None:
         """The map bar standing for a node: itself, or its nearest summary / gap / tail ancestor."""
@@ -302,12 +292,6 @@ class SessionScreen(AppScreen[None]):
             node = node.parent
         target = node.data if node is not None and node.data is not None else ref
         return target.key if target.kind in ("summary", "gap", "tail") else None
-
-    def where(self, seq: int) -> str | None:
-        for ref in self.dag_tree.roots:
-            if ref.kind in ("gap", "tail") and ref.first <= seq <= ref.last:
-                return "fresh tail: kept raw on purpose" if ref.kind == "tail" else "unsummarised gap"
-        return None
 
     @on(CoverageMap.Picked)
     def _picked(self, event: CoverageMap.Picked) -> None:
@@ -319,7 +303,42 @@ class SessionScreen(AppScreen[None]):
     def on_transcript_cursor_moved(self, event: Transcript.CursorMoved) -> None:
         ep = self.store.episodes.at(self.session_id, event.seq)
         if ep is not None:
-            self.detail.show_episode(ep, self.store.dag.covering_chain(self.session_id, event.seq), self.where(event.seq))
+            self.detail.show_episode(ep, self.store.dag.covering_chain(self.session_id, event.seq),
+                                     self.view.where(event.seq))
+
+    def on_chain_asked(self, message: ChainAsked) -> None:
+        """``c`` on the tree or the transcript: the covering chain of that episode; picking one moves the tree."""
+        message.stop()
+        seq = message.seq
+        chain = self.store.dag.covering_chain(self.session_id, seq)
+        self.app.nav.covering_chain(seq, chain, self.dag_tree.ref_year, self.view.where(seq), self._chain_picked)
+
+    def _chain_picked(self, summary_id: str | None) -> None:
+        if summary_id and self.dag_tree.reveal_summary(summary_id):
+            self.dag_tree.focus()
+
+    def on_transcript_mark_asked(self, message: Transcript.MarkAsked) -> None:
+        """``P`` / ``E`` on the transcript: pin or exclude the episode, or undo that mark. Pinned text is
+        carried verbatim by every summary covering it, excluded text is never given to a model; summaries
+        made before the change do not change by themselves, and the notice says so."""
+        seq, mark = message.seq, message.mark
+        store = self.store
+        current = store.marks.of(self.session_id, seq, seq).get(seq)
+        new = None if current == mark else mark
+        try:
+            store.marks.set(self.session_id, seq, new)
+        except StoreError as exc:
+            self.notify(one_line(str(exc), 300), title="Pin / exclude", severity="error", markup=False)
+            return
+        covering = store.dag.covering_chain(self.session_id, seq)
+        after = f" {len(covering)} summar{'y' if len(covering) == 1 else 'ies'} already cover it: x re-makes them." if (
+            covering and new is not None) else ""
+        what = {"pin": f"Pinned #{seq}: every summary covering it carries it verbatim.",
+                "exclude": f"Excluded #{seq}: no summary will be given its text.",
+                None: f"#{seq} is no longer {'pinned' if current == 'pin' else 'excluded'}."}[new]
+        self.transcript.refresh_marks()
+        self.map.set_marks(self.view.set_marks(store.marks.marked(self.session_id)))
+        self.notify(what + after, title="Pin / exclude", timeout=5)
 
     def _legend(self) -> None:
         axis = "episode" if self.map.scale == "episodes" else "time"
@@ -327,9 +346,7 @@ class SessionScreen(AppScreen[None]):
         legend = LEGEND.format(aggressive=aggressive) if self.map.colour_by == "tier" else FIDELITY_LEGEND
         self.map.border_subtitle = f"{axis} axis [$foreground-muted](s)[/]  colour [$foreground-muted](C)[/]  " + legend
 
-    def refresh_legend(self) -> None:
-        self._legend()
-
+    # ------------------------------------------------------------------ keeping up with the store
     def schedule_reload(self, delay: float = 0.25) -> None:
         """Coalesce a burst of changes (a run writing summaries one by one) into one :meth:`reload`.
 
@@ -360,14 +377,11 @@ class SessionScreen(AppScreen[None]):
             self.schedule_reload()
 
     def on_reload_session(self, message: ReloadSession) -> None:
-        """The app asks: re-read now (a dialog about this session just closed)."""
+        """Re-read now: the app asks (a dialog about this session just closed), or the tree does (a
+        version was restored)."""
         message.stop()
         if message.session_id == self.session_id:
             self.reload()
-
-    def on_fidelity_measured(self, message: FidelityMeasured) -> None:
-        if message.session_id == self.session_id:
-            session_tools.measured(self, message)
 
     def on_settings_changed(self, message: SettingsChanged) -> None:
         message.stop()
@@ -378,104 +392,196 @@ class SessionScreen(AppScreen[None]):
             self.transcript.repaint_text()
             self.reload()
 
-    def palette_commands(self) -> Iterable[PaletteCommand]:
-        """This screen's entries for the command palette (with their keys, so it teaches them)."""
-        yield PaletteCommand("Next fallback summary", "Jump to the next summary made without the model",
-                             lambda: self.action_fallback(1), "f")
-        yield PaletteCommand("Previous fallback summary", "Jump to the previous fallback summary",
-                             lambda: self.action_fallback(-1), "F")
-        yield PaletteCommand("Toggle detail / transcript", "Switch the right-hand pane", self.action_toggle_view, "t")
-        yield PaletteCommand("Covering chain", "Summaries covering the current episode, leaf to top",
-                             self.action_chain, "c")
-        yield PaletteCommand("Map scale: episodes / time", "Draw the coverage map along episodes or time",
-                             self.action_toggle_scale, "s")
-        yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
-        yield from run_commands(self)
-        yield from session_tools.commands(self)
-        yield from self.app.nav.session_commands(self)
-        yield PaletteCommand("Back to sessions", "Close this session", self.action_back, "esc")
-
-    # ------------------------------------------------------------------ runs (run_dialog.py, runs.py)
+    # ------------------------------------------------------------------ keys: panes, the map, the session
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_run":
             return self.app.runs.active  # else esc falls through to Back
         return True
 
+    def _transcript_shown(self) -> bool:
+        return self.query_one(TabbedContent).active == "tab-transcript"
+
+    def _panes(self) -> list[Widget]:
+        right: Widget = self.transcript if self._transcript_shown() else self.detail
+        return [self.dag_tree, self.map, right]
+
+    def action_focus_pane(self, delta: int) -> None:
+        """Cycle focus tree → map → detail/transcript (skipping the tab strip)."""
+        panes = self._panes()
+        focused = self.focused
+        index = next((i for i, w in enumerate(panes) if focused is not None and
+                      (focused is w or w in focused.ancestors)), -1)
+        panes[(index + delta) % len(panes)].focus()
+
+    def action_toggle_view(self) -> None:
+        """``t``: the detail pane ↔ the transcript (the focus follows when it was on that side)."""
+        right_focused = self.focused in (self.detail, self.transcript)
+        self.query_one(TabbedContent).active = "tab-detail" if self._transcript_shown() else "tab-transcript"
+        if right_focused:
+            self._panes()[2].focus()
+
+    def action_toggle_scale(self) -> None:
+        """``s``: the map along episodes ↔ along time (not for a session whose source kept no times)."""
+        session = self.view.session
+        if session is not None and not session.times_known and self.map.scale == "episodes":
+            self.notify("No times: its source kept none, so the time axis cannot apply.", severity="warning",
+                        timeout=5, markup=False)
+            return
+        self.map.toggle_scale()
+        self._legend()
+
+    def action_toggle_colour(self) -> None:
+        """``C``: the map coloured by tier ↔ by fidelity."""
+        self.map.fidelity_threshold = self.settings.policy.fidelity_threshold
+        mode = self.map.toggle_colour()
+        self._legend()
+        self.notify("Coverage map: colour by " + ("identifier retention" if mode == "fidelity" else "tier"),
+                    timeout=2)
+
     def action_refresh(self) -> None:
         self.reload()
         self.notify("Reloaded from the database.", timeout=1.5)
+
+    def _subject(self) -> str:
+        session = self.view.session
+        return (session.title if session else "") or self.session_id
+
+    def action_run(self, pass_: str) -> None:
+        """``p`` / ``l`` / ``n``: the run dialog with that pass chosen."""
+        self.app.runs.request(cast(RunAction, pass_), self.session_id, subject=self._subject())
+
+    def action_resummarize_session(self) -> None:
+        """``W``: supersede every active summary, then a fresh full pass (after a confirmation)."""
+        app = self.app
+        detail = Text("Supersedes every active summary of this session (they are kept), then runs a fresh full pass. "
+                      "You confirm after choosing the model.")
+        app.runs.request("resummarize-session", self.session_id, subject=self._subject(), detail=detail,
+                         confirm=lambda choice: redo_confirm_text(app, self.session_id, choice.backend, choice.model))
+
+    def action_repair_session(self) -> None:
+        """``X``: one run re-making every summary of the session that needs it."""
+        detail = Text("Re-makes every fallback, every summary keeping less than "
+                      f"{fmt.percent(self.settings.policy.fidelity_threshold)} of its sources' key names and every "
+                      "summary missing a pinned episode, with the summaries above them. The old versions are kept "
+                      "as superseded.")
+        self.app.runs.request("repair", self.session_id, subject=self._subject(), detail=detail)
+
+    def action_measure(self) -> None:
+        """``M``: measure the session's summaries made before fidelity was measured (a thread worker:
+        a long session reads all its episodes once), then reload."""
+        store, planner, session_id = self.store, self.app.planner, self.session_id
+        threshold = self.settings.policy.fidelity_threshold
+
+        def work() -> None:
+            try:
+                measured, low = planner.measure(session_id)
+            except StoreError as exc:
+                self.post_message(FidelityMeasured(session_id, "", one_line(str(exc), 300)))
+                return
+            finally:
+                store.release_thread()
+            text = (f"{counted(measured, 'summary')} measured; {low} keep under {fmt.percent(threshold)} of their "
+                    "key names" + (": x repairs the selected one, X all of them" if low else ""))
+            self.post_message(FidelityMeasured(session_id, text))
+
+        self.notify("Measuring what each summary kept of its sources…", title="Measure fidelity", timeout=2)
+        self.run_worker(work, thread=True, exclusive=True, group="measure", exit_on_error=False)
+
+    def on_fidelity_measured(self, message: FidelityMeasured) -> None:
+        """The measure worker's answer, on the UI thread: reload and say what was found."""
+        if message.session_id != self.session_id:
+            return
+        if message.error is not None:
+            self.notify(message.error, title="Measure fidelity", severity="error", markup=False)
+            return
+        self.reload()
+        self.notify(message.text, title="Measure fidelity", markup=False)
+
+    def action_find(self) -> None:
+        self.app.nav.search(self.session_id)
+
+    def action_model_view(self) -> None:
+        self.app.nav.context(self.session_id)
+
+    def action_stats(self) -> None:
+        self.app.nav.stats(self.session_id)
+
+    def action_history(self) -> None:
+        self.app.nav.history(self.session_id)
+
+    def action_cancel_run(self) -> None:
+        if self.app.runs.cancel():
+            self.notify("Cancelling: the model call is being aborted; finished summaries are kept.", timeout=3)
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
-    # ------------------------------------------------------------------ keys (session_keys.py)
-    def action_focus_pane(self, delta: int) -> None:
-        self.keys.focus_pane(delta)
-
-    def action_toggle_view(self) -> None:
-        self.keys.toggle_view()
-
-    def action_fallback(self, direction: int) -> None:
-        self.keys.fallback(direction)
-
-    def action_chain(self) -> None:
-        self.keys.chain()
-
-    def action_toggle_scale(self) -> None:
-        self.keys.toggle_scale()
-
-    def action_cancel_run(self) -> None:
-        self.keys.cancel_run()
-
-    def action_run(self, pass_: str) -> None:
-        self.keys.run(pass_)
-
-    def action_resummarize(self) -> None:
-        self.keys.resummarize()
-
-    def action_resummarize_session(self) -> None:
-        self.keys.resummarize_session()
-
-    def action_versions(self) -> None:
-        self.keys.versions()
-
-    def action_repair(self) -> None:
-        self.keys.repair()
-
-    def action_repair_session(self) -> None:
-        self.keys.repair_session()
-
-    def action_measure(self) -> None:
-        self.keys.measure()
-
-    def action_toggle_colour(self) -> None:
-        self.keys.toggle_colour()
-
-    def action_mark(self, mark: str) -> None:
-        self.keys.mark(mark)
-
-    def action_find(self) -> None:
-        self.keys.find()
-
-    def action_model_view(self) -> None:
-        self.keys.model_view()
-
-    def action_stats(self) -> None:
-        self.keys.stats()
-
-    def action_history(self) -> None:
-        self.keys.history()
+    def palette_commands(self) -> Iterable[PaletteCommand]:
+        """This screen's entries for the command palette (with their keys, so it teaches them)."""
+        tree, transcript = self.dag_tree, self.transcript
+        yield PaletteCommand("Next fallback summary", "Jump to the next summary made without the model",
+                             lambda: tree.action_fallback(1), "f")
+        yield PaletteCommand("Previous fallback summary", "Jump to the previous fallback summary",
+                             lambda: tree.action_fallback(-1), "F")
+        yield PaletteCommand("Toggle detail / transcript", "Switch the right-hand pane", self.action_toggle_view, "t")
+        yield PaletteCommand("Covering chain", "Summaries covering the current episode, leaf to top",
+                             lambda: (transcript if self._transcript_shown() else tree).action_chain(), "c")
+        yield PaletteCommand("Map scale: episodes / time", "Draw the coverage map along episodes or time",
+                             self.action_toggle_scale, "s")
+        yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
+        yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible",
+                             lambda: self.action_run("full"), "p")
+        yield PaletteCommand("Compact: leaf pass", "Summarise unsummarised episodes outside the fresh tail",
+                             lambda: self.action_run("leaf"), "l")
+        yield PaletteCommand("Compact: condensation pass", "Condense same-depth summaries into the next depth",
+                             lambda: self.action_run("condense"), "n")
+        yield PaletteCommand("Re-summarise the selected summary", "A new version, compared with the old one",
+                             tree.action_resummarize, "R")
+        yield PaletteCommand("Re-summarise the whole session", "Supersede every summary and run a fresh full pass",
+                             self.action_resummarize_session, "W")
+        yield PaletteCommand("Versions of the selected summary", "Browse superseded versions and restore one",
+                             tree.action_versions, "v")
+        yield PaletteCommand("Repair the selected summary",
+                             "Re-make it if it is a fallback, low-fidelity or misses a pin", tree.action_repair, "x")
+        yield PaletteCommand("Repair the whole session", "One run re-making every summary that needs it",
+                             self.action_repair_session, "X")
+        yield PaletteCommand("Measure fidelity", "What each summary kept of its sources' identifiers",
+                             self.action_measure, "M")
+        yield PaletteCommand("Map colour: tier / fidelity",
+                             "Colour the coverage map by tier or by identifier retention", self.action_toggle_colour, "C")
+        yield PaletteCommand("Pin the current episode",
+                             "Every summary covering it must carry it verbatim (again: undo)",
+                             lambda: transcript.action_mark("pin"), "P")
+        yield PaletteCommand("Exclude the current episode", "No summary is given its text (again: undo)",
+                             lambda: transcript.action_mark("exclude"), "E")
+        yield from self.app.nav.session_commands(self.session_id)
+        yield PaletteCommand("Back to sessions", "Close this session", self.action_back, "esc")
 
     # ------------------------------------------------------------------ jumps from other screens
     def focus_summary(self, summary_id: str) -> bool:
         """Select an active summary in the tree and show its detail (a search hit, a run's summary)."""
-        return self.keys.focus_summary(summary_id)
+        if not self.dag_tree.reveal_summary(summary_id):
+            return False
+        self.query_one(TabbedContent).active = "tab-detail"
+        self.dag_tree.focus()
+        return True
 
     def focus_episode(self, seq: int) -> bool:
-        """Select what covers episode ``seq`` and put the transcript cursor on it."""
-        return self.keys.focus_episode(seq)
+        """Select what covers episode ``seq`` in the tree, then put the transcript cursor on it.
 
-    def current_episode(self) -> int | None:
-        """The episode the user is on: the transcript cursor, an episode node, or the detail's."""
-        return self.keys.current_episode()
+        The tree's highlight comes as a message and moves the transcript to the start of the
+        range; the jump to ``seq`` waits for that message (``view.pending_jump``) so it lands last.
+        """
+        tree = self.dag_tree
+        if not tree.reveal_seq(seq):
+            return False
+        ref = tree.cursor_ref
+        self.query_one(TabbedContent).active = "tab-transcript"
+        selected = self.view.selected
+        if ref is not None and selected is not None and selected.key == ref.key:
+            self.transcript.jump_to(seq)
+        elif ref is not None:
+            self.view.pending_jump = (ref.key, seq)
+        self.transcript.focus()
+        return True

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from hiermem_tui.store import Session, Summary
 from hiermem_tui.store.changes import LiveSummaries, SummaryDelta
-from hiermem_tui.tui.widgets.dag_tree import NodeRef, arrange_roots
+from hiermem_tui.tui.session_view import NodeRef, arrange_roots
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.screens.session import SessionScreen
@@ -44,7 +44,7 @@ class LiveSession:
             return
         session, delta = caught
         tree = screen.dag_tree
-        previous = screen.selected
+        previous = screen.view.selected
         kept = tree.update_roots(self._roots(session, delta))
         screen.show_structure(session, tree.roots, delta=delta)
         screen.figures_fresh = True
@@ -75,7 +75,7 @@ class LiveSession:
         session, delta = self.summaries.catch_up()
         if session is None:
             return None
-        screen.session = session
+        screen.view.session = session
         screen.render_bar(session)
         return session, delta
 

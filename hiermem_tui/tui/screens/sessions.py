@@ -206,7 +206,7 @@ class SessionsScreen(AppScreen[None]):
 
     @on(SessionsTable.Selected)
     def _selected(self, event: SessionsTable.Selected) -> None:
-        self.app.open_session(event.session_id)
+        self.app.nav.session(event.session_id)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         self.table.reload()
@@ -275,12 +275,10 @@ class SessionsScreen(AppScreen[None]):
 
     def action_compact(self) -> None:
         """Compact the highlighted session without opening it (the run dialog, full pass chosen)."""
-        from hiermem_tui.tui.screens.run_launch import open_run_dialog
-
         session = self.table.session_at(self.table.cursor_row)
         if session is None:
             return
-        open_run_dialog(self.app, "full", session.id, subject=session.title or session.id)
+        self.app.runs.request("full", session.id, subject=session.title or session.id)
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand("Open session", "Open the highlighted session", self.action_open, "enter")

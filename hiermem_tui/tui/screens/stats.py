@@ -28,7 +28,8 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from hiermem_tui.stats import Stats, compute_stats
-from hiermem_tui.store.health import MAX_NAMED, CheckCancelled, DoctorRecord, summarize
+from hiermem_tui.store.health import CheckCancelled, DoctorRecord, doctor_record
+from hiermem_tui.store.health_session import MAX_NAMED
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import DoctorDone, DoctorProgress
@@ -245,7 +246,7 @@ class StatsScreen(ReportScreen):
 
         try:
             report = store.health.check(on_progress=progress)
-            record = summarize(report) if store.readonly else store.health.record(report)
+            record = doctor_record(report) if store.readonly else store.health.record(report)
         except CheckCancelled:
             return
         except Exception as exc:  # any failure must end the "checking…" line with a reason

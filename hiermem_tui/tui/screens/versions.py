@@ -10,7 +10,6 @@ shows the store's refusal word for word when the run has been built upon since.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -25,11 +24,8 @@ from hiermem_tui.store import Store, StoreError, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged
-from hiermem_tui.tui.runs import engine_label
+from hiermem_tui.tui.run_job import engine_label
 from hiermem_tui.tui.screens.base import AppModal
-
-if TYPE_CHECKING:
-    from hiermem_tui.tui.screens.session import SessionScreen
 
 
 def collect_versions(store: Store, summary_id: str, extra: Sequence[str] = ()) -> list[Summary]:
@@ -201,11 +197,3 @@ class VersionsScreen(AppModal[bool]):
     def action_close(self) -> None:
         self.dismiss(self.changed)
 
-
-def open_versions(screen: SessionScreen) -> None:
-    """``v`` on the session screen: the versions of the summary under the tree cursor."""
-    ref = screen.dag_tree.cursor_ref
-    if ref is None or ref.kind != "summary" or ref.summary is None:
-        screen.notify("Select a summary in the tree first: v lists its versions.", title="Versions")
-        return
-    screen.app.nav.versions(ref.summary.id, screen.dag_tree.ref_year, screen.reload)

@@ -7,13 +7,16 @@ so it watches the app's reactives instead of being updated by each screen.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import events, getters
 from textual.widgets import Static
 
-from hiermem_tui.backend_status import BackendStatus
-from hiermem_tui.config import Settings
-from hiermem_tui.tui.app_type import app_class
+if TYPE_CHECKING:
+    from hiermem_tui.backend_status import BackendStatus
+    from hiermem_tui.config import Settings
+from hiermem_tui.tui.app_base import AppBase
 
 
 def status_text(status: BackendStatus | None, settings: Settings, probing: bool) -> tuple[Text, str]:
@@ -51,7 +54,7 @@ class BackendIndicator(Static):
 
     DEFAULT_CLASSES = "-idle"
 
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     def on_mount(self) -> None:
         app = self.app

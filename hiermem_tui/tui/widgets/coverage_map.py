@@ -25,14 +25,14 @@ from textual.color import Color
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
-from textual.widget import Widget
 
 from hiermem_tui.store import SummarySpan
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.widgets.themed import Themed
 from hiermem_tui.tui.widgets.coverage_rows import LABEL_WIDTH, ColourBy, MapItem, Row, Scale
 
 
-class CoverageMap(fmt.Themed, Widget, can_focus=True):
+class CoverageMap(Themed, can_focus=True):
     """The coverage map. Feed it with :meth:`set_data`; :meth:`select` highlights a tree key."""
 
     BINDINGS = [

@@ -1,4 +1,5 @@
-"""The summary DAG as a lazy tree: roots in coverage order, children fetched on expand.
+"""The summary DAG as a lazy tree: roots in coverage order, children fetched on expand, and the
+keys that act on the node under its cursor.
 
 Why lazy: a long session has thousands of summaries and tens of thousands of episodes;
 only what the user opens is ever queried, and episode lists are paged (a "… more" node
@@ -6,82 +7,39 @@ loads the next page), so opening any node costs one small indexed query.
 
 Roots interleave the active top summaries with the unsummarised gaps and the fresh tail,
 so reading the roots top to bottom walks the whole session once.
+
+Its keys are the ones about what the cursor is on: ``f`` / ``F`` walk the fallbacks (the session
+view knows them), ``c`` asks for the covering chain of an episode node (``ChainAsked``: the screen
+opens it), ``R`` / ``x`` start a re-summarise or a repair of the summary (``app.runs``), ``v`` lists
+its versions (``app.nav``). Their binding ids are the session screen's (``session.chain`` …), as
+before they moved here, so a user's ``[keymap]`` still moves them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
 
 from rich.style import Style
 from rich.text import Text
 from textual import getters
+from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from hiermem_tui.tui.widgets.lists import list_keys
-from hiermem_tui.store import Episode, Summary
+from hiermem_tui.store import Episode
 from hiermem_tui.store.reads import TreeSource
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.app_type import app_class
+from hiermem_tui.tui.app_base import AppBase
+from hiermem_tui.tui.messages import ChainAsked, ReloadSession
+from hiermem_tui.tui.session_view import NodeRef, SessionView, root_refs
+from hiermem_tui.tui.widgets.lists import list_keys
+from hiermem_tui.tui.widgets.themed import Themed
 
-NodeKind = Literal["summary", "episodes", "gap", "tail", "episode", "more"]
+SELECT_AN_EPISODE = "Select an episode first (in the transcript, or expand a leaf in the tree)."
+
 EPISODE_PAGE = 100
 """Episodes added per expand (or per "… more" node): bounded work per key press."""
-
-
-@dataclass(frozen=True, slots=True)
-class NodeRef:
-    """What a tree node stands for. ``first``/``last`` are the episode seqs it covers."""
-
-    kind: NodeKind
-    first: int
-    last: int
-    summary: Summary | None = None
-    owner: str | None = None
-    """For ``episodes``: the leaf's id; for ``more``: the key of the range being paged."""
-
-    @property
-    def key(self) -> str:
-        """Stable identity across reloads (tree node ids are not)."""
-        if self.kind == "summary" and self.summary is not None:
-            return f"s:{self.summary.id}"
-        if self.kind == "episodes":
-            return f"r:{self.owner}"
-        if self.kind == "episode":
-            return f"e:{self.first}"
-        if self.kind == "more":
-            return f"m:{self.owner}:{self.first}"
-        return f"{self.kind[0]}:{self.first}"
-
-    @property
-    def count(self) -> int:
-        return self.last - self.first + 1
-
-
-def root_refs(store: TreeSource, session_id: str, fresh_tail: int) -> list[NodeRef]:
-    """Top summaries, gaps and the fresh tail, in coverage order (ARCHITECTURE §2)."""
-    session = store.sessions.get(session_id)
-    total = session.episodes if session else 0
-    return arrange_roots(store.dag.top(session_id), store.dag.unsummarised_ranges(session_id), total, fresh_tail)
-
-
-def arrange_roots(
-    tops: Iterable[Summary], gaps: Iterable[tuple[int, int]], total: int, fresh_tail: int
-) -> list[NodeRef]:
-    """The root level from its parts: top summaries, unsummarised ranges (split where the fresh
-    tail of ``total`` episodes starts), in coverage order."""
-    tail_start = max(total - fresh_tail, 0)
-    refs = [NodeRef("summary", s.first_seq, s.last_seq, summary=s) for s in tops]
-    for first, last in gaps:
-        if first < tail_start:
-            refs.append(NodeRef("gap", first, min(last, tail_start - 1)))
-        if last >= tail_start:
-            refs.append(NodeRef("tail", max(first, tail_start), last))
-    refs.sort(key=lambda r: (r.first, -(r.summary.depth if r.summary else -1)))
-    return refs
 
 
 def _slot(ref: NodeRef) -> str:
@@ -90,17 +48,26 @@ def _slot(ref: NodeRef) -> str:
     return "tail" if ref.kind == "tail" else ref.key
 
 
-class DagTree(fmt.Themed, Tree[NodeRef]):
+class DagTree(Tree[NodeRef], Themed):
     """The DAG inspector's tree. Public: :meth:`load_roots`, :meth:`update_roots`, :meth:`reveal_summary`,
     :meth:`reveal_key`, :meth:`reveal_seq`, :meth:`state` / :meth:`restore`, :attr:`cursor_ref`."""
 
-    BINDINGS = list_keys(first="scroll_home", last="scroll_end")
-    app = getters.app(app_class)
+    BINDINGS = [
+        *list_keys(first="scroll_home", last="scroll_end"),
+        Binding("f", "fallback(1)", "Fallback", id="session.fallback.next"),
+        Binding("F,shift+f", "fallback(-1)", "Prev fallback", key_display="F", show=False, id="session.fallback.prev"),
+        Binding("c", "chain", "Chain", id="session.chain"),
+        Binding("R", "resummarize", "Re-summarise", key_display="R", id="session.resummarize"),
+        Binding("v", "versions", "Versions", id="session.versions"),
+        Binding("x", "repair", "Repair", id="session.repair"),
+    ]
+    app = getters.app(AppBase)
 
-    def __init__(self, store: TreeSource, session_id: str, fresh_tail: int, *, id: str | None = None) -> None:
+    def __init__(self, store: TreeSource, view: SessionView, fresh_tail: int, *, id: str | None = None) -> None:
         super().__init__("session", id=id)
         self.store = store
-        self.session_id = session_id
+        self.view = view
+        self.session_id = view.session_id
         self.fresh_tail = fresh_tail
         self.show_root = False
         self.guide_depth = 3
@@ -395,3 +362,71 @@ class DagTree(fmt.Themed, Tree[NodeRef]):
             if node.data is not None and node.data.key in wanted and node.allow_expand:
                 self._open(node)
                 pending.extend(node.children)
+
+    # ------------------------------------------------------------------ keys: what the cursor is on
+    def action_fallback(self, direction: int) -> None:
+        """``f`` / ``F``: the cursor to the next / previous fallback summary, in coverage order."""
+        jump = self.view.next_fallback(direction)
+        if jump is None:
+            self.notify("No fallback summaries in this session.", title="Fallbacks")
+            return
+        t = jump.target
+        if self.reveal_summary(t.id):
+            self.notify(f"Fallback {jump.number} of {jump.count}: d{t.depth} {fmt.seq_span(t.first_seq, t.last_seq)}",
+                        title="Fallbacks", timeout=2)
+
+    def action_chain(self) -> None:
+        """``c`` on an episode node: the summaries covering it (the screen opens the picker)."""
+        ref = self.cursor_ref
+        if ref is None or ref.kind != "episode":
+            self.notify(SELECT_AN_EPISODE, title="Covering chain")
+            return
+        self.post_message(ChainAsked(ref.first))
+
+    def action_resummarize(self, why: str = "") -> None:
+        """``R`` (and ``x``, saying ``why`` it needs repair): a new version of the summary under the
+        cursor and of the summaries above it, through the run dialog."""
+        ref = self.cursor_ref
+        s = self.store.dag.get(ref.summary.id) if ref is not None and ref.summary is not None else None
+        if s is None or ref is None or ref.kind != "summary":
+            self.notify("Select a summary in the tree first: R re-summarises it.", title="Re-summarise")
+            return
+        if s.status != "active":
+            self.notify("That summary is superseded; re-summarise the active one.", severity="warning")
+            return
+        ancestors = 0
+        parent = self.store.dag.get(s.parent_id) if s.parent_id else None
+        while parent is not None:
+            ancestors += 1
+            parent = self.store.dag.get(parent.parent_id) if parent.parent_id else None
+        detail = Text(
+            (f"{why} " if why else "") + f"Re-makes this depth-{s.depth} summary from its sources"
+            + (f", then re-condenses the {ancestors} summar{'y' if ancestors == 1 else 'ies'} above it" if ancestors
+               else "")
+            + ". The current text is kept as a superseded version; when it is done you compare the two and keep "
+              "or revert."
+        )
+        self.app.runs.request("resummarize-summary", self.session_id, summary_id=s.id,
+                              subject=f"d{s.depth} {fmt.seq_span(s.first_seq, s.last_seq)}", detail=detail)
+
+    def action_repair(self) -> None:
+        """``x``: re-make the summary under the cursor if it needs it (else say why not, and that R forces it)."""
+        ref = self.cursor_ref
+        if ref is None or ref.kind != "summary" or ref.summary is None:
+            self.notify("Select a summary in the tree first: x repairs a fallback or low-fidelity one.",
+                        title="Repair")
+            return
+        reason = self.app.planner.repair_reason(ref.summary.id)
+        if reason is None:
+            self.notify("This summary needs no repair (not a fallback, enough key names kept, pins carried); "
+                        "R re-summarises it anyway.", title="Repair")
+            return
+        self.action_resummarize(why=f"Needs repair: {reason}.")
+
+    def action_versions(self) -> None:
+        """``v``: every version of the summary under the cursor (restoring one reloads the screen)."""
+        ref = self.cursor_ref
+        if ref is None or ref.kind != "summary" or ref.summary is None:
+            self.notify("Select a summary in the tree first: v lists its versions.", title="Versions")
+            return
+        self.app.nav.versions(ref.summary.id, self.ref_year, lambda: self.post_message(ReloadSession(self.session_id)))

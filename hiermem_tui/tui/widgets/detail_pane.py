@@ -1,4 +1,4 @@
-"""The detail pane (everything about the selected node) and the covering-chain picker.
+"""The detail pane: everything about the selected node (a summary, an episode, a range of episodes).
 
 Why literal ``Text`` everywhere: summary and episode text, titles and ids come from chat
 data; each goes through :func:`visible` / :func:`one_line` into a ``rich.text.Text`` built
@@ -9,22 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import getters
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+from textual.containers import VerticalScroll
+from textual.widgets import Static
 
-from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.store import IMPORTED_PROMPT, Episode, Session, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.app_type import app_class
-from hiermem_tui.tui.screens.base import AppModal
+from hiermem_tui.tui.widgets.themed import Themed
+from hiermem_tui.tui.app_base import AppBase
 from hiermem_tui.words import counted
 
 MAX_LISTED_SOURCES = 12
@@ -110,7 +106,7 @@ def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float,
     return rows
 
 
-class DetailPane(fmt.Themed, VerticalScroll):
+class DetailPane(VerticalScroll, Themed):
     """Shows one node. Public: ``show_summary``, ``show_episode``, ``show_range``, ``show_empty``;
     :attr:`plain` is the text currently shown (for tests and copy)."""
 
@@ -122,7 +118,7 @@ class DetailPane(fmt.Themed, VerticalScroll):
     DetailPane > #detail-body { margin: 0 0 1 0; }
     """
 
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -315,43 +311,3 @@ def model_io(s: Summary) -> str:
     if s.prompt_version == IMPORTED_PROMPT:
         return io + "imported (made by another tool: no time recorded)"
     return io + f"{fmt.duration(s.duration_s)} (model {fmt.duration(s.llm_seconds)})"
-
-
-class ChainPicker(AppModal[str | None]):
-    """The summaries covering one episode, leaf first; enter jumps to one in the tree."""
-
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="chain.close")]
-    DEFAULT_CSS = """
-    ChainPicker { align: center middle; background: $background 60%; }
-    ChainPicker > Vertical {
-        width: 96; max-width: 95%; height: auto; max-height: 80%;
-        border: round $primary; background: $surface; padding: 0 1;
-    }
-    ChainPicker OptionList { height: auto; max-height: 20; border: none; margin: 1 0; }
-    ChainPicker .hint { color: $text-muted; }
-    """
-
-    def __init__(self, seq: int, chain: list[Summary], palette: fmt.Palette, ref_year: int | None,
-                 where: str | None = None) -> None:
-        super().__init__()
-        self.seq = seq
-        self.chain = chain
-        self.palette = palette
-        self.ref_year = ref_year
-        self.where = where
-
-    def compose(self) -> ComposeResult:
-        with Vertical() as box:
-            box.border_title = f"Covering chain of episode #{self.seq}"
-            if self.chain:
-                yield KeyedOptionList(*[Option(summary_line(s, self.palette, self.ref_year), id=s.id) for s in self.chain])
-                yield Static(Text("leaf first, top last · enter: show in tree · esc: close"), classes="hint")
-            else:
-                msg: RenderableType = Text(
-                    f"Episode #{self.seq} is not under any active summary ({self.where or 'unsummarised'}).\n"
-                    "esc: close"
-                )
-                yield Static(msg, classes="hint")
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)

@@ -19,8 +19,8 @@ from textual.widgets import ProgressBar, Static
 
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.runs import RunProgress, engine_label
-from hiermem_tui.tui.app_type import app_class
+from hiermem_tui.tui.run_job import RunProgress, engine_label
+from hiermem_tui.tui.app_base import AppBase
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_INTERVAL_S = 0.1
@@ -104,7 +104,7 @@ class RunIndicator(Horizontal):
         self.plain = ""
         """The text shown now (tests read it)."""
 
-    app = getters.app(app_class)
+    app = getters.app(AppBase)
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-spin")

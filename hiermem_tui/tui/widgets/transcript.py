@@ -1,4 +1,5 @@
-"""The session transcript: a bounded window of episodes, paged with keyset queries as you scroll.
+"""The session transcript: a bounded window of episodes, paged with keyset queries as you scroll,
+and the keys about the episode under its cursor (its covering chain, pin / exclude).
 
 Why a window: a session can hold 50k episodes; mounting a widget per episode, or even
 wrapping all their text, would take seconds. The view keeps at most ``MAX_WINDOW``
@@ -28,7 +29,9 @@ from hiermem_tui.store.reads import TranscriptSource
 from hiermem_tui.store.marks import Mark
 from hiermem_tui.textsafe import strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.app_type import app_class
+from hiermem_tui.tui.messages import ChainAsked
+from hiermem_tui.tui.widgets.themed import Themed
+from hiermem_tui.tui.app_base import AppBase
 
 PAGE = 100
 MAX_WINDOW = 400
@@ -61,7 +64,7 @@ class _Block:
     lines: list[Strip] | None = None
 
 
-class Transcript(fmt.Themed, ScrollView, can_focus=True):
+class Transcript(ScrollView, Themed, can_focus=True):
     """Episodes of one session. Public: :meth:`jump_to`, :meth:`show_range`, :meth:`set_total`, :meth:`grow`,
     :attr:`cursor`, :attr:`highlight`, :attr:`window` (first, last seq loaded)."""
 
@@ -74,6 +77,10 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         Binding("end,G", "edge(1)", "Last", show=False, id="transcript.last"),
         Binding("enter", "expand", "Expand", show=False, id="transcript.expand"),
         Binding("backspace", "previous_part", "Previous part", show=False, id="transcript.previous_part"),
+        # the episode under the cursor: its covering chain, pin / exclude it (ids as on the tree and before)
+        Binding("c", "chain", "Chain", id="session.chain"),
+        Binding("P", "mark('pin')", "Pin episode", show=False, key_display="P", id="session.mark.pin"),
+        Binding("E", "mark('exclude')", "Exclude episode", show=False, key_display="E", id="session.mark.exclude"),
     ]
     DEFAULT_CSS = "Transcript { background: $surface; scrollbar-gutter: stable; overflow-x: hidden; }"
 
@@ -84,7 +91,15 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
             self.seq = seq
             super().__init__()
 
-    app = getters.app(app_class)
+    class MarkAsked(Message):
+        """``P`` / ``E``: pin or exclude episode ``seq``, or undo that mark (the screen writes it)."""
+
+        def __init__(self, seq: int, mark: Mark) -> None:
+            self.seq = seq
+            self.mark: Mark = mark
+            super().__init__()
+
+    app = getters.app(AppBase)
 
     def __init__(self, store: TranscriptSource, session_id: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -466,6 +481,22 @@ class Transcript(fmt.Themed, ScrollView, can_focus=True):
         """Whether text follows the part being read (known: drawing a part finds where the next begins)."""
         starts = self._parts.get(seq, [])
         return len(starts) > part + 1 and starts[part + 1] < self._lengths.get(seq, 0)
+
+    def action_chain(self) -> None:
+        """``c``: the summaries covering the episode under the cursor (the screen opens the picker)."""
+        if self.cursor is None:
+            self.notify("Select an episode first (in the transcript, or expand a leaf in the tree).",
+                        title="Covering chain")
+            return
+        self.post_message(ChainAsked(self.cursor))
+
+    def action_mark(self, mark: str) -> None:
+        """``P`` / ``E``: pin or exclude the episode under the cursor (again: undo it)."""
+        if self.cursor is None:
+            self.notify("Put the transcript's cursor on an episode first: P pins it, E excludes it.",
+                        title="Pin / exclude")
+            return
+        self.post_message(self.MarkAsked(self.cursor, "pin" if mark == "pin" else "exclude"))
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)

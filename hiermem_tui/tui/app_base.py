@@ -1,0 +1,84 @@
+"""The app as screens and widgets see it: its state, the objects it owns and the few methods they
+call, typed, without importing the app's module.
+
+Why a base class in a leaf module: Textual's ``getters.app(AppBase)`` checks the app's class when a
+screen or widget reads ``self.app``. Naming :class:`~hiermem_tui.tui.app.HiermemApp` there would
+import ``tui/app.py`` — and with it the navigator, every screen, the run controller and the engine —
+whenever any widget module is imported: a cycle that only function-level imports kept from failing.
+This module imports Textual, the settings and nothing else of ours at run time; the app
+(``tui/app.py``) derives from :class:`AppBase` and does the work.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from textual.app import App
+from textual.reactive import var
+
+from hiermem_tui.config import Settings
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from hiermem_tui.backend_status import BackendStatus
+    from hiermem_tui.store import Store
+    from hiermem_tui.tui.live import StoreFollower
+    from hiermem_tui.tui.navigation import Navigator
+    from hiermem_tui.tui.run_job import RunProgress
+    from hiermem_tui.tui.run_plans import RunPlanner
+    from hiermem_tui.tui.runs import RunController
+
+Clock = Callable[[], datetime]
+
+
+class AppBase(App[None]):
+    """What every screen and widget may use of the app (``self.app``, typed by ``getters.app``).
+
+    The app owns ``store``, ``clock`` (now, for relative dates), ``nav`` (every screen it opens),
+    ``runs`` (the compaction run), ``planner`` (what a run would do, before it starts) and
+    ``follower`` (commits by other processes); its reactives below are what indicators watch.
+    """
+
+    backend_state: var[BackendStatus | None] = var(None)
+    """The last backend probe (None: not probed yet, or probing is off)."""
+    backend_probing: var[bool] = var(False)
+    """A probe is running now."""
+    settings: var[Settings] = var(Settings, init=False)
+    """Current settings; replace through :meth:`update_settings` so they are saved."""
+    run_state: var[RunProgress | None] = var(None)
+    """The compaction run going now (None: none); run indicators draw it."""
+    index_progress: var[tuple[int, int] | None] = var(None)
+    """The search index being built in the background: (rows done, rows in all); None when none is."""
+
+    store: Store
+    clock: Clock
+    nav: Navigator
+    runs: RunController
+    planner: RunPlanner
+    follower: StoreFollower
+    last_input_at: float
+    """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
+
+    @abstractmethod
+    def update_settings(self, new: Settings) -> bool:
+        """Adopt and save ``new`` settings; False if saving failed (they are used all the same)."""
+
+    @abstractmethod
+    def shown(self, text: str) -> str:
+        """Chat text as the screen shows it (secrets masked while ``settings.mask_secrets`` is on)."""
+
+    @abstractmethod
+    def shown_names(self, names: Sequence[str]) -> list[str]:
+        """Names (keywords, lost or made-up names) as the screen shows them."""
+
+    @abstractmethod
+    def refresh_backend(self) -> Worker[None] | None:
+        """Probe the backend again in a worker (None when probing is off)."""
+
+    @abstractmethod
+    def build_index_here(self, on_progress: Callable[[int, int], None], *, batch: int = ...) -> bool:
+        """From a worker thread: make every row searchable; False when the worker was cancelled."""
