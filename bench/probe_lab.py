@@ -48,7 +48,7 @@ def log(msg: str) -> None:
 
 
 @dataclass(frozen=True)
-class Variant:  # noqa: D101
+class Variant:
     name: str
     ask: str
     num_predict: int = 700

@@ -113,19 +113,21 @@ def hints(items: Sequence[SourceItem]) -> str:
 
 
 LEAD = {
-    "user": ("Say what the user wrote in this part (asked, reported, decided) and what the assistant answered, "
-             "found or did about it."),
-    "continued": ("There is no user message in this part: it is the assistant's own work. Say what the assistant "
-                  "looked at, ran, found or changed; do not write about the user."),
+    "user": ("Say what the user asked, reported or decided in this part, and what the assistant answered, found, "
+             "decided or did about it."),
+    "continued": ("This part continues earlier work: say what the assistant did, found or concluded in it, and "
+                  "anything the user said."),
     "summary": "Say what happened in this part of the chat, in order.",
 }
-TOOL_LINES = " Lines starting \"tool:\" are the output of commands the assistant ran and files it read, not messages."
 NOTE_ASK = (
-    "This is part {index} of {count}.{hints} {lead}{tools} Give the specific names, numbers, error messages, "
-    "choices and reasons from the {what}; say so when something was rejected, failed or could not be done. Say "
-    "who said what as the {what} shows it, and that something was only suggested when it was not done. Write only "
-    "what the {what} says, in {sentences} sentence{s}, as plain sentences."
+    "This is part {index} of {count}.{hints} {lead} Give the specific names, numbers, error messages, choices and "
+    "reasons from the {what}; say so when something was rejected, failed or could not be done. Write only what "
+    "the {what} says, in {sentences} sentence{s}, as plain sentences."
 )
+"""The ask measured on the whole probe set (notes v1). A v2 that said who speaks in a part ("there is
+no user message in this part … do not write about the user"), that tool lines are not messages, and
+to say "suggested" for what was not done scored 40% with 53 unsupported statements on 12 leaves,
+against v1's 43% and 49 judged by the same blind readers: no better, so not kept (bench/README.md)."""
 RETRY_ASK = (
     "This is part {index} of {count}. Your previous note on it was not usable{why}. Write a shorter one: "
     "{sentences} plain sentence{s} in your own words on what happened in this part, with the exact names that "
@@ -143,13 +145,9 @@ def ask(part: Part, *, aggressive: bool = False, why: str = "") -> str:
                 .replace("{what}", what))
     found = hints(part.items) if part.opened_by != "summary" else ""
     n = part.sentences
-    lead = LEAD[part.opened_by]
-    if part.opened_by == "continued" and any(s.role == "user" and len(s.text.split()) >= 2 for s in part.items):
-        lead = LEAD["user"]  # an agent's step that a user message interrupts
-    tools = TOOL_LINES if any(s.role == "tool" for s in part.items) else ""
     return (NOTE_ASK.replace("{index}", str(part.index)).replace("{count}", str(part.count))
             .replace("{hints}", f"\n\n{found}\n\nUse these where they matter." if found else "")
-            .replace("{lead}", lead).replace("{tools}", tools).replace("{what}", what)
+            .replace("{lead}", LEAD[part.opened_by]).replace("{what}", what)
             .replace("{sentences}", _words(n)).replace("{s}", "s" * (n != 1)))
 
 
@@ -165,6 +163,22 @@ def shown(part: Part) -> list[SourceItem]:
     if part.opened_by == "summary":
         return list(part.items)
     return [steps.shown(s) for s in part.items]
+
+
+_FRAME = re.compile(r"\bthis is part \d+ of \d+\b", re.I)
+_LOG_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(?:user|assistant|tool|system):\s|^\s*\(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)",
+                       re.I | re.M)
+
+
+def copies_frame(answer: str) -> str | None:
+    """What in a note is the prompt's frame rather than a note: the ask's opening ("This is part 2
+    of 3.") or a line of the log as the prompt renders it ("user: …", a "(2025-07-18 19:34 UTC)"
+    stamp). SmolLM2-135M's notes began so and were kept at a model tier (issue 19)."""
+    for pattern, what in ((_FRAME, "the ask's opening"), (_LOG_LINE, "a line of the log")):
+        m = pattern.search(answer)
+        if m:
+            return f"copies {what} ({m.group(0).strip()!r})"
+    return None
 
 
 def note_text(answer: str) -> str:

@@ -348,10 +348,15 @@ class Summariser:
             except ModelError as exc:
                 state.reject(tier, "error", f"part {part.index}: {exc}")
                 continue
-            text = notes.note_text(acceptance.strip_preamble(gen.text))
+            raw = acceptance.strip_preamble(gen.text)
+            text = notes.note_text(raw)
             if not text:
                 reason = "thinking_only" if gen.thinking_tokens else "empty"
                 state.reject(tier, reason, f"part {part.index}", gen)
+                continue
+            framed = notes.copies_frame(raw)
+            if framed is not None:
+                state.reject(tier, "echo", f"part {part.index}: {framed}", gen)
                 continue
             broken = acceptance.judge_text(text, prior=None, sources=material, leaf=request.depth == 0,
                                            ask=prompt.ask)

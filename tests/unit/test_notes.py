@@ -170,3 +170,16 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
         assert leaves[i].split(";")[0][2:40] in material
         assert all(other[2:40] not in material for j, other in enumerate(leaves) if j != i)
     assert res.text.splitlines() == [f"- {said[i]}" for i in (1, 2, 3)] and res.tier == "normal"
+
+
+@pytest.mark.parametrize("answer", [
+    "This is part 2 of 3. The user asked how to pin foo and the assistant said foo>=1.4.",
+    "(2025-03-01 09:01 UTC)\nuser: Should I pin foo? Version 1.3 broke our importer last month.",
+    "- assistant: Yes: pin foo>=1.4 in setup.cfg, since 1.3 had the import bug you saw.",
+])
+async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
+    """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3." or a log line were kept."""
+    fake.script(Reply(NOTES[1]), Reply(answer))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    assert [r.reason for r in res.rejections] == ["echo"] and res.tier == "aggressive"
+    assert res.text.splitlines()[1] == f"- {NOTES[2]}"
