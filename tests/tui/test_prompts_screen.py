@@ -27,7 +27,9 @@ async def test_edit_save_reset_and_refuse(tmp_path: Path) -> None:
             assert isinstance(screen, PromptsScreen)
             preview = lambda: str(screen.query_one("#prompts-preview").render())  # noqa: E731
             await wait_for(pilot, lambda: "ImportError: cannot import name 'load_config'" in preview())
-            assert "<previous_summary>" in preview() and "num_predict" in preview()  # the text as sent
+            assert "num_predict" in preview()  # the text as sent: notes (the default) show one part, no prior
+            assert "<previous_summary>" not in preview() and "This is part 1 of 1." in preview()
+            assert "notes: one call like this per step" in preview()
             assert " default " in str(screen.query_one("#prompts-version").render())
             instruction = screen.query_one("#prompts-instruction", TextArea)
             instruction.load_text("Notes for a lawyer:\n{material}\nAt most {words} words.")
