@@ -67,7 +67,11 @@ def clip_to(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
 
 
 def _bullet(source: SourceItem, first: str | None, last: str | None) -> str:
-    body = " … ".join(s for s in (first, last) if s)
+    """A source's bullet: its first and last sentence with "…" between them for what was left out
+    (one mark, not "… …" after a first sentence that was itself clipped)."""
+    body = first or last or ""
+    if first and last:
+        body = f"{first} {last}" if first.endswith("…") else f"{first} … {last}"
     prefix = f"{source.role}: " if source.kind == "episode" and source.role else ""
     return f"- {prefix}{body}"
 

@@ -117,3 +117,11 @@ def test_a_clipped_sentence_never_ends_in_half_a_number_or_name(tok: Tokenizer) 
         digest = extractive_digest(req(tok, sources, target=target), tok)
         assert tok.count(digest) <= target
         assert not measure(digest, [(t, False) for t in sources]).novel, (target, digest)
+
+
+def test_a_clipped_first_sentence_is_not_followed_by_a_second_mark(tok: Tokenizer) -> None:
+    """Issue 19: the digest read "… … which one" where a clipped first sentence met the gap mark."""
+    long_first = "wait on ali theres E22-900M22S and also E22-900T22S for about the same price " * 6 + "and more."
+    digest = extractive_digest(req(tok, [long_first + "\nwhich one, they all say sx1262"], target=40), tok)
+    assert "… …" not in digest and "E22-900M22S" in digest and "which one, they all say sx1262" in digest
+    assert digest.count("…") == 1
