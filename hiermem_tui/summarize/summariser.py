@@ -216,8 +216,7 @@ class Summariser:
         retry_backoff_s: Sequence[float] = (0.5, 1, 2),
         sleep: Sleep = asyncio.sleep,
         prompts: PromptSet | None = None,
-        sections: bool = False,
-        summary_format: str | None = None,
+        summary_format: str = "plain",
     ) -> None:
         self.backend = backend
         self.tokenizer = tokenizer
@@ -225,7 +224,7 @@ class Summariser:
         self.max_connection_failures = max(1, max_connection_failures)
         self.retry_backoff_s = tuple(retry_backoff_s) or (0.0,)
         self.prompts = prompts or PromptSet()
-        self.summary_format = summary_format or ("sections" if sections else "plain")
+        self.summary_format = summary_format
         """``notes`` (a summary made in parts, one call each: ``notes.py``), ``sections`` or ``plain``."""
         self.sections = self.summary_format == "sections"
         self._sleep = sleep
@@ -335,7 +334,6 @@ class Summariser:
             if on_event is not None:
                 on_event(replace(ev, part=part.index, parts=part.count))
 
-        material = [s.text for s in part.items]
         version = ""
         for aggressive in (False, True):
             tier: Tier = "aggressive" if aggressive else "normal"
@@ -350,25 +348,16 @@ class Summariser:
                 continue
             raw = acceptance.strip_preamble(gen.text)
             text = notes.note_text(raw)
-            if not text:
-                reason = "thinking_only" if gen.thinking_tokens else "empty"
-                state.reject(tier, reason, f"part {part.index}", gen)
-                continue
-            framed = notes.copies_frame(raw)
+            where = f"part {part.index}: "
+            framed = notes.copies_frame(raw) if text else None
             if framed is not None:
-                state.reject(tier, "echo", f"part {part.index}: {framed}", gen)
+                state.reject(tier, "echo", where + framed, gen)
                 continue
-            broken = acceptance.judge_text(text, prior=None, sources=material, leaf=request.depth == 0,
-                                           ask=prompt.ask)
-            if broken is not None:
-                state.reject(tier, broken[0], f"part {part.index}: {broken[1]}", gen)
+            if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
                 continue
             if gen.done_reason == "length":
                 text = drop_unfinished(text)
-            fid = measure(text, source_pairs(part.items))
-            invented = acceptance.find_invented(fid.novel, fid.kept)
-            if invented:
-                state.reject(tier, "invented", f"part {part.index}: {invented}", gen)
+            if await self._invents(text, gen, tier, request, state, "", where):
                 continue
             return text, tier, gen, version
         digest = extractive_digest(SummaryRequest(request.depth, list(part.items), part.target), self.tokenizer)
@@ -396,32 +385,47 @@ class Summariser:
         if unusable is not None:
             state.reject(tier, *unusable, gen=gen)
             return None
-        if not text:
-            if gen.thinking_tokens:
-                state.reject(tier, "thinking_only", f"{gen.thinking_tokens} tokens of thinking, no answer", gen)
-            else:
-                state.reject(tier, "empty", gen=gen)
-            return None
-        material = [s.text for s in request.sources]
-        shown_prior = request.prior_summary if prompt.shows_prior else None
-        broken = acceptance.judge_text(text, prior=shown_prior, sources=material, leaf=request.depth == 0,
-                                       ask=prompt.ask)
-        if broken is not None:
-            state.reject(tier, *broken, gen=gen)
+        if not self._passes(text, gen, prompt, tier, request.sources, request, state):
             return None
         trimmed = None
         if gen.done_reason == "length":  # stopped mid-sentence: keep what is whole
             text, trimmed = drop_unfinished(text), CLIPPED
         if self.tokenizer.count(text) > target:
             text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
-        if state.reading is not None:
-            await state.reading  # the names are read (and cached) by now, or in a moment
-        fid = measure_against(text, request.sources, context=request.prior_summary or "")
-        invented = acceptance.find_invented(fid.novel, fid.kept)
-        if invented:
-            state.reject(tier, "invented", invented, gen)
+        if await self._invents(text, gen, tier, request, state, request.prior_summary or ""):
             return None
         return _Accepted(text, gen, prompt, trimmed)
+
+    def _passes(self, text: str, gen: Generation, prompt: Prompt, tier: Tier, shown: Sequence[SourceItem],
+                request: SummaryRequest, state: _Attempts, where: str = "") -> bool:
+        """The content rules on an answer's text (``shown``: the sources its prompt showed);
+        a refusal is recorded on ``state``, its detail prefixed with ``where`` (a part)."""
+        if not text:
+            if gen.thinking_tokens:
+                state.reject(tier, "thinking_only", f"{where}{gen.thinking_tokens} tokens of thinking, no answer", gen)
+            else:
+                state.reject(tier, "empty", where.rstrip(": "), gen)
+            return False
+        shown_prior = request.prior_summary if prompt.shows_prior else None
+        broken = acceptance.judge_text(text, prior=shown_prior, sources=[s.text for s in shown],
+                                       leaf=request.depth == 0, ask=prompt.ask)
+        if broken is not None:
+            state.reject(tier, broken[0], where + broken[1], gen)
+            return False
+        return True
+
+    async def _invents(self, text: str, gen: Generation, tier: Tier, request: SummaryRequest, state: _Attempts,
+                       context: str, where: str = "") -> bool:
+        """Whether ``text`` names more things that are in no source (nor in ``context``, what else
+        its prompt showed) than it keeps, recorded as a refusal. Judged against the whole request's
+        sources, whose names are read once: a note may name what a neighbouring part holds."""
+        if state.reading is not None:
+            await state.reading  # the names are read (and cached) by now, or in a moment
+        fid = measure_against(text, request.sources, context=context)
+        invented = acceptance.find_invented(fid.novel, fid.kept)
+        if invented:
+            state.reject(tier, "invented", where + invented, gen)
+        return bool(invented)
 
     @staticmethod
     def _answer_text(raw: str, prompt: Prompt) -> tuple[str, tuple[str, str] | None]:

@@ -100,7 +100,7 @@ async def test_a_sectioned_summary_through_the_server(fake: FakeOllama, tok: Tok
              for i, (r, t) in enumerate(CHAT)]
     req = SummaryRequest(0, items, 1200)
     await backend.check()
-    res = await Summariser(backend, tok, sections=True).summarise(req)
+    res = await Summariser(backend, tok, summary_format="sections").summarise(req)
     (body,) = fake.chat_bodies
     assert body["format"]["type"] == "object" and "names" in body["format"]["properties"]
     assert res.tier == "normal" and res.prompt_version == "leaf-v4+sections"
@@ -111,7 +111,7 @@ async def test_a_sectioned_summary_through_the_server(fake: FakeOllama, tok: Tok
     old = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=10)
     await old.check()
     fake.script(Reply("The user fixed CI by adding foo to install_requires in setup.cfg (commit 3f2a1b9)."))
-    res = await Summariser(old, tok, sections=True).summarise(req)
+    res = await Summariser(old, tok, summary_format="sections").summarise(req)
     assert "format" not in fake.chat_bodies[-1] and res.prompt_version == "leaf-v4"
     await backend.aclose()
     await old.aclose()
@@ -153,7 +153,7 @@ async def _one_leaf(fake: FakeOllama, tok: Tokenizer, *answers: str) -> tuple[ob
     for answer in answers:
         fake.script(Reply(answer))
     try:
-        res = await Summariser(backend, tok, sections=True).summarise(SummaryRequest(0, items, 1200))
+        res = await Summariser(backend, tok, summary_format="sections").summarise(SummaryRequest(0, items, 1200))
     finally:
         await backend.aclose()
     return res, [r.reason for r in res.rejections]
