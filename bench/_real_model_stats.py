@@ -7,7 +7,7 @@ decided here, and the table, the JSON file and bench/README.md all come from the
 * retention = identifiers kept ÷ identifiers in the sources, of the stored text, which is the
   model's own (the names it lost are keywords beside it, never in it): pooled, and the median
   of the per-summary figures; *key retention* is the same over the key names the low-fidelity
-  flag judges (``fid_key_kept`` / ``fid_key``);
+  flag judges (``fidelity.key_kept`` / ``fidelity.key``);
 * flagged = summaries under the policy's threshold of their key names (what the lists flag);
   each is printed with what it lost so a person can judge whether a user would miss it;
 * novel = identifiers in the stored text that are in no source;
@@ -130,13 +130,15 @@ class Record:
 
     def as_dict(self) -> dict[str, Any]:
         s, res, ex = self.stored, self.result, self.extractive
+        fid = s.fidelity
         return {
             "summary_id": s.id, "depth": s.depth, "first_seq": s.first_seq, "last_seq": s.last_seq,
             "tier": s.tier, "tokens": s.tokens, "target": self.target, "source_tokens": res.source_tokens,
             "compression": round(res.source_tokens / s.tokens, 2) if s.tokens else None,
-            "identifiers": s.fid_identifiers, "kept": s.fid_kept, "key": s.fid_key, "key_kept": s.fid_key_kept,
+            "identifiers": fid.identifiers if fid else None, "kept": fid.kept if fid else None,
+            "key": fid.key if fid else None, "key_kept": fid.key_kept if fid else None,
             "trimmed": s.trimmed, "keywords": list(s.keywords),
-            "novel": list(res.fidelity.novel) if res.fidelity else [], "lost": list(s.fid_lost),
+            "novel": list(res.fidelity.novel) if res.fidelity else [], "lost": list(fid.lost) if fid else [],
             "llm_seconds": round(s.llm_seconds, 2), "discarded_seconds": round(res.discarded_seconds, 2),
             "attempts": res.attempts, "timeouts": self.timeouts, "retry_shares": self.retry_shares(),
             "rejections": self.attempts(), "calls": [c.as_dict() for c in self.calls], "text": s.content,
@@ -163,10 +165,10 @@ def _compression(pairs: Iterable[tuple[int, int]]) -> float | None:
 
 
 def _own(r: Record) -> float | None:
-    s = r.stored
-    if s.fid_identifiers is None or s.fid_kept is None or not s.fid_identifiers:
+    fid = r.stored.fidelity
+    if fid is None or not fid.identifiers:
         return None
-    return s.fid_kept / s.fid_identifiers
+    return fid.retention
 
 
 def floor_seconds(r: Record, prompt_tps: float, output_tps: float) -> float | None:
@@ -184,10 +186,11 @@ def aggregate(records: Sequence[Record], rejections: Counter[str] | None = None,
     n = len(records)
     normal = [r for r in records if r.stored.tier == "normal"]
     model = [r for r in records if r.stored.tier != "fallback"]
-    ids = sum(r.stored.fid_identifiers or 0 for r in records)
-    kept = sum(r.stored.fid_kept or 0 for r in records)
-    key = sum(r.stored.fid_key or 0 for r in records)
-    key_kept = sum(r.stored.fid_key_kept or 0 for r in records)
+    measured = [r.stored.fidelity for r in records if r.stored.fidelity is not None]
+    ids = sum(f.identifiers for f in measured)
+    kept = sum(f.kept for f in measured)
+    key = sum(f.key or 0 for f in measured)
+    key_kept = sum(f.key_kept or 0 for f in measured)
     secs = [r.stored.llm_seconds for r in records]
     all_seconds = sum(c.seconds for r in records for c in r.result.calls)
     discarded = sum(r.result.discarded_seconds for r in records)

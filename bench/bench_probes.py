@@ -113,7 +113,7 @@ def summary_row(s: Any, calls: list[dict[str, Any]]) -> dict[str, Any]:
     return {"id": s.id, "text": s.content, "tier": s.tier, "backend": s.backend, "model": s.model,
             "prompt_version": s.prompt_version, "tokens": s.tokens, "source_tokens": s.source_tokens,
             "llm_seconds": round(s.llm_seconds, 2), "trimmed": s.trimmed, "rejections": list(s.rejections),
-            "keywords": list(s.keywords), "key": [s.fid_key_kept, s.fid_key], "calls": calls}
+            "keywords": list(s.keywords), "key": [s.fidelity.key_kept, s.fidelity.key] if s.fidelity else [None, None], "calls": calls}
 
 
 async def make(args: argparse.Namespace) -> dict[str, Any]:

@@ -144,10 +144,11 @@ class Progress:
         elif isinstance(ev, SummaryWritten):
             s = ev.summary
             self.done += s.depth == 0
-            kept = f"kept {s.fid_kept}/{s.fid_identifiers}" if s.fid_identifiers else "no identifiers"
+            fid = s.fidelity
+            kept = f"kept {fid.kept}/{fid.identifiers}" if fid and fid.identifiers else "no identifiers"
             why = Counter(r.get("reason", "?") for r in s.rejections)
-            log(f"{clock}   → {s.tier}, {s.tokens} tokens from {s.source_tokens} ({kept}, key {s.fid_key_kept}/"
-                f"{s.fid_key}), {s.llm_seconds:.0f} s model" + (f", {s.trimmed}" if s.trimmed else "")
+            log(f"{clock}   → {s.tier}, {s.tokens} tokens from {s.source_tokens} ({kept}, key "
+                f"{fid.key_kept if fid else None}/{fid.key if fid else None}), {s.llm_seconds:.0f} s model" + (f", {s.trimmed}" if s.trimmed else "")
                 + (f"; rejected: {dict(why)}" if why else ""))
 
 
@@ -297,13 +298,15 @@ def report(store: Store, args: argparse.Namespace, sids: list[str], records: lis
     flagged = [r for r in records if r.stored.low_fidelity(threshold)]
     print(f"\nflagged low-fidelity (under {threshold:.0%} of their key names): {len(flagged)} of {len(records)}")
     for r in flagged:
-        s = r.stored
-        print(f"  {s.tier} d{s.depth} {r.session_id[:24]} #{s.first_seq}–{s.last_seq}: key {s.fid_key_kept}/"
-              f"{s.fid_key}; lost: {', '.join(one_line(x, 50) for x in s.fid_lost[:8])}")
+        s, fid = r.stored, r.stored.fidelity
+        assert fid is not None  # flagged: measured
+        print(f"  {s.tier} d{s.depth} {r.session_id[:24]} #{s.first_seq}–{s.last_seq}: key {fid.key_kept}/"
+              f"{fid.key}; lost: {', '.join(one_line(x, 50) for x in fid.lost[:8])}")
     for r in pick_quotes(records):
-        s = r.stored
+        s, fid = r.stored, r.stored.fidelity
         print(f"\n--- {s.tier} leaf {r.session_id} #{s.first_seq}–{s.last_seq} ({s.tokens} tokens from "
-              f"{r.result.source_tokens}, target {r.target}; kept {s.fid_kept}/{s.fid_identifiers}), verbatim:")
+              f"{r.result.source_tokens}, target {r.target}; kept {fid.kept if fid else None}/"
+              f"{fid.identifiers if fid else None}), verbatim:")
         print(visible(s.content))
         if s.keywords:
             print(f"    [keywords: {', '.join(one_line(k, 40) for k in s.keywords)}]")

@@ -36,12 +36,12 @@ def _same_names(names: Sequence[str]) -> list[str]:
 
 def _fidelity(store: Store, s: Summary, names: Names) -> dict[str, Any]:
     """Stored figures, or measured now (not stored: an export only reads) for older summaries."""
-    if s.fid_identifiers is not None and s.fid_kept is not None:
-        return {"identifiers": s.fid_identifiers, "kept": s.fid_kept, "lost": names(s.fid_lost)}
-    from .compaction.check import check_summary
+    fid = s.fidelity
+    if fid is None:
+        from .compaction.check import check_summary
 
-    row = check_summary(store, s, save=False)
-    return {"identifiers": row.identifiers, "kept": row.kept, "lost": names(row.lost)}
+        fid = check_summary(store, s, save=False).fidelity
+    return {"identifiers": fid.identifiers, "kept": fid.kept, "lost": names(fid.lost)}
 
 
 def _rejection(r: dict[str, Any], mask: Mask) -> dict[str, Any]:
@@ -78,7 +78,7 @@ def _summary_json(store: Store, s: Summary, mask: Mask = _same, names: Names = _
         "supersedes": s.supersedes,
         "superseded_by": s.superseded_by,
         "fidelity": _fidelity(store, s, names),
-        "novel_identifiers": names(s.fid_novel),
+        "novel_identifiers": names(s.fidelity.novel if s.fidelity else ()),
         "fidelity_added": s.fid_added,
         "rejections": [_rejection(r, mask) for r in s.rejections],
         "keywords": names(s.keywords),
@@ -147,9 +147,9 @@ def _md_inline(text: str) -> str:
 
 
 def _kept(s: Summary) -> str:
-    if s.fid_identifiers is None or s.fid_kept is None:
+    if s.fidelity is None:
         return ""
-    return f" · kept {s.fid_kept}/{s.fid_identifiers} identifiers"
+    return f" · kept {s.fidelity.kept}/{s.fidelity.identifiers} identifiers"
 
 
 def export_markdown(store: Store, session_id: str, out: TextSink, mask: Masker | None = None) -> None:

@@ -44,18 +44,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def human(row: CheckRow) -> str:
-    s = row.summary
-    lost = ", ".join(one_line(x, 40) for x in row.lost[:8]) + (" …" if len(row.lost) > 8 else "")
+    s, fid = row.summary, row.fidelity
+    lost = ", ".join(one_line(x, 40) for x in fid.lost[:8]) + (" …" if len(fid.lost) > 8 else "")
     extra = []
-    if row.novel:
-        extra.append(f"{len(row.novel)} not in any source: {', '.join(one_line(x, 30) for x in row.novel[:4])}")
+    if fid.novel:
+        extra.append(f"{len(fid.novel)} not in any source: {', '.join(one_line(x, 30) for x in fid.novel[:4])}")
     if row.pins_missing:
         extra.append(f"missing pinned {', '.join(row.pins_missing)}")
     if s.trimmed:
         extra.append(f"answer {s.trimmed} to its target")
     tail = f"  [{'; '.join(extra)}]" if extra else ""
-    return (f"{row.retention:6.0%}  {s.tier:<10} d{s.depth} #{s.first_seq}–{s.last_seq}  "
-            f"{row.kept}/{row.identifiers} kept, {row.key_kept}/{row.key} key names  {s.id}"
+    return (f"{fid.retention:6.0%}  {s.tier:<10} d{s.depth} #{s.first_seq}–{s.last_seq}  "
+            f"{fid.kept}/{fid.identifiers} kept, {fid.key_kept}/{fid.key} key names  {s.id}"
             + (f"\n        lost: {lost}" if lost else "") + tail)
 
 

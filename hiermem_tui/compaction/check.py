@@ -18,48 +18,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store import Store, Summary
-from ..summarize.fidelity import MAX_STORED, Fidelity, key_count
+from ..fidelity_value import Fidelity
+from ..summarize.fidelity import key_count
 from ..summarize.summariser import measure_against, strip_pinned
 from .requests import episode_item, summary_item
 
 
 @dataclass(frozen=True, slots=True)
 class CheckRow:
-    """One summary's fidelity, as ``check`` reports it."""
+    """One summary's fidelity, as ``check`` reports it: the stored value (or one measured now)
+    and the pinned episodes it misses."""
 
     summary: Summary
-    identifiers: int
-    kept: int
-    lost: tuple[str, ...]
-    novel: tuple[str, ...]
+    fidelity: Fidelity
     pins_missing: tuple[str, ...]
-    key: int = 0
-    key_kept: int = 0
-
-    @property
-    def retention(self) -> float:
-        return self.kept / self.identifiers if self.identifiers else 1.0
-
-    @property
-    def key_retention(self) -> float:
-        """Key names kept / key names: the figure the low-fidelity flag is judged on."""
-        return self.key_kept / self.key if self.key else 1.0
 
     def needs_repair(self, below: float) -> bool:
-        return self.summary.tier == "fallback" or self.key_retention < below or bool(self.pins_missing)
+        return self.summary.tier == "fallback" or self.fidelity.low(below) or bool(self.pins_missing)
 
     def as_json(self) -> dict[str, Any]:
         """The ``check --json`` element (ARCHITECTURE §6): exactly these keys."""
-        s = self.summary
+        s, fid = self.summary, self.fidelity
         return {
             "summary_id": s.id,
             "depth": s.depth,
             "tier": s.tier,
-            "identifiers": self.identifiers,
-            "kept": self.kept,
-            "retention": round(self.retention, 4),
-            "lost": list(self.lost),
-            "key_retention": round(self.key_retention, 4),
+            "identifiers": fid.identifiers,
+            "kept": fid.kept,
+            "retention": round(fid.retention, 4),
+            "lost": list(fid.lost),
+            "key_retention": round(fid.key_retention, 4),
         }
 
 
@@ -113,15 +101,12 @@ def pins_missing(store: Store, s: Summary) -> tuple[str, ...]:
 
 
 def check_summary(store: Store, s: Summary, *, save: bool = True) -> CheckRow:
-    if s.fid_identifiers is None or s.fid_kept is None or s.fid_key is None or s.fid_key_kept is None:
-        fid = measure_summary(store, s)
-        lost, novel = fid.lost[:MAX_STORED], fid.novel[:MAX_STORED]
+    fid = s.fidelity
+    if fid is None or fid.key is None:  # made before fidelity, or key names, were measured
+        fid = measure_summary(store, s).bounded()
         if save and not store.readonly:
-            store.dag.set_fidelity(s.id, fid.identifiers, fid.kept, lost, novel, fid.key, fid.key_kept)
-        return CheckRow(s, fid.identifiers, fid.kept, tuple(lost), tuple(novel), pins_missing(store, s),
-                        fid.key, fid.key_kept)
-    return CheckRow(s, s.fid_identifiers, s.fid_kept, tuple(s.fid_lost), tuple(s.fid_novel), pins_missing(store, s),
-                    s.fid_key, s.fid_key_kept)
+            store.dag.set_fidelity(s.id, fid)
+    return CheckRow(s, fid, pins_missing(store, s))
 
 
 def check_session(store: Store, session_id: str, *, below: float | None = None, save: bool = True) -> list[CheckRow]:
@@ -131,7 +116,7 @@ def check_session(store: Store, session_id: str, *, below: float | None = None, 
     rows = [check_summary(store, s, save=save) for s in store.dag.summaries(session_id)]
     if below is not None:
         rows = [r for r in rows if r.needs_repair(below)]
-    rows.sort(key=lambda r: (r.key_retention, r.retention, r.summary.tier != "fallback", r.summary.depth,
+    rows.sort(key=lambda r: (r.fidelity.key_retention, r.fidelity.retention, r.summary.tier != "fallback", r.summary.depth,
                              r.summary.first_seq))
     return rows
 

@@ -37,7 +37,6 @@ from ..summarize import (
     SummaryRequest,
     SummaryResult,
 )
-from ..summarize.fidelity import MAX_STORED
 from ..summarize.prompts import num_predict_for
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
@@ -278,19 +277,14 @@ class Executor:
         """The row to write for a result (its counters added to the run's)."""
         st.out_tokens += res.output_tokens
         st.llm_seconds += res.llm_seconds
-        fid = res.fidelity
         return NewSummary(
             id=new_id("s"), session_id=st.run.session_id, depth=depth, tier=res.tier, backend=res.backend,
             model=res.model, prompt_version=res.prompt_version, content=res.text, tokens=res.tokens,
             input_tokens=res.input_tokens, output_tokens=res.output_tokens, duration_s=res.duration_s,
             llm_seconds=res.llm_seconds, run_id=st.run.id,
-            fid_identifiers=fid.identifiers if fid else None, fid_kept=fid.kept if fid else None,
-            fid_lost=fid.lost[:MAX_STORED] if fid else (), fid_novel=fid.novel[:MAX_STORED] if fid else (),
-            fid_added=bool(res.keywords), fid_pins_missing=res.pins_missing,
-            rejections=[r.as_dict() for r in res.rejections],
-            keywords=res.keywords, trimmed=res.trimmed,
-            fid_key=fid.key if fid else None, fid_key_kept=fid.key_kept if fid else None,
-            flagged=fid is not None and fid.low(self.policy.fidelity_threshold),
+            fidelity=res.fidelity, fid_added=bool(res.keywords), fid_pins_missing=res.pins_missing,
+            rejections=[r.as_dict() for r in res.rejections], keywords=res.keywords, trimmed=res.trimmed,
+            flagged=res.fidelity is not None and res.fidelity.low(self.policy.fidelity_threshold),
         )
 
     def written(self, st: RunState, rows: Sequence[Summary]) -> None:

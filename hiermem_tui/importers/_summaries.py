@@ -195,7 +195,7 @@ def _measured(store: Store, session_id: str, p: ParsedSummary, oid: str, edges: 
     """The row to write, its fidelity measured against its sources the way ``check`` does."""
     from ..compaction.check import measure_text
     from ..store import IMPORTED_PROMPT, NewSummary, iso
-    from ..summarize.fidelity import MAX_STORED, keywords_for
+    from ..summarize.fidelity import keywords_for
 
     tokens = store.tokenizer.count(p.content)
     if edges.sources is None:
@@ -207,8 +207,7 @@ def _measured(store: Store, session_id: str, p: ParsedSummary, oid: str, edges: 
     return NewSummary(
         id=oid, session_id=session_id, depth=p.depth, tier=p.tier, backend=p.backend, model=p.model,
         prompt_version=IMPORTED_PROMPT, content=p.content, tokens=tokens, input_tokens=p.input_tokens,
-        output_tokens=p.output_tokens, fid_identifiers=fid.identifiers, fid_kept=fid.kept,
-        fid_lost=fid.lost[:MAX_STORED], fid_novel=fid.novel[:MAX_STORED], fid_added=bool(keywords),
-        keywords=keywords, trimmed=p.trimmed, fid_key=fid.key, fid_key_kept=fid.key_kept,
+        output_tokens=p.output_tokens, fidelity=fid, fid_added=bool(keywords),
+        keywords=keywords, trimmed=p.trimmed,
         created_at=iso(p.created_at) if p.created_at is not None else None,
     )

@@ -173,11 +173,12 @@ def _describe_summary(reader: Reader, s: Summary, limit: int, mask: Masker) -> A
     source_kind = "episode" if s.kind == "leaf" else "summary"
     retention = s.key_retention
     title = mask(session.title)
-    lost = mask.names(s.fid_lost)
+    fid = s.fidelity
+    lost = mask.names(fid.lost if fid else ())
     keywords = mask.names(s.keywords)
     low = s.low_fidelity(reader.fidelity_threshold)
-    fidelity = {"identifiers": s.fid_identifiers, "kept": s.fid_kept, "lost": lost,
-                "key_names": s.fid_key, "key_kept": s.fid_key_kept,
+    fidelity = {"identifiers": fid.identifiers if fid else None, "kept": fid.kept if fid else None, "lost": lost,
+                "key_names": fid.key if fid else None, "key_kept": fid.key_kept if fid else None,
                 "retention": None if retention is None else round(retention, 3),
                 "low": low}
     made_by = {"backend": s.backend, "model": s.model, "prompt_version": s.prompt_version, "run_id": s.run_id,
@@ -193,9 +194,8 @@ def _describe_summary(reader: Reader, s: Summary, limit: int, mask: Masker) -> A
                     "keywords": keywords, "fidelity": fidelity, "made_by": made_by,
                     "supersedes": s.supersedes, "superseded_by": s.superseded_by},
     }
-    kept = ("not measured" if retention is None else
-            f"kept {s.fid_key_kept if s.fid_key is not None else s.fid_kept} of "
-            f"{s.fid_key if s.fid_key is not None else s.fid_identifiers} key names ({retention:.0%})"
+    kept = ("not measured" if fid is None or retention is None else
+            f"kept {fid.kept if fid.key_kept is None else fid.key_kept} of {fid.judged_on} key names ({retention:.0%})"
             + (" · low fidelity" if low else ""))
     lines = [
         f"Summary {s.id} · depth {s.depth} ({s.kind}) · tier {s.tier} · {s.status} · session {session.id} "

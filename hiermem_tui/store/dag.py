@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from ..fidelity_value import Fidelity
 from .db import Db, StoreError
 from .episodes import Episodes
 from .models import Summary, SummarySpan, SummaryWrite, utcnow
@@ -25,18 +26,31 @@ _SUMMARY_COLS = (
     "source_tokens, input_tokens, output_tokens, first_seq, last_seq, start_at, end_at, parent_id, "
     "supersedes, superseded_by, created_at, duration_s, llm_seconds, run_id"
 )
-_FID_COLS = ("fid_identifiers, fid_kept, fid_lost, fid_novel, fid_added, fid_pins_missing, rejections, "
-             "keywords, trimmed, fid_key, fid_key_kept")
-_READ_COLS = f"{_SUMMARY_COLS}, {_FID_COLS}"
-_SPAN_COLS = (
-    "id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, "
-    "CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
-    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END"
-)
+_FIDELITY_COLS = "fid_identifiers, fid_kept, fid_lost, fid_novel, fid_key, fid_key_kept"
+_READ_COLS = f"{_SUMMARY_COLS}, {_FIDELITY_COLS}, fid_added, fid_pins_missing, rejections, keywords, trimmed"
+_SPAN_COLS = ("id, depth, kind, tier, first_seq, last_seq, tokens, parent_id, start_at, end_at, "
+              "fid_identifiers, fid_kept, fid_key, fid_key_kept")
 
 
 class InvariantViolation(StoreError):
     """A write would break a DAG invariant; nothing was written."""
+
+
+# The one place the ``fid_*`` columns become a Fidelity and a Fidelity becomes them (in
+# ``_FIDELITY_COLS`` order): a summary's fidelity is one value everywhere above the store.
+def _fidelity(identifiers: int | None, kept: int | None, lost: str | None, novel: str | None,
+              key: int | None, key_kept: int | None) -> Fidelity | None:
+    if identifiers is None or kept is None:
+        return None  # made before fidelity was measured
+    return Fidelity(identifiers, kept, tuple(str(x) for x in jlist(lost)), tuple(str(x) for x in jlist(novel)),
+                    key if key_kept is not None else None, key_kept if key is not None else None)
+
+
+def _fidelity_values(fid: Fidelity | None) -> tuple[Any, ...]:
+    if fid is None:
+        return None, None, None, None, None, None
+    fid = fid.bounded()
+    return fid.identifiers, fid.kept, jdump(fid.lost), jdump(fid.novel), fid.key, fid.key_kept
 
 
 def _summary(r: Sequence[Any]) -> Summary:
@@ -44,15 +58,17 @@ def _summary(r: Sequence[Any]) -> Summary:
     # positionally: this runs for every summary a tree or a pass reads, and building a dict
     # of them costs more than the rest of the row. mypy cannot see the slice's length.
     return Summary(  # type: ignore[misc]
-        *r[:25], fid_identifiers=r[25], fid_kept=r[26], fid_lost=jlist(r[27]), fid_novel=jlist(r[28]),
-        fid_added=bool(r[29]), fid_pins_missing=jlist(r[30]),
-        rejections=tuple(x for x in jlist(r[31]) if isinstance(x, dict)),
-        keywords=tuple(str(k) for k in jlist(r[32])), trimmed=r[33], fid_key=r[34], fid_key_kept=r[35],
+        *r[:25], fidelity=_fidelity(*r[25:31]), fid_added=bool(r[31]), fid_pins_missing=jlist(r[32]),
+        rejections=tuple(x for x in jlist(r[33]) if isinstance(x, dict)),
+        keywords=tuple(str(k) for k in jlist(r[34])), trimmed=r[35],
     )
 
 
 def _span(r: Sequence[Any]) -> SummarySpan:
-    return SummarySpan(*r)
+    """A span; its ``retention`` the low-fidelity figure, None when not measured or nothing was judged."""
+    fid = _fidelity(r[10], r[11], None, None, r[12], r[13])
+    retention = fid.key_retention if fid is not None and fid.judged_on > 0 else None
+    return SummarySpan(*r[:10], retention=retention)  # type: ignore[misc]
 
 
 class Dag:
@@ -96,7 +112,7 @@ class Dag:
             (after_rowid, session_id),
         ).fetchall()
         top = self.db.conn.execute("SELECT coalesce(max(rowid), 0) FROM summaries").fetchone()[0]
-        return [(_span(r[:11]), r[11], r[12]) for r in rows], top
+        return [(_span(r[:14]), r[14], r[15]) for r in rows], top
 
     def top(self, session_id: str) -> list[Summary]:
         """Active summaries with no active parent, oldest coverage first (the DAG's roots)."""
@@ -267,9 +283,8 @@ class Dag:
                 s.prompt_version, s.content, s.tokens, source_tokens, s.input_tokens, s.output_tokens, first, last,
                 start_at, end_at, None, w.supersede[0] if w.supersede else None, w.superseded_by,
                 s.created_at or utcnow(), s.duration_s, s.llm_seconds, s.run_id,
-                s.fid_identifiers, s.fid_kept, jdump(s.fid_lost), jdump(s.fid_novel), int(s.fid_added),
-                jdump(s.fid_pins_missing), jdump([dict(r) for r in s.rejections]),
-                jdump(s.keywords), s.trimmed, s.fid_key, s.fid_key_kept,
+                *_fidelity_values(s.fidelity), int(s.fid_added),
+                jdump(s.fid_pins_missing), jdump([dict(r) for r in s.rejections]), jdump(s.keywords), s.trimmed,
             ),
         )
         conn.executemany(
@@ -409,7 +424,7 @@ class Dag:
             chunk = list(summary_ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             for r in self.db.conn.execute(f"SELECT {_SPAN_COLS}, status FROM summaries WHERE id IN ({marks})", chunk):
-                out[r[0]] = (_span(r[:11]), r[11])
+                out[r[0]] = (_span(r[:14]), r[14])
         return out
 
     def content(self, summary_id: str) -> str | None:
@@ -428,15 +443,8 @@ class Dag:
                     raise StoreError(f"summary {sid} changed while it was being re-summarised; run it again")
             return self.write(writes)
 
-    def set_fidelity(
-        self, summary_id: str, identifiers: int, kept: int, lost: Sequence[str], novel: Sequence[str],
-        key: int | None = None, key_kept: int | None = None,
-    ) -> None:
+    def set_fidelity(self, summary_id: str, fidelity: Fidelity) -> None:
         """Record a measurement for a summary made before fidelity was measured (``check``)."""
         with self.db.transaction() as conn:
-            conn.execute(
-                "UPDATE summaries SET fid_identifiers = ?, fid_kept = ?, fid_lost = ?, fid_novel = ?, fid_key = ?, "
-                "fid_key_kept = ? WHERE id = ?",
-                (identifiers, kept, json.dumps(list(lost), ensure_ascii=False) if lost else None,
-                 json.dumps(list(novel), ensure_ascii=False) if novel else None, key, key_kept, summary_id),
-            )
+            conn.execute(f"UPDATE summaries SET ({_FIDELITY_COLS}) = (?, ?, ?, ?, ?, ?) WHERE id = ?",
+                         (*_fidelity_values(fidelity), summary_id))

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from ..fidelity_value import Fidelity
+
 Role = Literal["user", "assistant", "system", "tool"]
 Tier = Literal["normal", "aggressive", "fallback"]
 SummaryKind = Literal["leaf", "condensed"]
@@ -159,14 +161,8 @@ class Summary:
     duration_s: float
     llm_seconds: float
     run_id: str | None
-    fid_identifiers: int | None = None
-    """Salient identifiers in the sources (None: made before fidelity was measured)."""
-    fid_kept: int | None = None
-    """How many of them the summary kept."""
-    fid_lost: tuple[str, ...] = ()
-    """Identifiers the summary lost, most important first (bounded)."""
-    fid_novel: tuple[str, ...] = ()
-    """Identifiers in the summary that appear in none of its sources (bounded)."""
+    fidelity: Fidelity | None = None
+    """Its names measured against its sources (None: made before fidelity was measured)."""
     fid_added: bool = False
     """Lost names were kept beside it as keywords (schema < 4: an "Also mentioned" line was
     appended to its text)."""
@@ -179,30 +175,21 @@ class Summary:
     searchable with the summary, never part of the text a model is given."""
     trimmed: str | None = None
     """``"clipped"`` when the model's answer ran past its target and was cut at a boundary."""
-    fid_key: int | None = None
-    """How many of the sources' most important names it was judged on (None: before schema 4)."""
-    fid_key_kept: int | None = None
-    """How many of those it kept."""
 
     @property
     def retention(self) -> float | None:
         """Kept / identifiers (None when not measured; 1.0 when the sources had none)."""
-        if self.fid_identifiers is None or self.fid_kept is None:
-            return None
-        return self.fid_kept / self.fid_identifiers if self.fid_identifiers else 1.0
+        return None if self.fidelity is None else self.fidelity.retention
 
     @property
     def key_retention(self) -> float | None:
-        """The figure the low-fidelity flag is judged on: key names kept / key names, or the
-        plain retention for a summary measured before key names were (None: not measured)."""
-        if self.fid_key is not None and self.fid_key_kept is not None:
-            return self.fid_key_kept / self.fid_key if self.fid_key else 1.0
-        return self.retention
+        """The figure the low-fidelity flag is judged on (see ``Fidelity.key_retention``; None:
+        not measured)."""
+        return None if self.fidelity is None else self.fidelity.key_retention
 
     def low_fidelity(self, threshold: float) -> bool:
         """Flagged: it kept under ``threshold`` of its key names."""
-        figure = self.key_retention
-        return figure is not None and figure < threshold
+        return self.fidelity is not None and self.fidelity.low(threshold)
 
     @property
     def episode_count(self) -> int:
@@ -300,18 +287,14 @@ class NewSummary:
     duration_s: float = 0.0
     llm_seconds: float = 0.0
     run_id: str | None = None
-    fid_identifiers: int | None = None
-    fid_kept: int | None = None
-    fid_lost: Sequence[str] = ()
-    fid_novel: Sequence[str] = ()
+    fidelity: Fidelity | None = None
+    """Its names measured against its sources, as the summariser (or ``check``, an import) measured them."""
     fid_added: bool = False
     fid_pins_missing: Sequence[str] = ()
     rejections: Sequence[Mapping[str, Any]] = ()
     """Rejected attempts ``{"tier", "reason", "detail", "seconds"}``; their reasons are also counted on the run."""
     keywords: Sequence[str] = ()
     trimmed: str | None = None
-    fid_key: int | None = None
-    fid_key_kept: int | None = None
     created_at: str | None = None
     """When it was made, if not now (a summary another tool made, brought in by an import)."""
     flagged: bool = False

@@ -45,8 +45,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-MAX_STORED = 40
-"""How many lost / novel identifiers a summary row keeps (most important first)."""
+from hiermem_tui.fidelity_value import Fidelity
+
 MAX_KEYWORDS = 24
 """How many lost names at most go into a summary's keywords field."""
 KEY_MIN, KEY_MAX, KEY_TOKENS = 3, 15, 40
@@ -164,32 +164,6 @@ class Identifier:
         if self.kind == "snake" and any(len(p) == 1 for p in (parts[:-1] if parts[-1] == "t" else parts)):
             weight = 1.0  # ``a_i``, ``val_b``, ``s_k``: an index or a local of a formula, not a name to keep
         return weight * (1.0 + math.log(self.count))
-
-
-@dataclass(frozen=True, slots=True)
-class Fidelity:
-    """A summary measured against its sources (see module docstring)."""
-
-    identifiers: int
-    kept: int
-    lost: tuple[str, ...]
-    novel: tuple[str, ...]
-    key: int = 0
-    key_kept: int = 0
-
-    @property
-    def retention(self) -> float:
-        """Kept / identifiers; 1.0 when the sources had none (nothing could be lost)."""
-        return self.kept / self.identifiers if self.identifiers else 1.0
-
-    @property
-    def key_retention(self) -> float:
-        """Share of the key names kept; 1.0 when there were none to keep."""
-        return self.key_kept / self.key if self.key else 1.0
-
-    def low(self, threshold: float) -> bool:
-        """Flagged: under ``threshold`` of the key names kept (as ``Summary.low_fidelity``)."""
-        return self.key_retention < threshold
 
 
 def key_count(summary_tokens: int) -> int:

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field, replace
 from hiermem_tui.summarize import acceptance, notes, sections
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
-from hiermem_tui.summarize.fidelity import Fidelity, key_count, keywords_for, measure, read_sources
+from hiermem_tui.fidelity_value import Fidelity
+from hiermem_tui.summarize.fidelity import key_count, keywords_for, measure, read_sources
 from hiermem_tui.summarize.prompts import (
     EXTRACTIVE_VERSION,
     NORMAL_TEMPERATURE,
@@ -193,6 +194,8 @@ class _Accepted:
     gen: Generation
     prompt: Prompt
     trimmed: str | None
+    fidelity: Fidelity | None = None
+    """The text measured when it was judged (None: measured when the summary is finished)."""
 
 
 class Summariser:
@@ -357,7 +360,7 @@ class Summariser:
                 continue
             if gen.done_reason == "length":
                 text = drop_unfinished(text)
-            if await self._invents(text, gen, tier, request, state, "", where):
+            if await self._measured(text, gen, tier, request, state, "", where) is None:
                 continue
             return text, tier, gen, version
         digest = extractive_digest(SummaryRequest(request.depth, list(part.items), part.target), self.tokenizer)
@@ -392,9 +395,10 @@ class Summariser:
             text, trimmed = drop_unfinished(text), CLIPPED
         if self.tokenizer.count(text) > target:
             text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
-        if await self._invents(text, gen, tier, request, state, request.prior_summary or ""):
+        fid = await self._measured(text, gen, tier, request, state, request.prior_summary or "", key=key_count(target))
+        if fid is None:
             return None
-        return _Accepted(text, gen, prompt, trimmed)
+        return _Accepted(text, gen, prompt, trimmed, fid)
 
     def _passes(self, text: str, gen: Generation, prompt: Prompt, tier: Tier, shown: Sequence[SourceItem],
                 request: SummaryRequest, state: _Attempts, where: str = "") -> bool:
@@ -414,18 +418,20 @@ class Summariser:
             return False
         return True
 
-    async def _invents(self, text: str, gen: Generation, tier: Tier, request: SummaryRequest, state: _Attempts,
-                       context: str, where: str = "") -> bool:
-        """Whether ``text`` names more things that are in no source (nor in ``context``, what else
-        its prompt showed) than it keeps, recorded as a refusal. Judged against the whole request's
-        sources, whose names are read once: a note may name what a neighbouring part holds."""
+    async def _measured(self, text: str, gen: Generation, tier: Tier, request: SummaryRequest, state: _Attempts,
+                        context: str, where: str = "", *, key: int | None = None) -> Fidelity | None:
+        """``text`` measured against the whole request's sources (whose names are read once: a note
+        may name what a neighbouring part holds), or None when it names more things that are in no
+        source (nor in ``context``, what else its prompt showed) than it keeps, recorded as a
+        refusal. ``key``: how many key names it is judged on (see ``measure_against``)."""
         if state.reading is not None:
             await state.reading  # the names are read (and cached) by now, or in a moment
-        fid = measure_against(text, request.sources, context=context)
+        fid = measure_against(text, request.sources, key=key, context=context)
         invented = acceptance.find_invented(fid.novel, fid.kept)
         if invented:
             state.reject(tier, "invented", where + invented, gen)
-        return bool(invented)
+            return None
+        return fid
 
     @staticmethod
     def _answer_text(raw: str, prompt: Prompt) -> tuple[str, tuple[str, str] | None]:
@@ -451,7 +457,8 @@ class Summariser:
         request: SummaryRequest, pins: str, started: float, state: _Attempts,
     ) -> SummaryResult:
         key = key_count(target)
-        fid = measure_against(text, request.sources, key=key, context=request.prior_summary or "")
+        fid = got.fidelity if got is not None and got.fidelity is not None else measure_against(
+            text, request.sources, key=key, context=request.prior_summary or "")  # an answer is measured once
         body_tokens = self.tokenizer.count(text)
         if pins:
             text = f"{text}\n\n{pins}" if text.strip() else pins
@@ -480,7 +487,7 @@ class Summariser:
             attempts=state.calls,
             notes=tuple(self._notes(state)),
             rejections=tuple(state.rejections),
-            fidelity=fid,
+            fidelity=fid.bounded(),
             keywords=keywords_for(fid) if text != ALL_EXCLUDED else (),
             trimmed=got.trimmed if got is not None else None,
             pins_missing=missing,

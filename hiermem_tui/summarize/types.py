@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from hiermem_tui.fidelity_value import Fidelity
+
 if TYPE_CHECKING:
     from hiermem_tui.summarize.acceptance import Rejection
-    from hiermem_tui.summarize.fidelity import Fidelity
 
 Tier = Literal["normal", "aggressive", "fallback"]
 SourceKind = Literal["episode", "summary"]
@@ -118,7 +119,8 @@ class SummaryResult:
     attempts: int  # model calls made for this summary, connection retries included
     notes: tuple[str, ...] = ()  # why earlier tiers were rejected, e.g. "normal: empty answer"
     rejections: tuple[Rejection, ...] = ()  # the same, as (tier, reason, detail, seconds) for the store
-    fidelity: Fidelity | None = None  # the text (the model's own, pins aside) measured against the sources
+    fidelity: Fidelity | None = None  # the text (the model's own, pins aside) measured against the sources, once,
+    # its name lists bounded as the store keeps them: the value the summary row holds
     keywords: tuple[str, ...] = ()  # names the text lost, most important first: stored beside it, never in it
     trimmed: str | None = None  # "clipped": the model's answer ran past its target and was cut at a boundary
     pins_missing: tuple[str, ...] = ()  # labels of pinned episodes the text does not carry

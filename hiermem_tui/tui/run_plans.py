@@ -154,4 +154,4 @@ class RunPlanner:
         were checked and how many keep under the fidelity threshold of their key names."""
         threshold = self.app.settings.policy.fidelity_threshold
         rows = check_session(self.app.store, session_id)
-        return len(rows), sum(r.key_retention < threshold for r in rows)
+        return len(rows), sum(r.fidelity.low(threshold) for r in rows)

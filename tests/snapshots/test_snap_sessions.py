@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.backend_status import BackendStatus
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
@@ -69,7 +70,7 @@ def _measure(store: Store) -> None:
     """Fidelity figures: zeta lost much of what its sources named (flagged), delta kept it."""
     for sid, kept in (("zeta", 7), ("delta", 19)):
         for s in store.dag.summaries(sid):
-            store.dag.set_fidelity(s.id, 20, kept if s.first_seq == 16 else 20, ["lost_name"], [])
+            store.dag.set_fidelity(s.id, Fidelity(20, kept if s.first_seq == 16 else 20, ("lost_name",), ()))
 
 
 def test_sessions_screen_with_data(snap_compare, in_tmp: Path) -> None:

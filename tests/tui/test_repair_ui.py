@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import NewSummary, Store, SummaryWrite
 from hiermem_tui.tui.app import HiermemApp
@@ -33,8 +34,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
     store = Store.open(tmp_path / "hiermem.db")
     build_dag_session(store)
     # L0 lost most of what its episodes named; L5 kept it all; a literal markup name among the lost
-    store.dag.set_fidelity(IDS["L0"], 12, 3, ["[bold]not_bold[/bold]", "src/app.py", "4096"], ["made_up_name"])
-    store.dag.set_fidelity(IDS["L5"], 10, 10, [], [])
+    store.dag.set_fidelity(IDS["L0"], Fidelity(12, 3, ("[bold]not_bold[/bold]", "src/app.py", "4096"), ("made_up_name",)))
+    store.dag.set_fidelity(IDS["L5"], Fidelity(10, 10, (), ()))
     yield store
     store.close()
 

@@ -87,7 +87,7 @@ def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: F
     with Store.open(db) as store:
         leaves = store.dag.summaries("work")
         assert all(s.content == FEW_WORDS and s.fid_added and s.keywords for s in leaves)
-        assert all(set(s.keywords) <= set(s.fid_lost) | set(s.keywords) and s.keywords[0] == s.fid_lost[0]
+        assert all(s.fidelity is not None and s.keywords[0] == s.fidelity.lost[0]
                    for s in leaves)
         assert store.sessions.get("work").min_retention == 0  # type: ignore[union-attr]
     code, out, _ = cli("search", "--db", str(db), leaves[0].keywords[0].split("/")[-1].split(".")[0],
@@ -105,14 +105,14 @@ def test_check_lists_worst_first_measures_old_summaries_and_filters(db: Path, to
             SummaryWrite(NewSummary(sid_bad, "work", 0, "normal", "extractive", None, "leaf-v1", "Nothing kept.", 3),
                          episode_range=(6, 11)),
         ])
-        assert store.dag.get(sid_bad).fid_identifiers is None  # type: ignore[union-attr]
+        assert store.dag.get(sid_bad).fidelity is None  # type: ignore[union-attr]
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json")
     rows = json.loads(out)
     assert code == 0 and [r["summary_id"] for r in rows] == [sid_bad, sid_good]
     assert rows[0]["retention"] == 0 and rows[0]["kept"] == 0 and len(rows[0]["lost"]) == rows[0]["identifiers"] >= 6
     assert rows[1]["retention"] >= 5 / 6 and rows[1]["tier"] == "normal" and rows[1]["depth"] == 0
     with Store.open(db, tokenizer=tokenizer) as store:  # measured once, stored for the lists
-        assert store.dag.get(sid_bad).fid_identifiers == rows[0]["identifiers"]  # type: ignore[union-attr]
+        assert store.dag.get(sid_bad).fidelity.identifiers == rows[0]["identifiers"]  # type: ignore[union-attr]
         assert store.sessions.get("work").min_retention == 0  # type: ignore[union-attr]
     code, out, _ = cli("check", "--db", str(db), "--session", "work", "--json", "--below", "0.5")
     assert [r["summary_id"] for r in json.loads(out)] == [sid_bad]

@@ -102,8 +102,8 @@ def test_lcm_is_detected_and_imported_with_its_dag(tmp_path: Path, tokenizer: To
         assert leaf.tokens == tokenizer.count(leaf.content)
         # Measured on import, like a summary we made: kept / lost names and the lost ones as keywords.
         for s in dag.values():
-            assert s.fid_identifiers is not None and s.fid_key is not None, s.id
-        assert leaf.fid_kept < leaf.fid_identifiers and "/usr/share/nginx/html" in leaf.keywords
+            assert s.fidelity is not None and s.fidelity.key is not None, s.id
+        assert leaf.fidelity is not None and leaf.fidelity.kept < leaf.fidelity.identifiers and "/usr/share/nginx/html" in leaf.keywords
 
 
 def test_lcm_import_again_changes_nothing_and_a_grown_file_adds_only_the_new(tmp_path: Path,
@@ -182,7 +182,7 @@ def test_vault_is_detected_and_imported_with_its_dag(tmp_path: Path, tokenizer: 
         assert "sum_8b9c0d1e2f3a" not in dag and "sum_9c0d1e2f3a4b" not in dag
         capped = dag["sum_5e6f7a8b9c0d"]
         assert (capped.trimmed, capped.backend, capped.model, capped.tier) == ("clipped", "lossless-code", None, "normal")
-        assert all(s.fid_identifiers is not None for s in dag.values())
+        assert all(s.fidelity is not None for s in dag.values())
         quiet = store.sessions.get("lossless-code:c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f")
         assert quiet is not None and (quiet.episodes, quiet.summaries) == (2, 0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.store import SCHEMA_VERSION, NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.store.db import _split_sql
 from hiermem_tui.store.schema import MIGRATIONS
@@ -52,17 +53,17 @@ def test_version_1_file_upgrades_in_place_and_keeps_everything(tmp_path: Path, t
         assert session.min_retention is None  # nothing measured yet
         old = store.dag.get(leaf_id)
         assert old is not None and old.content == "leaf text"
-        assert old.fid_identifiers is None and old.retention is None and old.rejections == ()
+        assert old.fidelity is None and old.retention is None and old.rejections == ()
         # the new triggers keep the old aggregates and add the retention one
         new = NewSummary(new_id("s"), sid, 1, "normal", "extractive", None, "c-v1", "cond", 3,
-                         fid_identifiers=10, fid_kept=7, fid_lost=["foo_bar", "`x`", "1234"])
+                         fidelity=Fidelity(10, 7, ("foo_bar", "`x`", "1234"), ()))
         store.dag.write([SummaryWrite(new, source_ids=[leaf_id])])
         session = store.sessions.get(sid)
         assert session is not None
         assert session.summaries == 2 and session.max_depth == 1 and session.top_tokens == 3
         assert session.min_retention == 0.7
         written = store.dag.get(new.id)
-        assert written is not None and written.fid_lost == ("foo_bar", "`x`", "1234")
+        assert written is not None and written.fidelity == Fidelity(10, 7, ("foo_bar", "`x`", "1234"), ())
         assert written.retention == 0.7
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.run_history import duration, list_runs, run_json, run_summaries, why
 from hiermem_tui.stats import compute_stats
 from hiermem_tui.store import NewSummary, Store, SummaryWrite, new_id
@@ -57,7 +58,7 @@ def test_fidelity_counts_low_measured_and_unmeasured(store: Store) -> None:
 
     def leaf(first: int, last: int, identifiers: int | None, kept: int | None) -> None:
         s = NewSummary(new_id("s"), "a", 0, "normal", "ollama", "m", "t", "text", 3,
-                       fid_identifiers=identifiers, fid_kept=kept)
+                       fidelity=None if identifiers is None or kept is None else Fidelity(identifiers, kept, (), ()))
         store.dag.write([SummaryWrite(s, episode_range=(first, last))])
 
     leaf(0, 3, 10, 5)      # 0.5: low

@@ -63,21 +63,21 @@ def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float,
     """What the summary kept of its sources' identifiers, what it lost or made up, and why
     earlier attempts were rejected — every name shown literally (through ``shown``: the app masks
     secrets there while the screen is shared)."""
-    retention = s.retention
-    if retention is None:
+    fid = s.fidelity
+    if fid is None:
         kept = Text("not measured (made before fidelity was measured): press ", style=fmt.style(p.muted))
         kept.append("M", style=fmt.style(p.accent, bold=True))
         kept.append(" to measure this session", style=fmt.style(p.muted))
         rows: list[tuple[str, Text | str]] = [("fidelity", kept)]
     else:
         low = s.low_fidelity(threshold)
-        kept = Text(f"kept {s.fid_kept} of {s.fid_identifiers} identifiers ({fmt.percent(retention)})",
+        kept = Text(f"kept {fid.kept} of {fid.identifiers} identifiers ({fmt.percent(fid.retention)})",
                     style=fmt.style(p.foreground))
-        if s.fid_key is not None and s.fid_key_kept is not None:
-            kept.append(f" · {s.fid_key_kept} of its {s.fid_key} key names",
+        if fid.key is not None and fid.key_kept is not None:
+            kept.append(f" · {fid.key_kept} of its {fid.key} key names",
                         style=fmt.style(p.warning if low else p.success, bold=low))
         if low:
-            what = "of its key names" if s.fid_key is not None else "of its identifiers"
+            what = "of its key names" if fid.key is not None else "of its identifiers"
             kept.append(f"  under {fmt.percent(threshold)} {what}: x repairs it", style=fmt.style(p.warning))
         if s.trimmed:
             kept.append(f"\nthe model's answer ran past its target and was {s.trimmed} at a boundary",
@@ -87,10 +87,10 @@ def fidelity_rows(s: Summary, p: fmt.Palette, threshold: float,
             words = Text(_names(shown(s.keywords)), style=fmt.style(p.warning))
             words.append("  (names the text left out, kept with it)", style=fmt.style(p.muted))
             rows.append(("keywords", words))
-        elif s.fid_lost:
-            rows.append(("lost", Text(_names(shown(s.fid_lost)), style=fmt.style(p.warning))))
-        if s.fid_novel:
-            rows.append(("in no source", Text(_names(shown(s.fid_novel)), style=fmt.style(p.error))))
+        elif fid.lost:
+            rows.append(("lost", Text(_names(shown(fid.lost)), style=fmt.style(p.warning))))
+        if fid.novel:
+            rows.append(("in no source", Text(_names(shown(fid.novel)), style=fmt.style(p.error))))
     if s.fid_pins_missing:
         rows.append(("pins missing", Text(_names(s.fid_pins_missing), style=fmt.style(p.error, bold=True))))
     if s.rejections:
