@@ -3,10 +3,12 @@
 An :class:`Executor` holds what a job needs to talk to the model and the store — the
 summariser, the policy, the cancel token, the event callback, the concurrency limit — and
 does the two things every kind of run does: record a run and finish it whatever happens
-(:meth:`execute`), and make one summary, each model call its own task so the cancel token
-can abort it (:meth:`summarise`, :meth:`new`, :meth:`written`). The passes
-(:class:`~.runner.Runner`) and the re-making (:class:`~.remake.Remaker`) say *what* to make;
-this says *how*.
+(:meth:`execute`), and make and write summaries. :meth:`make` is the one path a summary is made
+by — a slot, the started event, the request built from the store (``requests.py``), the
+summariser as its own task so the cancel token can abort the model call, the row with its
+fidelity — and :meth:`commit` the one that writes what was made and counts it on the run. The
+passes (:class:`~.passes.Passes`) and the re-making (:class:`~.remake.Remaker`) say *what* to
+make; this says *how*.
 
 Job outcomes, by design:
 
@@ -23,10 +25,10 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..config import Policy
-from ..store import NewSummary, Run, Store, StoreError, Summary, new_id
+from ..store import NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id
 from ..summarize import (
     BackendUnavailable,
     ModelMissing,
@@ -37,6 +39,7 @@ from ..summarize import (
     SummaryRequest,
     SummaryResult,
 )
+from ..summarize.types import SourceItem
 from ..summarize.prompts import num_predict_for
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
@@ -50,6 +53,7 @@ from .events import (
     SummaryStarted,
     SummaryWritten,
 )
+from .requests import condensed_request, leaf_request
 from .state import Cancelled, RunState
 
 PROGRESS_EVERY_S = 0.25
@@ -58,6 +62,21 @@ LEAF_PROMPT_OVERHEAD = 400
 """Tokens a leaf prompt adds around its chunk (instructions, the clipped prior summary, role
 prefixes): what a small model's context must hold besides the episodes."""
 MIN_CHUNK_TOKENS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Making:
+    """One summary to make: a leaf over episodes ``first_seq..last_seq`` (``sources`` None) or a
+    condensed summary of ``depth`` over ``sources`` (``(id, item)`` in coverage order: the item is
+    what the model is given of that source), replacing the active summaries ``supersede``."""
+
+    what: str
+    """How events name it ("leaf #0–23")."""
+    depth: int
+    first_seq: int
+    last_seq: int
+    sources: Sequence[tuple[str, SourceItem]] | None = None
+    supersede: Sequence[str] = ()
 
 
 def server_gone(exc: BaseException) -> bool:
@@ -233,13 +252,13 @@ class Executor:
             raise Cancelled()
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def _slot(self) -> AsyncIterator[None]:
         """One of the ``parallel`` places a summary may be made in."""
         async with self._semaphore():
             self.check_cancel()
             yield
 
-    async def summarise(self, st: RunState, what: str, request: SummaryRequest) -> SummaryResult:
+    async def _summarise(self, st: RunState, what: str, request: SummaryRequest) -> SummaryResult:
         """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
         sid = st.run.session_id
         sent_at, sent_phase = 0.0, ""  # when the last progress event went out, and its phase
@@ -269,11 +288,35 @@ class Executor:
         finally:
             self.cancel.detach(task)
 
-    def started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
+    async def make(self, st: RunState, job: Making) -> SummaryWrite:
+        """Make one summary (see the module docstring): the write for :meth:`commit`, alone or
+        with the rest of its tree."""
+        sid = st.run.session_id
+        async with self._slot():
+            self._started(st, job.what, job.depth, job.first_seq, job.last_seq)
+            if job.sources is None:
+                req = leaf_request(self.store, sid, job.first_seq, job.last_seq, self.policy.leaf_target_tokens)
+            else:
+                req = condensed_request(self.store, sid, job.depth, [item for _, item in job.sources],
+                                        job.first_seq, job.last_seq, self.policy.condensed_target_tokens)
+            res = await self._summarise(st, job.what, req)
+        ns = self._new(st, job.depth, res)
+        if job.sources is None:
+            return SummaryWrite(ns, episode_range=(job.first_seq, job.last_seq), supersede=list(job.supersede))
+        return SummaryWrite(ns, source_ids=[i for i, _ in job.sources], supersede=list(job.supersede))
+
+    def commit(self, st: RunState, writes: Sequence[SummaryWrite],
+               unchanged: dict[str, str | None] | None = None) -> None:
+        """Write what :meth:`make` made in one transaction (``unchanged``: only onto the tree as it
+        was planned, ``{id: parent_id}``, see ``Dag.write_unchanged``) and count it on the run."""
+        rows = self.store.dag.write(writes) if unchanged is None else self.store.dag.write_unchanged(writes, unchanged)
+        self._written(st, rows)
+
+    def _started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
         st.planned = max(st.planned, st.done + 1)
         self.emit(SummaryStarted(st.run.id, st.run.session_id, what, depth, first, last, st.planned))
 
-    def new(self, st: RunState, depth: int, res: SummaryResult) -> NewSummary:
+    def _new(self, st: RunState, depth: int, res: SummaryResult) -> NewSummary:
         """The row to write for a result (its counters added to the run's)."""
         st.out_tokens += res.output_tokens
         st.llm_seconds += res.llm_seconds
@@ -287,7 +330,7 @@ class Executor:
             flagged=res.fidelity is not None and res.fidelity.low(self.policy.fidelity_threshold),
         )
 
-    def written(self, st: RunState, rows: Sequence[Summary]) -> None:
+    def _written(self, st: RunState, rows: Sequence[Summary]) -> None:
         """Count committed summaries on the run and tell the listener."""
         for s in rows:
             st.done += 1

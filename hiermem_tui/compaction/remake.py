@@ -4,33 +4,33 @@
 needs it (fallbacks, too few key names kept, missing pins) with their ancestors; ``session``
 supersedes everything and runs a fresh full pass. A tree is always re-made bottom-up (a parent
 from its children's new texts) and committed in one transaction, so a cancel or a failure
-leaves it exactly as it was. It makes summaries with its runner's executor, and a whole-session
-redo with the runner's own passes.
+leaves it exactly as it was. Each summary is made by the executor's one path
+(:meth:`Executor.make`) and a tree committed by :meth:`Executor.commit`; a whole-session redo
+runs the same :class:`~.passes.Passes` as a full pass. It knows nothing of the runner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from ..store import Run, Summary, SummaryWrite, parse_iso
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem
 from . import planner
 from .check import repair_targets, repair_trees
-from .requests import condensed_request, leaf_request, summary_item
+from .executor import Making
+from .passes import Passes
+from .requests import summary_item
 from .state import RunRefused, RunState
-
-if TYPE_CHECKING:
-    from .runner import Runner
 
 
 class Remaker:
-    """Re-summarising for one job, on its runner's executor (see the module docstring)."""
+    """Re-summarising for one job, on the passes' executor (see the module docstring)."""
 
-    def __init__(self, runner: Runner) -> None:
-        self.runner = runner
-        self.store = runner.store
+    def __init__(self, passes: Passes) -> None:
+        self.passes = passes
+        self.executor = passes.executor
+        self.store = passes.executor.store
 
     async def summary(self, summary_id: str) -> Run:
         """A new version of one active summary from the same sources; every ancestor is
@@ -47,12 +47,12 @@ class Remaker:
             if parent is None:
                 break
             chain.append(parent)
-        await self.runner.check()
+        await self.passes.check()
 
         async def body(st: RunState) -> None:
             await self._remake(st, chain)
 
-        return await self.runner.executor.execute(s.session_id, "resummarize", s.id, len(chain), body)
+        return await self.executor.execute(s.session_id, "resummarize", s.id, len(chain), body)
 
     async def session(self, session_id: str) -> Run:
         """Supersede every active summary of the session, then a full pass (with this
@@ -60,17 +60,17 @@ class Remaker:
         session = self.store.sessions.get(session_id)
         if session is None:
             raise RunRefused(f"no session {session_id} in this database")
-        runner = self.runner
-        await runner.check()
-        chunks = runner.planner.session_leaves(session_id)
-        planned = planner.count_full([], chunks, runner.policy.condense_fanout)
+        passes = self.passes
+        await passes.check()
+        chunks = passes.planner.session_leaves(session_id)
+        planned = planner.count_full([], chunks, self.executor.policy.condense_fanout)
 
         async def body(st: RunState) -> None:
             self.store.dag.supersede_all(session_id, st.run.id)
-            await runner.leaves(st, chunks)
-            await runner.condense(st)
+            await passes.leaves(st, chunks)
+            await passes.condense(st)
 
-        return await runner.executor.execute(session_id, "resummarize-session", None, planned, body)
+        return await self.executor.execute(session_id, "resummarize-session", None, planned, body)
 
     async def repair(self, session_id: str, below: float | None = None, *, skip_idle: bool = False) -> Run | None:
         """Re-make, in one run, every active summary of the session that is a fallback, keeps
@@ -79,23 +79,22 @@ class Remaker:
         is recorded when nothing needs repair (returns None)."""
         if self.store.sessions.get(session_id) is None:
             raise RunRefused(f"no session {session_id} in this database")
-        threshold = self.runner.policy.fidelity_threshold if below is None else below
+        threshold = self.executor.policy.fidelity_threshold if below is None else below
         trees = repair_trees(self.store, repair_targets(self.store, session_id, threshold))
         if not trees and skip_idle:
             return None
-        await self.runner.check()
+        await self.passes.check()
 
         async def body(st: RunState) -> None:
             for tree in trees:
                 await self._remake(st, tree)
 
-        return await self.runner.executor.execute(session_id, "repair", f"below:{threshold:g}",
-                                                  sum(map(len, trees)), body)
+        return await self.executor.execute(session_id, "repair", f"below:{threshold:g}", sum(map(len, trees)), body)
 
     async def repair_many(self, session_ids: Iterable[str], below: float | None = None, *,
                           skip_idle: bool = False) -> list[Run]:
         """``repair`` for each session in turn (stops after a cancel or when the server is gone)."""
-        ex = self.runner.executor
+        ex = self.executor
         ex.stop_job = ex.check_failed
         runs = []
         for sid in session_ids:
@@ -111,32 +110,22 @@ class Remaker:
         """New versions of ``nodes`` — a set closed under "parent of" within one tree — made
         bottom-up (a parent from its children's new texts), then committed in ONE transaction:
         a cancel or failure before that leaves the tree exactly as it was."""
-        ex = self.runner.executor
-        sid = st.run.session_id
+        ex = self.executor
         order = sorted(nodes, key=lambda n: (n.depth, n.first_seq))
         parents = {n.id: n.parent_id for n in order}
         writes: list[SummaryWrite] = []
         replaced: dict[str, tuple[str, SourceItem]] = {}
         for node in order:
             verb = "re-summarise leaf" if node.depth == 0 else f"re-condense depth {node.depth}"
-            what = f"{verb} #{node.first_seq}–{node.last_seq}"
-            async with ex.slot():
-                ex.started(st, what, node.depth, node.first_seq, node.last_seq)
-                if node.depth == 0:
-                    req = leaf_request(self.store, sid, node.first_seq, node.last_seq, ex.policy.leaf_target_tokens)
-                    ids: list[str] | None = None
-                else:
-                    pairs = [replaced.get(k.id, (k.id, summary_item(k))) for k in self.store.dag.children(node.id)]
-                    ids = [p[0] for p in pairs]
-                    req = condensed_request(self.store, sid, node.depth, [p[1] for p in pairs], node.first_seq,
-                                            node.last_seq, ex.policy.condensed_target_tokens)
-                res = await ex.summarise(st, what, req)
-            ns = ex.new(st, node.depth, res)
-            rng = (node.first_seq, node.last_seq) if ids is None else None
-            writes.append(SummaryWrite(ns, episode_range=rng, source_ids=ids, supersede=[node.id]))
+            sources = None if node.depth == 0 else [
+                replaced.get(k.id, (k.id, summary_item(k))) for k in self.store.dag.children(node.id)]
+            made = await ex.make(st, Making(f"{verb} #{node.first_seq}–{node.last_seq}", node.depth, node.first_seq,
+                                            node.last_seq, sources, supersede=[node.id]))
+            writes.append(made)
+            ns = made.summary
             item = SourceItem("summary", strip_pinned(ns.content), ns.tokens, parse_iso(node.start_at),
                               parse_iso(node.end_at), depth=node.depth, label=ns.id)
             replaced[node.id] = (ns.id, item)
         ex.check_cancel()
         # the tree must be as it was planned: nobody superseded or re-parented it meanwhile
-        ex.written(st, self.store.dag.write_unchanged(writes, parents))
+        ex.commit(st, writes, unchanged=parents)

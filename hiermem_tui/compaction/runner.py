@@ -6,26 +6,27 @@ awaits on the loop's thread, so they are serialised without locks. Each summary 
 ``dag.write`` transaction (summary, edges, run counters), so whatever a cancel, a failure or
 a kill interrupts, what was committed is consistent and kept.
 
-The runner composes three objects: the :class:`~.planner.Planner` (what is due), the
-:class:`~.executor.Executor` (runs and summaries, and the job's outcomes: see its module),
-and, for new versions of existing summaries, :attr:`remake` (a :class:`~.remake.Remaker` on
-the same executor).
+The runner composes four objects: the :class:`~.planner.Planner` (what is due), the
+:class:`~.executor.Executor` (runs and summaries, and the job's outcomes: see its module), the
+:class:`~.passes.Passes` (what a leaf or condensation pass makes) and, for new versions of
+existing summaries, :attr:`remake` (a :class:`~.remake.Remaker` on the same passes). Neither
+of the last two knows the runner.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from ..config import Policy
-from ..store import Run, Store, SummaryWrite
+from ..store import Run, Store
 from ..summarize import Summariser
 from . import planner
 from .events import CancelToken, RunEvent
 from .executor import Executor, flatten
+from .passes import Passes
 from .remake import Remaker
-from .requests import condensed_request, leaf_request, summary_item
 from .state import RunRefused, RunState
 
 PassKind = Literal["leaf", "condense", "full"]
@@ -54,7 +55,8 @@ class Runner:
         self.store = store
         self.executor = Executor(store, summariser, policy, parallel=parallel, on_event=on_event, cancel=cancel)
         self.planner = planner.Planner(store, policy)
-        self.remake = Remaker(self)
+        self.passes = Passes(self.executor, self.planner)
+        self.remake = Remaker(self.passes)
         """New versions of existing summaries: one with its ancestors, a whole session, repairs."""
 
     @property
@@ -84,10 +86,8 @@ class Runner:
 
     # ------------------------------------------------------------------ public API
     async def check(self) -> None:
-        """Fail fast (see :meth:`Executor.check`); plans made afterwards use the policy as the
-        checked backend allows (a smaller chunk budget for a small context)."""
-        await self.executor.check()
-        self.planner.policy = self.executor.policy
+        """Fail fast (see :meth:`Passes.check`)."""
+        await self.passes.check()
 
     def plan_leaf(self, session_id: str) -> list[planner.LeafChunk]:
         """The leaf chunks due now, read as ``(seq, tokens)`` only (no episode text)."""
@@ -117,9 +117,9 @@ class Runner:
         chunks, planned = plan()  # again: the check may have shrunk the chunk budget
 
         async def body(st: RunState) -> None:
-            await self.leaves(st, chunks)
+            await self.passes.leaves(st, chunks)
             if pass_ != "leaf":
-                await self.condense(st)
+                await self.passes.condense(st)
 
         return await self.executor.execute(session_id, pass_, None, planned, body, [c.tokens for c in chunks])
 
@@ -151,46 +151,3 @@ class Runner:
         except BaseExceptionGroup as group:
             raise flatten(group)[0] from None
         return [run for _, run in sorted(out, key=lambda p: p[0])]
-
-    # ------------------------------------------------------------------ making summaries
-    async def leaves(self, st: RunState, chunks: Sequence[planner.LeafChunk]) -> None:
-        """Leaves strictly in order: each one gets the previous leaf's text as context."""
-        ex = self.executor
-        sid = st.run.session_id
-        for chunk in chunks:
-            async with ex.slot():
-                what = chunk.label()
-                ex.started(st, what, 0, chunk.first_seq, chunk.last_seq)
-                req = leaf_request(self.store, sid, chunk.first_seq, chunk.last_seq, ex.policy.leaf_target_tokens)
-                res = await ex.summarise(st, what, req)
-                ns = ex.new(st, 0, res)
-                ex.written(st, self.store.dag.write([SummaryWrite(ns, episode_range=(chunk.first_seq, chunk.last_seq))]))
-
-    async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
-        ex = self.executor
-        async with ex.slot():
-            what = group.label()
-            ex.started(st, what, group.depth, group.first_seq, group.last_seq)
-            sources = [self.store.dag.get(i) for i in group.source_ids]
-            items = [summary_item(s) for s in sources if s is not None]
-            req = condensed_request(self.store, st.run.session_id, group.depth, items, group.first_seq,
-                                    group.last_seq, ex.policy.condensed_target_tokens)
-            res = await ex.summarise(st, what, req)
-            ns = ex.new(st, group.depth, res)
-            ex.written(st, self.store.dag.write([SummaryWrite(ns, source_ids=list(group.source_ids))]))
-
-    async def condense(self, st: RunState) -> None:
-        """Shallowest depth first, re-planned from the store after every round."""
-        sid = st.run.session_id
-        while True:
-            self.executor.check_cancel()
-            groups = self.planner.condense_groups(sid)
-            if not groups:
-                return
-            if self.parallel == 1 or len(groups) == 1:
-                for g in groups:
-                    await self._condense_one(st, g)
-            else:
-                async with asyncio.TaskGroup() as tg:
-                    for g in groups:
-                        tg.create_task(self._condense_one(st, g))

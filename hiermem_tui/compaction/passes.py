@@ -1,0 +1,61 @@
+"""What a leaf and a condensation pass make, inside a run: :class:`Passes`.
+
+The :class:`~.runner.Runner` runs them as a pass over a session; the
+:class:`~.remake.Remaker` runs them after superseding a whole session. Each summary goes
+through the executor's one path (:meth:`Executor.make`, then :meth:`Executor.commit` on its
+own: a pass keeps every summary as soon as it is made).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from . import planner
+from .executor import Executor, Making
+from .requests import summary_item
+from .state import RunState
+
+
+class Passes:
+    """Leaves and condensations on one executor, planned by one planner."""
+
+    def __init__(self, executor: Executor, plans: planner.Planner) -> None:
+        self.executor = executor
+        self.planner = plans
+
+    async def check(self) -> None:
+        """The backend check (see :meth:`Executor.check`); plans made afterwards use the policy as
+        the checked backend allows (a smaller chunk budget for a small context)."""
+        await self.executor.check()
+        self.planner.policy = self.executor.policy
+
+    async def leaves(self, st: RunState, chunks: Sequence[planner.LeafChunk]) -> None:
+        """Leaves strictly in order: each one gets the previous leaf's text as context."""
+        ex = self.executor
+        for chunk in chunks:
+            made = await ex.make(st, Making(chunk.label(), 0, chunk.first_seq, chunk.last_seq))
+            ex.commit(st, [made])
+
+    async def condense(self, st: RunState) -> None:
+        """Shallowest depth first, re-planned from the store after every round."""
+        sid = st.run.session_id
+        while True:
+            self.executor.check_cancel()
+            groups = self.planner.condense_groups(sid)
+            if not groups:
+                return
+            if self.executor.parallel == 1 or len(groups) == 1:
+                for g in groups:
+                    await self._condense_one(st, g)
+            else:
+                async with asyncio.TaskGroup() as tg:
+                    for g in groups:
+                        tg.create_task(self._condense_one(st, g))
+
+    async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
+        ex = self.executor
+        found = [ex.store.dag.get(i) for i in group.source_ids]  # planned just now; summaries are never deleted
+        sources = [(s.id, summary_item(s)) for s in found if s is not None]
+        made = await ex.make(st, Making(group.label(), group.depth, group.first_seq, group.last_seq, sources))
+        ex.commit(st, [made])
