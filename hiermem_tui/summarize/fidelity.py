@@ -28,6 +28,9 @@ What counts as salient (documented because it decides what a summary is blamed f
   is not something a summary should carry, and counting them would make every code-heavy
   chat look lossy.
 
+The measurement is one value, :class:`~hiermem_tui.fidelity_value.Fidelity`, which the store
+keeps and ``check`` reports as it is (ARCHITECTURE §4).
+
 Text is read the way a person reads it: Markdown backslash escapes (``climabench\\_data``,
 which ChatGPT exports write) and JSON escapes shown literally (``\\n``, ``\\"``) are undone
 first, on both sides, so an escaped name is the name and never half of it.
