@@ -160,8 +160,7 @@ class BacklogTracker:
         self.summaries_done = 0
         self.est_done = 0.0
         self.last_done_at = started
-        per = backlog.est_seconds / backlog.summaries if backlog.summaries else 0.0
-        self.pace = Pace(prior=per)
+        self.pace = Pace()
 
     def written(self, depth: int, source_tokens: int, now: float) -> None:
         est = self.estimator.seconds(depth, source_tokens)

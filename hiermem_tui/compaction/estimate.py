@@ -11,8 +11,7 @@ An estimate has two halves:
   one call over the same material would: a one-call estimate is that much short, so notes
   estimates carry :data:`NOTES_FACTOR`.
 * **during a run**, the run's own pace corrects it (:class:`Pace`): the seconds the finished
-  summaries really took over what they were estimated to take scales what is left, with one
-  summary's worth of the estimate as a prior so the first summary does not swing it wildly.
+  summaries really took over what they were estimated to take scales what is left.
 
 Nothing here imports the summariser or the backends; the measuring call takes a backend.
 """
@@ -210,8 +209,6 @@ class Pace:
 
     est_done: float = 0.0
     spent: float = 0.0
-    prior: float = 0.0
-    """One summary's estimated seconds: weighs the estimate in until a few have finished."""
 
     def add(self, estimated: float, took: float) -> None:
         self.est_done += estimated
@@ -219,9 +216,12 @@ class Pace:
 
     @property
     def ratio(self) -> float:
-        if self.est_done + self.prior <= 0:
+        """Seconds taken over seconds estimated, once a summary has finished (1 before). No prior
+        is mixed in: a guessed speed can be 50x off (a GPU, a fake server), and weighing it in kept
+        the time left that far off for many summaries (bench_backlog.py (c))."""
+        if self.est_done <= 0 or self.spent <= 0:
             return 1.0
-        return (self.spent + self.prior) / (self.est_done + self.prior)
+        return self.spent / self.est_done
 
     def left(self, estimated_left: float, in_flight: float = 0.0, current: float = 0.0) -> float:
         """What is left: ``estimated_left`` (the summary in flight included, whose estimate is
@@ -244,5 +244,5 @@ def seconds_left(est_total: float | None, planned: int, done: int, spent: float,
         per = spent / done
         return max(per * (planned - done - 1), per * (planned - done) - in_flight)
     per = est_total / planned
-    pace = Pace(per * done, spent, prior=per)
+    pace = Pace(per * done, spent)
     return pace.left(per * (planned - done), in_flight, per)
