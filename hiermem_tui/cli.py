@@ -17,7 +17,7 @@ from .commands.common import EXIT_USAGE, CliContext, CliError, add_db_option
 from .config import ConfigError, load_settings
 
 SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts",
-               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp")
+               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp", "backlog")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,3 +17,15 @@ def counted(n: int, noun: str, *, width: int = 0) -> str:
     """``n`` with its noun, singular for exactly one: ``counted(1, "summary")`` → ``1 summary``;
     thousands separated, right-aligned in ``width`` characters."""
     return f"{n:>{width},} {noun if n == 1 else plural(noun)}"
+
+
+def duration(seconds: float) -> str:
+    """``0.4 s``, ``12 s``, ``3 m 05 s``, ``2 h 07 m``: a time span for people (the TUI and the CLI)."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    total = int(round(seconds))
+    if total < 60:
+        return f"{total} s"
+    if total < 3600:
+        return f"{total // 60} m {total % 60:02d} s"
+    return f"{total // 3600} h {total % 3600 // 60:02d} m"

@@ -27,31 +27,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import signal
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..compaction import (
     CancelToken,
-    Runner,
-    RunEvent,
     RunFinished,
-    RunRefused,
     RunStarted,
     SummaryAttempt,
     SummaryProgress,
     SummaryStarted,
     SummaryWritten,
     UnknownSession,
-    make_runner,
     select_sessions,
 )
+from ..compaction.backlog import ORDERS, BacklogEnded, BacklogProgress
+from ..compaction.job import Job, JobError, JobEvent
 from ..store import Run, Store
-from ..summarize import Backend, BackendUnavailable, ModelMissing
+from ..summarize import Backend
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
-from ..words import counted
+from ..words import counted, duration
 
 EXIT_INTERRUPTED = 130
 T = TypeVar("T")
@@ -86,6 +85,20 @@ def _positive(text: str) -> int:
     return value
 
 
+def parse_duration(text: str) -> float:
+    """``90s``, ``30m``, ``2h``, ``1h30m`` (a bare number is minutes) → seconds."""
+    raw = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", raw):
+        raw += "m"
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms])", raw)
+    if not parts or re.sub(r"(\d+(?:\.\d+)?)\s*([hms])", "", raw).strip():
+        raise argparse.ArgumentTypeError(f"expected a duration like 30m, 2h or 1h30m, not {text!r}")
+    seconds = sum(float(n) * {"h": 3600, "m": 60, "s": 1}[unit] for n, unit in parts)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("a duration must be more than 0")
+    return seconds
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("compact", help="summarise sessions into the summary DAG")
     which = p.add_mutually_exclusive_group(required=True)
@@ -100,6 +113,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="only sessions whose uncompacted tokens exceed TOKENS")
     p.add_argument("--min-new", metavar="N", type=_non_negative,
                    help="only sessions with at least N episodes after the last summary")
+    p.add_argument("--order", choices=ORDERS, default="newest",
+                   help="with --all: the backlog's order: newest activity first (default), oldest, or largest")
+    p.add_argument("--for", dest="for_text", metavar="DURATION",
+                   help="with --all: stop after the summary in flight once DURATION (30m, 2h) is spent; "
+                        "the next 'compact --all' resumes")
     p.add_argument("--dry-run", action="store_true",
                    help="write nothing: print the summaries the pass would make, with time estimates")
     p.set_defaults(func=run)
@@ -192,10 +210,16 @@ class Reporter:
         self.what = ""
         self.call = ""
         self.part = ""
+        self.backlog: BacklogProgress | None = None
         self._width = 0
 
-    def __call__(self, ev: RunEvent) -> None:
-        if isinstance(ev, RunStarted):
+    def __call__(self, ev: JobEvent) -> None:
+        if isinstance(ev, BacklogProgress):
+            self.backlog = ev
+        elif isinstance(ev, BacklogEnded):
+            self.backlog = ev.progress
+            return
+        elif isinstance(ev, RunStarted):
             self.planned[ev.run_id] = ev.planned
             self.done[ev.run_id] = 0
         elif isinstance(ev, SummaryStarted):
@@ -226,12 +250,18 @@ class Reporter:
 
     def draw(self) -> None:
         done, total = sum(self.done.values()), sum(self.planned.values())
+        whole = ""
+        if self.backlog is not None:  # one line for the whole backlog (issue 20)
+            b = self.backlog
+            done, total = b.summaries_done, b.summaries
+            eta = "" if b.left_s is None else f" ~{duration(b.left_s)} left"
+            whole = f" · {b.sessions_done}/{counted(b.sessions, 'session')}{eta}"
         tiers = [sum(t[k] for t in self.tiers.values()) for k in ("normal", "aggressive", "fallback", "flagged")]
         width = 20
         filled = width * done // total if total else 0
         rate = f" {self.rate:.0f} tok/s" if self.rate and not self.call else ""
         call = f"  {self.call}" if self.call else ""
-        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}{whole} "
                 f"n:{tiers[0]} a:{tiers[1]} f:{tiers[2]} flagged:{tiers[3]}{rate}  {self.what}{call}")[:170]
         pad = " " * max(0, self._width - len(line))
         self.ctx.stderr.write("\r" + line + pad)
@@ -245,8 +275,8 @@ class Reporter:
             self._width = 0
 
 
-async def run_job(backend: Backend, cancel: CancelToken, ctx: CliContext, job: Callable[[], Awaitable[T]]) -> T:
-    """Run ``job`` with Ctrl-C mapped to the CancelToken, and close the backend after.
+async def with_sigint(cancel: CancelToken, ctx: CliContext, work: Awaitable[T]) -> T:
+    """Await ``work`` with Ctrl-C mapped to the CancelToken.
 
     A second Ctrl-C falls back to Python's default (KeyboardInterrupt): the run then reads
     ``running`` until the next open marks it ``interrupted``.
@@ -265,14 +295,24 @@ async def run_job(backend: Backend, cancel: CancelToken, ctx: CliContext, job: C
     except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
         installed = False
     try:
-        return await job()
+        return await work
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_job(backend: Backend, cancel: CancelToken, ctx: CliContext, job: Callable[[], Awaitable[T]]) -> T:
+    """``watch``'s long job (its backend outlives many runners): Ctrl-C mapped, the backend closed after."""
+    try:
+        return await with_sigint(cancel, ctx, job())
+    finally:
         await backend.aclose()
 
 
-def exit_code(runs: list[Run], cancel: CancelToken) -> int:
+def exit_code(runs: list[Run], cancel: CancelToken, *, budget_spent: bool = False) -> int:
+    """0 all done (or stopped by a spent time budget), 130 cancelled, 1 a run failed."""
+    if budget_spent:
+        return EXIT_FAILED if any(r.status == "failed" for r in runs) else EXIT_OK
     if cancel.cancelled or any(r.status == "cancelled" for r in runs):
         return EXIT_INTERRUPTED
     if any(r.status != "done" for r in runs):
@@ -280,22 +320,21 @@ def exit_code(runs: list[Run], cancel: CancelToken) -> int:
     return EXIT_OK
 
 
-def build_runner(ctx: CliContext, store: Store, reporter: Reporter) -> tuple[Runner, Backend, CancelToken]:
-    """Backend, summariser and runner from ``ctx.settings`` (one of each per invocation)."""
-    cancel = CancelToken()
-    runner = make_runner(store, ctx.settings, tokenizer=ctx.tokenizer, on_event=reporter, cancel=cancel)
-    return runner, runner.summariser.backend, cancel
+JOB_EXIT = {"backend": EXIT_FAILED, "refused": EXIT_USAGE, "cancelled": EXIT_INTERRUPTED, "unexpected": EXIT_FAILED}
+"""What a job that could not run exits with (ARCHITECTURE §6)."""
 
 
-def drive(ctx: CliContext, backend: Backend, cancel: CancelToken, job: Callable[[], Awaitable[T]],
-          reporter: Reporter) -> T:
-    """Run ``job`` to completion; a backend that is not ready becomes one line and exit 1."""
+def make_job(ctx: CliContext, store: Store, reporter: Reporter) -> Job:
+    """The job of this invocation (backend, summariser and runner from ``ctx.settings``)."""
+    return Job(store, ctx.settings, tokenizer=ctx.tokenizer, on_event=reporter)
+
+
+def drive(ctx: CliContext, job: Job, work: Callable[[Job], Awaitable[T]], reporter: Reporter) -> T:
+    """Run ``work(job)`` to completion; a job that cannot run becomes one line and its exit code."""
     try:
-        return asyncio.run(run_job(backend, cancel, ctx, job))
-    except (BackendUnavailable, ModelMissing) as exc:
-        raise CliError(str(exc), EXIT_FAILED) from None
-    except (RunRefused, UnknownSession) as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+        return asyncio.run(with_sigint(job.cancel, ctx, work(job)))
+    except JobError as exc:
+        raise CliError(exc.message, JOB_EXIT[exc.kind]) from None
     finally:
         reporter.clear()
 
@@ -315,6 +354,14 @@ def open_for_job(ctx: CliContext) -> Store:
 # ---------------------------------------------------------------- compact
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     named = list(dict.fromkeys(args.session or []))
+    args.for_ = None
+    if args.for_text is not None:
+        if not args.all:
+            raise CliError("--for works through the backlog: use it with --all", EXIT_USAGE)
+        try:
+            args.for_ = parse_duration(args.for_text)
+        except argparse.ArgumentTypeError as exc:
+            raise CliError(f"argument --for: {exc}", EXIT_USAGE) from None
     triggers = args.if_over is not None or args.min_new is not None
     as_array = bool(args.all or len(named) > 1 or triggers)
     if args.dry_run:
@@ -323,18 +370,25 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         return run_dry(args, ctx, named, as_array)
     store = open_for_job(ctx)
     try:
-        try:
-            sessions = select_sessions(store, session_ids=named, all_sessions=args.all,
-                                       if_over=args.if_over, min_new=args.min_new)
-        except UnknownSession as exc:
-            raise CliError(str(exc), EXIT_USAGE) from None
         stream = JsonStream(ctx) if args.json and as_array else None
         reporter = Reporter(ctx, json_mode=args.json, stream=stream)
-        runner, backend, cancel = build_runner(ctx, store, reporter)
-        ids = (s.id for s in sessions)
+        job = make_job(ctx, store, reporter)
+        ids: list[str] = []
+        if not args.all:
+            try:
+                sessions = select_sessions(store, session_ids=named, if_over=args.if_over, min_new=args.min_new)
+            except UnknownSession as exc:
+                raise CliError(str(exc), EXIT_USAGE) from None
+            ids = [s.id for s in sessions]
+
+        async def work(j: Job) -> list[Run]:
+            if not args.all:
+                return await j.compact_many(ids, args.pass_)
+            backlog = j.plan(order=args.order, pass_=args.pass_, if_over=args.if_over, min_new=args.min_new)
+            return await j.backlog(backlog, budget_s=args.for_)
+
         try:
-            runs = drive(ctx, backend, cancel, lambda: runner.compact_many(ids, args.pass_, skip_idle=args.all),
-                         reporter)
+            runs = drive(ctx, job, work, reporter)
         except BaseException:
             if stream is not None and stream.opened:
                 stream.close()  # what was written stays one valid array
@@ -347,6 +401,10 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             print_json(ctx, runs, as_array=as_array)
         elif not runs:
             ctx.say("nothing to compact")
-        return exit_code(runs, cancel)
+        if job.budget_spent:
+            left = job.plan(order=args.order, pass_=args.pass_, if_over=args.if_over, min_new=args.min_new)
+            ctx.warn(f"hiermem-tui: the time budget ({args.for_text}) is spent: stopped after the summary in flight; "
+                     f"{counted(left.summaries, 'summary')} still waiting ('compact --all' resumes)")
+        return exit_code(runs, job.cancel, budget_spent=job.budget_spent)
     finally:
         store.close()

@@ -1,37 +1,32 @@
-"""``hiermem-tui compact … --dry-run``: the plan of a pass, written nowhere, sent to no model.
+"""``hiermem-tui compact … --dry-run``: the plan of a pass, written nowhere.
 
 JSON (ARCHITECTURE §6): ``{"session": ID, "planned": [{"depth", "first_seq", "last_seq",
 "source_tokens", "est_seconds"}]}`` per session — one object when exactly one ``--session``
-was named without triggers, an array otherwise (as ``compact --json``). ``est_seconds`` comes
-from the model's measured speed (earlier runs on this file) and is ``null`` while the model
-has never been measured; the extractive backend costs no model time (0).
+was named without triggers, an array otherwise (as ``compact --json``); with ``--all`` in the
+backlog's order (``--order``), as ``compact --all`` would take them. ``est_seconds`` comes from
+the one estimator (``compaction/estimate.py``): the model's measured speed; for a model never
+used, one short measuring call; with the server out of reach, a guess from the model's size
+(the human output says which). The extractive backend costs no model time (0).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ..compaction import UnknownSession, select_sessions
+from ..compaction.backlog import due_sessions
+from ..compaction.estimate import Estimator
+from ..compaction.job import model_speed
 from ..compaction.preview import PlannedSummary, plan_pass, total_seconds
-from ..store import Store
-from ..summarize.speed import ModelSpeed
+from ..store import Session
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError
 from ..words import counted
-
-
-def model_speed(store: Store, backend: str, model: str | None) -> ModelSpeed | None:
-    """What earlier runs measured of ``model`` (``x`` and ``x:latest`` are the same model)."""
-    if backend != "ollama" or not model:
-        return None
-    for name in (model, model if ":" in model else f"{model}:latest"):
-        speed = store.speeds.get(backend, name)
-        if speed.measured:
-            return speed
-    return None
 
 
 def _human(ctx: CliContext, session_id: str, plan: list[PlannedSummary]) -> None:
@@ -48,26 +43,34 @@ def _human(ctx: CliContext, session_id: str, plan: list[PlannedSummary]) -> None
 def run_dry(args: argparse.Namespace, ctx: CliContext, named: list[str], as_array: bool) -> int:
     ctx.tokenizer = ctx.tokenizer or Tokenizer()
     store = ctx.open_store(readonly=True, create=False)
+    policy = ctx.settings.policy
     try:
-        try:
-            sessions = list(select_sessions(store, session_ids=named, all_sessions=args.all,
-                                            if_over=args.if_over, min_new=args.min_new))
-        except UnknownSession as exc:
-            raise CliError(str(exc), EXIT_USAGE) from None
-        speed = model_speed(store, ctx.settings.backend, ctx.settings.model)
+        sessions: Iterable[Session]
+        if args.all:
+            sessions = due_sessions(store, policy, args.order, args.pass_, if_over=args.if_over, min_new=args.min_new)
+        else:
+            try:
+                sessions = list(select_sessions(store, session_ids=named, if_over=args.if_over, min_new=args.min_new))
+            except UnknownSession as exc:
+                raise CliError(str(exc), EXIT_USAGE) from None
+        speed, _ = asyncio.run(model_speed(store, ctx.settings, ctx.tokenizer))
+        estimator = Estimator(speed, policy, ctx.settings.summary_format)
         out: list[dict[str, Any]] = []
         for s in sessions:
-            plan = plan_pass(store, ctx.settings.policy, s.id, args.pass_, backend=ctx.settings.backend, speed=speed)
+            plan = plan_pass(store, policy, s.id, args.pass_, estimator=estimator)
             if args.all and not plan:
                 continue
             if args.json:
                 out.append({"session": s.id, "planned": [p.as_json() for p in plan]})
             else:
+                out.append({})
                 _human(ctx, s.id, plan)
         if args.json:
             ctx.say(json.dumps(out if as_array else (out[0] if out else []), ensure_ascii=False))
-        elif not out and not sessions:
+        elif not out:
             ctx.say("nothing to compact")
+        elif speed.basis != "none":
+            ctx.say(f"times: {speed.describe()}")
         return EXIT_OK
     finally:
         store.close()

@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 
 from ..compaction import UnknownSession, select_sessions
-from ..store import Session
+from ..compaction.job import Job
+from ..store import Run, Session
 from .backup import add_backup_option, check_backup_destination, take_backup
 from .check import fraction
 from .common import EXIT_USAGE, CliContext, CliError
-from .compact import Reporter, add_backend_options, build_runner, drive, exit_code, open_for_job, print_json
+from .compact import Reporter, add_backend_options, drive, exit_code, make_job, open_for_job, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,14 +56,18 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if args.all:
             sessions = [s for s in sessions if may_need_repair(s, below)]
         reporter = Reporter(ctx, json_mode=args.json)
-        runner, backend, cancel = build_runner(ctx, store, reporter)
+        job = make_job(ctx, store, reporter)
         ids = [s.id for s in sessions]
         take_backup(ctx, store, args.backup)
-        runs = drive(ctx, backend, cancel, lambda: runner.remake.repair_many(ids, below, skip_idle=args.all), reporter)
+
+        async def work(j: Job) -> list[Run]:
+            return await j.runner.remake.repair_many(ids, below, skip_idle=args.all)
+
+        runs = drive(ctx, job, work, reporter)
         if args.json:
             print_json(ctx, runs, as_array=bool(args.all or len(named) > 1))
         elif not runs:
             ctx.say("nothing to repair")
-        return exit_code(runs, cancel)
+        return exit_code(runs, job.cancel)
     finally:
         store.close()

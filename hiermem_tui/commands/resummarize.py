@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 
+from ..compaction.job import Job
+from ..store import Run
 from ..textsafe import one_line
 from .backup import add_backup_option, check_backup_destination, take_backup
 from .common import EXIT_USAGE, CliContext, CliError
-from .compact import Reporter, add_backend_options, build_runner, drive, exit_code, open_for_job, print_json
+from .compact import Reporter, add_backend_options, drive, exit_code, make_job, open_for_job, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,15 +46,17 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
                 newer = f" (its replacement is {target.superseded_by})" if target.superseded_by else ""
                 raise CliError(f"summary {args.summary} is superseded{newer}: re-summarise an active one", EXIT_USAGE)
         reporter = Reporter(ctx, json_mode=args.json)
-        runner, backend, cancel = build_runner(ctx, store, reporter)
+        job = make_job(ctx, store, reporter)
         take_backup(ctx, store, args.backup)
-        if args.summary is not None:
-            summary_id = args.summary
-            run_ = drive(ctx, backend, cancel, lambda: runner.remake.summary(summary_id), reporter)
-        else:
-            run_ = drive(ctx, backend, cancel, lambda: runner.remake.session(args.session), reporter)
+        summary_id = args.summary
+
+        async def work(j: Job) -> Run:
+            remake = j.runner.remake
+            return await (remake.summary(summary_id) if summary_id is not None else remake.session(args.session))
+
+        run_ = drive(ctx, job, work, reporter)
         if args.json:
             print_json(ctx, [run_], as_array=False)
-        return exit_code([run_], cancel)
+        return exit_code([run_], job.cancel)
     finally:
         store.close()

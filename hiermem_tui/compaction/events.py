@@ -157,6 +157,13 @@ class CancelToken:
             except RuntimeError:  # the loop closed in between
                 pass
 
+    def finish_current(self) -> None:
+        """Start nothing new, but let what is in flight finish and be kept (a time budget spent,
+        a pause): ``cancelled`` reads true from now on, so no further summary or session starts,
+        and only tasks attached from now on are cancelled. ``cancel()`` may still follow."""
+        with self._lock:
+            self._event.set()
+
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled (or ``timeout``); for threads that watch the token."""
         return self._event.wait(timeout)

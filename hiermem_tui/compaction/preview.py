@@ -1,7 +1,8 @@
 """The dry-run plan of a pass: every summary it would make, with its input size and a time
-estimate from the model's measured speed. Reads only (no episode text, no model call).
+estimate from the one estimator (:mod:`.estimate`). Reads only (no episode text, no model call).
 
-Shared by ``compact --dry-run`` and the TUI's run dialog, so both show the same plan.
+Shared by ``compact --dry-run``, ``backlog``, the job's run estimate and the TUI's run dialog, so
+all show the same plan.
 Condensed summaries above planned leaves have no text yet: their source tokens are the sum of
 what the summaries below them are expected to be (their targets, which scale with the input).
 """
@@ -13,10 +14,8 @@ from typing import Any
 
 from ..config import Policy
 from ..store import Store, SummarySpan
-from ..summarize.speed import ModelSpeed
-from ..summarize.summariser import MIN_TARGET, SOURCE_FRACTION
 from . import planner
-from .executor import LEAF_PROMPT_OVERHEAD
+from .estimate import Estimator, expected_size
 from .runner import PassKind
 
 
@@ -41,36 +40,18 @@ class PlannedSummary:
         }
 
 
-def expected_size(policy: Policy, depth: int, source_tokens: int) -> int:
-    """The normal-tier target of a summary of ``depth`` over ``source_tokens``."""
-    target = policy.leaf_target_tokens if depth == 0 else policy.condensed_target_tokens
-    return max(1, min(target, max(MIN_TARGET, source_tokens // SOURCE_FRACTION), max(1, source_tokens - 1)))
-
-
-def estimate(policy: Policy, planned: PlannedSummary, *, speed: ModelSpeed | None, extractive: bool) -> float | None:
-    """Seconds ``planned`` should take with a backend of this speed (None: unknown)."""
-    return _seconds(speed, extractive, planned.source_tokens, expected_size(policy, planned.depth, planned.source_tokens))
-
-
-def _seconds(speed: ModelSpeed | None, extractive: bool, source_tokens: int, output: int) -> float | None:
-    if extractive:
-        return 0.0
-    if speed is None or not speed.measured:
-        return None
-    return speed.expected_seconds(source_tokens + LEAF_PROMPT_OVERHEAD, output)
-
-
 def plan_pass(
-    store: Store, policy: Policy, session_id: str, pass_: PassKind, *, backend: str = "ollama",
-    speed: ModelSpeed | None = None,
+    store: Store, policy: Policy, session_id: str, pass_: PassKind, *, estimator: Estimator | None = None,
 ) -> list[PlannedSummary]:
-    """What a ``pass_`` over the session would make now with ``backend``. ``speed``: the
-    model's measured speed (None or unmeasured: no estimate). Never contacts a model."""
-    extractive = backend == "extractive"
+    """What a ``pass_`` over the session would make now, each summary timed by ``estimator``
+    (None: no times). Never contacts a model."""
+
+    def seconds(depth: int, tokens: int) -> float | None:
+        return None if estimator is None else estimator.seconds(depth, tokens)
+
     chunks = planner.Planner(store, policy).leaf(session_id) if pass_ in ("leaf", "full") else []
     out = [
-        PlannedSummary(0, c.first_seq, c.last_seq, c.tokens,
-                       _seconds(speed, extractive, c.tokens, expected_size(policy, 0, c.tokens)))
+        PlannedSummary(0, c.first_seq, c.last_seq, c.tokens, seconds(0, c.tokens))
         for c in chunks
     ]
     if pass_ == "leaf":
@@ -81,9 +62,7 @@ def plan_pass(
     for group, tokens in planner.simulate_condensations(
         spans, policy.condense_fanout, lambda depth, src: expected_size(policy, depth, src)
     ):
-        size = expected_size(policy, group.depth, tokens)
-        out.append(PlannedSummary(group.depth, group.first_seq, group.last_seq, tokens,
-                                  _seconds(speed, extractive, tokens, size)))
+        out.append(PlannedSummary(group.depth, group.first_seq, group.last_seq, tokens, seconds(group.depth, tokens)))
     return out
 
 

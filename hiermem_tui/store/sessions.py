@@ -27,6 +27,12 @@ SESSION_SORTS = {
     "fidelity": "coalesce(min_retention, 2.0)",
     "source": "source",
 }
+BACKLOG_ORDERS = {
+    "newest": ("updated_at", "DESC"),
+    "oldest": ("updated_at", "ASC"),
+    "largest": ("(token_count - covered_tokens + top_tokens)", "DESC"),
+}
+"""The backlog's orders: last activity first or last, or the most a model would see now first."""
 _SESSION_COLS = (
     "id, title, source, source_ref, created_at, updated_at, episode_count, token_count, summary_count, "
     "max_depth, covered_episodes, covered_tokens, fallback_count, top_tokens, last_summarized_seq, "
@@ -130,6 +136,50 @@ class Sessions:
             for r in rows:
                 yield _session(r)
             after = rows[-1][0]
+
+    def backlog_page(
+        self,
+        order: str,
+        *,
+        fresh_tail: int | None,
+        fanout: int | None,
+        if_over: int | None = None,
+        after: tuple[Any, str] | None = None,
+        limit: int = 500,
+    ) -> tuple[list[Session], tuple[Any, str] | None]:
+        """A page of the sessions that may have summaries due, in ``order`` (:data:`BACKLOG_ORDERS`),
+        from the aggregates alone: episodes outside the fresh tail that no leaf covers
+        (``fresh_tail``; None: leaves not wanted) or at least ``fanout`` active summaries (None:
+        condensations not wanted); ``if_over``: more uncompacted tokens than that. Keyset paged:
+        pass the returned key as ``after`` for the next page (None: no more)."""
+        if order not in BACKLOG_ORDERS:
+            raise ValueError(f"unknown order {order!r}; choose from {', '.join(BACKLOG_ORDERS)}")
+        expr, direction = BACKLOG_ORDERS[order]
+        maybe: list[str] = []
+        params: list[Any] = []
+        if fresh_tail is not None:
+            maybe.append("episode_count - ? > covered_episodes")
+            params.append(fresh_tail)
+        if fanout is not None:
+            maybe.append("summary_count >= ?")
+            params.append(fanout)
+        if not maybe:
+            return [], None
+        where = [f"({' OR '.join(maybe)})"]
+        if if_over is not None:
+            where.append("(token_count - covered_tokens + top_tokens) > ?")
+            params.append(if_over)
+        if after is not None:
+            op = "<" if direction == "DESC" else ">"
+            where.append(f"({expr} {op} ? OR ({expr} = ? AND id {op} ?))")
+            params += [after[0], after[0], after[1]]
+        rows = self.db.conn.execute(
+            f"SELECT {_SESSION_COLS}, {expr} FROM sessions WHERE {' AND '.join(where)} "
+            f"ORDER BY {expr} {direction}, id {direction} LIMIT ?", [*params, limit]).fetchall()
+        if not rows:
+            return [], None
+        key = (rows[-1][-1], rows[-1][0]) if len(rows) == limit else None
+        return [_session(r) for r in rows], key
 
     def upsert(
         self,

@@ -21,6 +21,7 @@ from rich.text import Text
 from textual.color import Color
 
 from hiermem_tui.store.models import parse_iso, synthetic_stamp
+from hiermem_tui import words
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -95,17 +96,10 @@ def time_range(start: str, end: str, *, ref_year: int | None = None, tz: tzinfo 
 
 
 def duration(seconds: float | None) -> str:
-    """``0.4 s``, ``12 s``, ``3 m 05 s``, ``2 h 07 m``."""
+    """``0.4 s``, ``12 s``, ``3 m 05 s``, ``2 h 07 m`` (``words.duration``); an en dash for None."""
     if seconds is None:
         return EN_DASH
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    total = int(round(seconds))
-    if total < 60:
-        return f"{total} s"
-    if total < 3600:
-        return f"{total // 60} m {total % 60:02d} s"
-    return f"{total // 3600} h {total % 3600 // 60:02d} m"
+    return words.duration(seconds)
 
 
 def percent(fraction: float) -> str:

@@ -7,7 +7,6 @@ from the engine's frozen events, so it needs nothing of the app but ``post_messa
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from textual.message import Message
@@ -15,17 +14,16 @@ from textual.message import Message
 from hiermem_tui.compaction import (
     CancelToken,
     RunEvent,
-    RunRefused,
+    RunFinished,
     RunStarted,
+    Runner,
     SummaryAttempt,
     SummaryProgress,
     SummaryStarted,
     SummaryWritten,
-    make_runner,
 )
+from hiermem_tui.compaction.job import Job, JobError, JobEvent
 from hiermem_tui.store import Run, Store
-from hiermem_tui.summarize import BackendUnavailable, ModelMissing
-from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import (
     RunAttempted,
     RunBegan,
@@ -37,6 +35,8 @@ from hiermem_tui.tui.messages import (
 )
 from hiermem_tui.tui.run_job import RunJob
 from hiermem_tui.tui.run_notices import nothing_due
+
+_RUN_EVENTS = (RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished)
 
 
 def wrap_event(job: RunJob, event: RunEvent) -> Message:
@@ -55,29 +55,13 @@ def wrap_event(job: RunJob, event: RunEvent) -> Message:
 
 
 async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callable[[Message], object]) -> Run | None:
-    """Run ``job`` to its end on the current loop; every outcome is posted as a message.
+    """Run ``job`` to its end on the current loop through the engine's :class:`Job` (which checks
+    the backend first, cancellably, and closes it); every outcome is posted as a message."""
+    def on_event(event: JobEvent) -> None:
+        if isinstance(event, _RUN_EVENTS):
+            post(wrap_event(job, event))
 
-    The backend check runs as a task attached to ``cancel`` so a cancel aborts it too, and a
-    cancel that lands before the run is recorded records nothing.
-    """
-    def on_event(event: RunEvent) -> None:
-        post(wrap_event(job, event))
-
-    runner = make_runner(store, job.settings, on_event=on_event, cancel=cancel)
-    try:
-        check: asyncio.Future[None] = asyncio.ensure_future(runner.check())
-        cancel.attach(check)  # type: ignore[arg-type]
-        try:
-            await check
-        except asyncio.CancelledError:
-            if not cancel.cancelled:
-                raise
-        finally:
-            cancel.detach(check)  # type: ignore[arg-type]
-        if cancel.cancelled:
-            post(RunNotStarted(job, "Cancelled before the run started: nothing was written.", "information",
-                               "Run cancelled"))
-            return None
+    async def work(runner: Runner) -> Run | None:
         if job.action == "resummarize-summary":
             return await runner.remake.summary(job.summary_id or "")
         if job.action == "resummarize-session":
@@ -92,13 +76,10 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
         if run is None:
             post(RunNotStarted(job, nothing_due(job.action), "information", "Nothing to do"))
         return run
-    except (BackendUnavailable, ModelMissing) as exc:
-        post(RunNotStarted(job, one_line(str(exc), 400), "error", "Backend not ready — nothing ran"))
-    except RunRefused as exc:
-        post(RunNotStarted(job, one_line(str(exc), 400), "error", "Run refused"))
-    except Exception as exc:  # a store error or a bug: one line, never a traceback
-        post(RunNotStarted(job, one_line(f"unexpected error: {type(exc).__name__}: {exc}", 400), "error",
-                           f"{job.label} failed"))
-    finally:
-        await runner.summariser.backend.aclose()
+
+    try:
+        return await Job(store, job.settings, on_event=on_event, cancel=cancel).run(work, check_first=True)
+    except JobError as exc:
+        title = f"{job.label} failed" if exc.kind == "unexpected" else exc.title
+        post(RunNotStarted(job, exc.message, exc.severity, title))
     return None

@@ -85,31 +85,22 @@ class RunProgress:
     tiers: TierCounts = field(default_factory=_no_tiers)
     tokens_per_s: float | None = None
     model: str | None = None
-    est_seconds: float | None = None  # the planned work at the model's measured speed (None: unknown)
+    est_seconds: float | None = None  # the planned work at the model's speed (compaction/estimate.py)
     began: float = 0.0  # time.monotonic() when the run was recorded
     done_at: float = 0.0  # time.monotonic() when the last summary landed
     call: CallState | None = None  # the model call streaming now (None between calls)
 
     def seconds_left(self, now: float) -> float | None:
-        """What is left of the run: the call streaming now (its own estimate, counting down
-        since it was made), plus the summaries not started yet at this run's pace (once one
-        has landed) or at the measured-speed estimate."""
-        if not self.planned or self.done >= self.planned:
+        """What is left of the run, from the one estimator (``compaction/estimate.py``): the
+        run's estimate at the run's own pace so far, less what the summary in flight has run for.
+
+        Imported here, as :func:`_no_tiers` is: by the time a run has started the engine is loaded."""
+        from hiermem_tui.compaction.estimate import seconds_left
+
+        if not self.planned or not self.began:
             return None
-        per_summary: float | None = None
-        if self.done and self.done_at > self.began:
-            per_summary = (self.done_at - self.began) / self.done
-        elif self.est_seconds is not None:
-            per_summary = self.est_seconds / self.planned
-        if self.call is not None and self.call.left_s is not None:
-            rest = max(0, self.planned - self.done - 1)
-            current = max(0.0, self.call.left_s - (now - self.call.at))
-            return current + rest * per_summary if per_summary is not None else current
-        if self.done and per_summary is not None:
-            return per_summary * (self.planned - self.done)
-        if self.est_seconds is not None:
-            return max(0.0, self.est_seconds - (now - self.began))
-        return None
+        last = self.done_at if self.done and self.done_at >= self.began else self.began
+        return seconds_left(self.est_seconds, self.planned, self.done, last - self.began, max(0.0, now - last))
 
 
 @dataclass(frozen=True, slots=True)

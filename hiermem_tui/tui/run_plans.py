@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.check import check_session, pins_missing, repair_targets, repair_trees
-from hiermem_tui.compaction.preview import PlannedSummary, estimate, plan_pass
+from hiermem_tui.compaction.estimate import Estimator, Speed, speed_offline
+from hiermem_tui.compaction.preview import PlannedSummary, plan_pass
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
 from hiermem_tui.summarize import ExtractiveBackend, Summariser
 from hiermem_tui.summarize.ollama_backend import match_model
-from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.tui import format as fmt
 
 if TYPE_CHECKING:
@@ -93,15 +93,11 @@ def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
     return PlanPreview(plans, counts)
 
 
-def engine_speed(store: Store, opt: EngineOption | None) -> ModelSpeed | None:
-    """What earlier runs measured of the highlighted model (None: never measured)."""
-    if opt is None or opt.backend != "ollama" or not opt.model:
-        return None
-    for name in dict.fromkeys((opt.model, opt.model if ":" in opt.model else f"{opt.model}:latest")):
-        speed = store.speeds.get("ollama", name)
-        if speed.measured:
-            return speed
-    return None
+def engine_speed(store: Store, opt: EngineOption | None) -> Speed:
+    """What earlier runs measured of the highlighted model, else a guess from its size (never unknown)."""
+    if opt is None:
+        return Speed.guess(None)
+    return speed_offline(store.speeds, opt.backend, opt.model)
 
 
 class RunPlanner:
@@ -120,12 +116,12 @@ class RunPlanner:
         options = engine_options(status, settings)
         return options, default_index(options, settings, status)
 
-    def estimates(self, plan: list[PlannedSummary], opt: EngineOption | None
-                  ) -> tuple[ModelSpeed | None, list[float | None]]:
-        """The measured speed of ``opt``'s model (None: never measured) and each planned summary's seconds."""
-        speed = engine_speed(self.app.store, opt)
-        extractive = opt is not None and opt.backend == "extractive"
-        return speed, [estimate(self.app.settings.policy, item, speed=speed, extractive=extractive) for item in plan]
+    def estimates(self, plan: list[PlannedSummary], opt: EngineOption | None) -> tuple[Speed, list[float]]:
+        """The speed of ``opt``'s model (measured, else a guess that says so) and each planned
+        summary's seconds, from the one estimator (``compaction/estimate.py``)."""
+        settings = self.app.settings
+        estimator = Estimator(engine_speed(self.app.store, opt), settings.policy, settings.summary_format)
+        return estimator.speed, [estimator.seconds(item.depth, item.source_tokens) for item in plan]
 
     async def probe(self) -> BackendStatus:
         """Ask the configured Ollama server for its models now (the dialog's own, fresh probe)."""

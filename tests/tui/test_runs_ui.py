@@ -365,15 +365,19 @@ async def test_quitting_mid_run_records_it_as_cancelled(tmp_path: Path, store: S
     assert run.status == "cancelled" and run.summaries_created == 1
 
 
-def test_time_left_uses_the_runs_pace_then_the_measured_estimate(tmp_path: Path) -> None:
+def test_time_left_is_the_estimate_corrected_by_the_runs_pace(tmp_path: Path) -> None:
+    """Issue 20: the footer climbed from ~1 m 10 s to ~3 m 35 s on a run that took 6 s. It is now the
+    shared estimator's: the run's estimate scaled by its own pace."""
     from hiermem_tui.tui.run_job import RunJob
 
     job = RunJob(1, "full", "work", Settings(db_path=tmp_path / "x.db"))
     start = RunProgress(job, phase="running", planned=4, est_seconds=100.0, began=1000.0)
-    assert start.seconds_left(1030.0) == 70.0  # nothing landed yet: the estimate, minus the time spent
-    assert RunProgress(job, planned=4, began=1000.0).seconds_left(1030.0) is None  # never measured: unknown
+    assert start.seconds_left(1010.0) == 90.0  # nothing landed yet: the estimate, minus the time spent
+    assert start.seconds_left(1030.0) == 75.0  # the first summary overran its 25 s: the other three are left
+    assert RunProgress(job, planned=4, began=1000.0).seconds_left(1030.0) is None  # no estimate, nothing done
     paced = RunProgress(job, phase="running", planned=4, done=1, est_seconds=100.0, began=1000.0, done_at=1040.0)
-    assert paced.seconds_left(1041.0) == 120.0  # 40 s a summary, 3 to go
+    # 40 s for a 25 s estimate: pace 1.6 on the 75 s left, less the 1 s in flight
+    assert paced.seconds_left(1041.0) == pytest.approx(119.0)
     assert RunProgress(job, planned=4, done=4, began=1000.0, done_at=1100.0).seconds_left(1101.0) is None
 
 

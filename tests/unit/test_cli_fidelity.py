@@ -164,8 +164,17 @@ def test_dry_run_plans_what_compact_then_makes_and_writes_nothing(db: Path, fake
     plan = json.loads(out)
     assert code == 0 and set(plan) == {"session", "planned"} and plan["session"] == "work", err
     assert plan["planned"] and all(set(p) == PLAN_KEYS for p in plan["planned"])
-    assert all(p["est_seconds"] is None for p in plan["planned"])  # the model was never measured
+    # never used and no server at the default host: a guess from the model's size (issue 20: never "~?")
+    assert all(isinstance(p["est_seconds"], float) and p["est_seconds"] > 0 for p in plan["planned"])
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest and not fake.requests
+    code, out, _ = cli("compact", "--db", str(db), "--session", "work", "--dry-run", "--model", "llama3.2")
+    assert code == 0 and "times: a guess from the model's size (3B;" in out and "not measured yet" in out
+    code, out, _ = cli("compact", "--db", str(db), "--session", "work", "--dry-run", "--json", "--model", "llama3.2",
+                       "--ollama-host", fake.url)
+    # the server answers: one short measuring call times the plan, and the file is still untouched
+    assert code == 0 and all(isinstance(p["est_seconds"], float) for p in json.loads(out)["planned"])  # (a fast fake)
+    assert len(fake.chat_requests) == 1 and fake.chat_bodies[0]["options"]["num_predict"] <= 64
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
     code, obj, _ = run(db, fake, "compact", "--session", "work")
     with Store.open(db) as store:
         made = sorted((s.depth, s.first_seq, s.last_seq) for s in store.dag.summaries("work"))

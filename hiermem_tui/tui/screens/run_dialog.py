@@ -246,7 +246,7 @@ class RunDialog(AppModal[RunChoice | None]):
         self.query_one("#run-plan", Static).update(text)
 
     def _plan_rows(self, p: fmt.Palette) -> Text:
-        """The dry-run plan of a pass, with times for the highlighted model when it was measured."""
+        """The dry-run plan of a pass, with times for the highlighted model (measured, or a guess that says so)."""
         plan = self.plans.get(self.action, [])
         if not plan:
             return Text()
@@ -256,12 +256,10 @@ class RunDialog(AppModal[RunChoice | None]):
         out = Text()
         if extractive:
             out.append(" · no model time (extractive)", style=fmt.style(p.muted))
-        elif speed is None:
-            out.append(" · time unknown: this model has not been measured yet", style=fmt.style(p.muted))
         else:
-            total = sum(x or 0.0 for x in secs)
-            out.append(f" · about {fmt.duration(total)} ({speed.prompt_tps:.0f} tok/s in, "
-                       f"{speed.output_tps:.0f} tok/s out, measured)", style=fmt.style(p.foreground))
+            total = sum(secs)
+            out.append(f" · about {fmt.duration(total)} ({speed.describe()})",
+                       style=fmt.style(p.foreground if speed.measured else p.muted))
         for item, sec in list(zip(plan, secs))[:PLAN_ROWS]:
             when = "" if sec is None or extractive else f"  ~{fmt.duration(sec)}"
             out.append(f"\n  d{item.depth} {fmt.seq_span(item.first_seq, item.last_seq):<14}"

@@ -1,0 +1,184 @@
+"""The backlog: every summary due across the file, in an order, and its progress (issue 20).
+
+What is due is planned a session at a time from pages of the sessions table
+(``store.sessions.backlog_page``, keyset paged, pre-filtered on the aggregates the store keeps),
+so a file of 10k sessions and 1M episodes is never in memory: the plan keeps, per session, only
+its counts and the ``(depth, source tokens)`` of each summary it would make (what the estimator
+needs to re-time it once the model's real speed is known).
+
+Orders: ``newest`` activity first (the default: what the user is working on), ``oldest``, or
+``largest`` (most uncompacted tokens) first. A session's place is decided once, when the plan is
+made; the runner re-plans each session when it comes to it, so whatever another process wrote in
+between is not made twice, and a second ``compact --all`` after a stopped one resumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from ..config import Policy
+from ..store import Session, Store
+from .estimate import Estimator, Pace, Speed
+from .preview import plan_pass
+from .runner import PassKind
+from .select import passes_triggers
+
+Order = Literal["newest", "oldest", "largest"]
+ORDERS: tuple[Order, ...] = ("newest", "oldest", "largest")
+PAGE = 500
+"""Sessions read a page at a time."""
+
+
+def due_sessions(store: Store, policy: Policy, order: Order, pass_: PassKind, *, if_over: int | None = None,
+                 min_new: int | None = None) -> Iterator[Session]:
+    """Sessions that may have a summary due for ``pass_``, in ``order`` (a superset: the plan decides)."""
+    tail = policy.fresh_tail if pass_ in ("leaf", "full") else None
+    fanout = policy.condense_fanout if pass_ in ("condense", "full") else None
+    after: tuple[Any, str] | None = None
+    while True:
+        page, after = store.sessions.backlog_page(order, fresh_tail=tail, fanout=fanout, if_over=if_over,
+                                                  after=after, limit=PAGE)
+        for s in page:
+            if min_new is None or passes_triggers(s, min_new=min_new):
+                yield s
+        if after is None:
+            return
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogSession:
+    """One session's share of the backlog."""
+
+    id: str
+    title: str
+    items: tuple[tuple[int, int], ...]
+    """``(depth, source_tokens)`` of each summary due, in the order they would be made."""
+    est_seconds: float
+
+    @property
+    def summaries(self) -> int:
+        return len(self.items)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(t for _, t in self.items)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "summaries": self.summaries, "input_tokens": self.input_tokens,
+                "est_seconds": round(self.est_seconds, 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """What ``compact --all`` would do, in order: ``backlog --json`` (ARCHITECTURE §6)."""
+
+    order: Order
+    pass_: PassKind
+    model: str | None
+    speed: Speed
+    sessions: tuple[BacklogSession, ...]
+
+    @property
+    def summaries(self) -> int:
+        return sum(s.summaries for s in self.sessions)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(s.input_tokens for s in self.sessions)
+
+    @property
+    def est_seconds(self) -> float:
+        return sum(s.est_seconds for s in self.sessions)
+
+    def timed(self, estimator: Estimator, model: str | None) -> Backlog:
+        """The same plan re-timed (the model's real speed is known once its server answered)."""
+        sessions = tuple(replace(s, est_seconds=estimator.total(s.items)) for s in self.sessions)
+        return replace(self, speed=estimator.speed, model=model or self.model, sessions=sessions)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "model": self.model,
+            "speed": self.speed.as_json(),
+            "summaries": self.summaries,
+            "input_tokens": self.input_tokens,
+            "est_seconds": round(self.est_seconds, 1),
+            "sessions": [s.as_json() for s in self.sessions],
+        }
+
+
+def plan_backlog(store: Store, policy: Policy, estimator: Estimator, *, order: Order = "newest",
+                 pass_: PassKind = "full", if_over: int | None = None, min_new: int | None = None,
+                 model: str | None = None) -> Backlog:
+    """Every summary due across the file for ``pass_``, session by session in ``order``."""
+    out: list[BacklogSession] = []
+    for s in due_sessions(store, policy, order, pass_, if_over=if_over, min_new=min_new):
+        plan = plan_pass(store, policy, s.id, pass_)
+        if not plan:
+            continue
+        items = tuple((p.depth, p.source_tokens) for p in plan)
+        out.append(BacklogSession(s.id, s.title, items, estimator.total(items)))
+    return Backlog(order, pass_, model, estimator.speed, tuple(out))
+
+
+# ---------------------------------------------------------------- progress of a backlog run
+@dataclass(frozen=True, slots=True)
+class BacklogProgress:
+    """Where a backlog run stands: sessions and summaries done of planned, and the time left
+    (the plan's estimate at the run's own pace)."""
+
+    sessions_done: int
+    sessions: int
+    summaries_done: int
+    summaries: int
+    left_s: float | None
+    elapsed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogEnded:
+    """The backlog run stopped: ``reason`` is ``done`` (nothing left of the plan), ``budget``
+    (its time was spent: what was in flight finished and was kept), ``cancelled`` or ``failed``."""
+
+    reason: Literal["done", "budget", "cancelled", "failed"]
+    progress: BacklogProgress
+
+
+BacklogEvent = BacklogProgress | BacklogEnded
+
+
+class BacklogTracker:
+    """Counts a backlog run's sessions and summaries and times what is left (:class:`Pace`)."""
+
+    def __init__(self, backlog: Backlog, estimator: Estimator, started: float) -> None:
+        self.backlog = backlog
+        self.estimator = estimator
+        self.started = started
+        self.sessions_done = 0
+        self.summaries_done = 0
+        self.est_done = 0.0
+        self.last_done_at = started
+        self.pace = Pace()
+
+    def written(self, depth: int, source_tokens: int, now: float) -> None:
+        est = self.estimator.seconds(depth, source_tokens)
+        self.summaries_done += 1
+        self.est_done += est
+        self.pace.add(est, now - self.last_done_at)
+        self.last_done_at = now
+
+    def finished_session(self) -> None:
+        self.sessions_done += 1
+
+    def progress(self, now: float) -> BacklogProgress:
+        b = self.backlog
+        planned = max(b.summaries, self.summaries_done)
+        left: float | None = None
+        if self.summaries_done < planned:
+            est_left = max(0.0, b.est_seconds - self.est_done)
+            per = b.est_seconds / b.summaries if b.summaries else 0.0
+            left = self.pace.left(est_left, now - self.last_done_at, per)
+        return BacklogProgress(self.sessions_done, len(b.sessions), self.summaries_done, planned, left,
+                               now - self.started)

@@ -1,0 +1,248 @@
+"""How long compaction will take: the one estimator the footer, the CLI's progress line,
+``compact --dry-run``, ``backlog`` and the run dialog all use (issue 20).
+
+An estimate has two halves:
+
+* **before a run**, a :class:`Speed` of the model: what earlier runs measured of it
+  (``model_speed``), else what one short measuring call showed (:func:`measure`), else — the
+  server out of reach — a guess from the model's size, which says it is one. Never "unknown".
+  :class:`Estimator` turns it into seconds per planned summary. The default ``notes`` format
+  makes a summary in several calls (~3.9 per leaf measured on the probe set) costing ~1.18× what
+  one call over the same material would: a one-call estimate is that much short, so notes
+  estimates carry :data:`NOTES_FACTOR`.
+* **during a run**, the run's own pace corrects it (:class:`Pace`): the seconds the finished
+  summaries really took over what they were estimated to take scales what is left.
+
+Nothing here imports the summariser or the backends; the measuring call takes a backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from ..config import Policy
+from ..summarize.speed import ModelSpeed
+from ..summarize.summariser import MIN_TARGET, SOURCE_FRACTION
+
+NOTES_FACTOR = 1.18
+"""Model time of a summary made in notes over one call on the same material (issue 19's measure:
+~3.9 calls per leaf at ~1.18× the one-call floor)."""
+PROMPT_OVERHEAD = 400
+"""Tokens a prompt adds around its material (instructions, role prefixes)."""
+GUESS_PARAMS_B = 3.0
+"""The size assumed for a model whose size is unknown (a small local model)."""
+GUESS_PROMPT_TPS_PER_B = 120.0
+"""A CPU reads about this many prompt tokens a second for each billion fewer parameters (1.5B: 80 tok/s)."""
+GUESS_OUTPUT_TPS_PER_B = 18.0
+"""… and writes about this many (1.5B: 12 tok/s)."""
+GUESS_CALL_S = 1.0
+"""Fixed cost of a call before a measurement shows otherwise (HTTP, the chat template)."""
+MEASURE_TIMEOUT_S = 90.0
+"""The measuring call's limit, model load included."""
+
+Basis = Literal["measured", "probe", "guess", "none"]
+
+
+def params_billions(model: str | None, parameter_size: str | None = None) -> float | None:
+    """A model's size in billions of parameters, from ``/api/show``'s ``parameter_size``
+    (``"1.5B"``, ``"494.03M"``) or its name (``qwen2.5:1.5b``, ``llama3.2:3b-instruct``)."""
+    if parameter_size:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([BbMm])\s*", parameter_size)
+        if m:
+            return float(m.group(1)) / (1000 if m.group(2) in "Mm" else 1)
+    if model:
+        tag = model.split(":", 1)[1] if ":" in model else model
+        m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)([bm])(?![a-z])", tag.lower())
+        if m:
+            return float(m.group(1)) / (1000 if m.group(2) == "m" else 1)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Speed:
+    """What an estimate assumes of a model: prompt and output tokens a second, a fixed cost a
+    call, and where those came from (``basis``)."""
+
+    prompt_tps: float
+    output_tps: float
+    call_s: float
+    basis: Basis
+    calls: int = 0
+    """Calls the measurement stands on (0 for a guess)."""
+    params_b: float | None = None
+    """The model size a guess was made from."""
+
+    @property
+    def measured(self) -> bool:
+        return self.basis in ("measured", "probe")
+
+    @classmethod
+    def of(cls, ms: ModelSpeed, basis: Basis = "measured") -> Speed:
+        call = min(GUESS_CALL_S, ms.prompt_seconds / max(1, ms.calls)) if ms.calls else GUESS_CALL_S
+        return cls(ms.prompt_tps, ms.output_tps, call, basis, ms.calls)
+
+    @classmethod
+    def guess(cls, model: str | None, parameter_size: str | None = None) -> Speed:
+        size = params_billions(model, parameter_size) or GUESS_PARAMS_B
+        size = max(0.1, size)
+        return cls(GUESS_PROMPT_TPS_PER_B / size, GUESS_OUTPUT_TPS_PER_B / size, GUESS_CALL_S, "guess",
+                   params_b=size)
+
+    @classmethod
+    def none(cls) -> Speed:
+        """The extractive backend: no model, no model time."""
+        return cls(0.0, 0.0, 0.0, "none")
+
+    def call_seconds(self, prompt_tokens: int, output_tokens: int) -> float:
+        if self.basis == "none":
+            return 0.0
+        return self.call_s + prompt_tokens / self.prompt_tps + output_tokens / self.output_tps
+
+    def describe(self) -> str:
+        """For people: where the figures come from."""
+        rates = f"{self.prompt_tps:.0f} tok/s in, {self.output_tps:.0f} tok/s out"
+        if self.basis == "measured":
+            return f"{rates}, measured over {self.calls} call{'s' * (self.calls != 1)}"
+        if self.basis == "probe":
+            return f"{rates}, from one short measuring call"
+        if self.basis == "guess":
+            return f"a guess from the model's size ({self.params_b:g}B; {rates}): not measured yet"
+        return "no model time (extractive)"
+
+    def as_json(self) -> dict[str, Any]:
+        """``backlog --json``'s ``speed``."""
+        return {"prompt_tps": round(self.prompt_tps, 1), "output_tps": round(self.output_tps, 1),
+                "measured": self.measured}
+
+
+class SpeedSource(Protocol):
+    """What the estimator reads measured speeds from (``store.speeds``)."""
+
+    def get(self, backend: str, model: str | None) -> ModelSpeed: ...
+
+
+def known_speed(speeds: SpeedSource, backend: str, model: str | None) -> Speed | None:
+    """What earlier runs measured of ``model`` (``x`` and ``x:latest`` are one model); None: never."""
+    if backend == "extractive":
+        return Speed.none()
+    if not model:
+        return None
+    for name in dict.fromkeys((model, model if ":" in model else f"{model}:latest")):
+        ms = speeds.get(backend, name)
+        if ms.measured:
+            return Speed.of(ms)
+    return None
+
+
+def speed_offline(speeds: SpeedSource, backend: str, model: str | None) -> Speed:
+    """The measured speed, else a guess from the model's size (no call made)."""
+    return known_speed(speeds, backend, model) or Speed.guess(model)
+
+
+class MeasuringBackend(Protocol):
+    """What :func:`measure` needs of a backend (the Ollama one)."""
+
+    model: str | None
+    speed: ModelSpeed
+
+    async def check(self) -> None: ...
+
+    async def generate(self, system: str, prompt: str, *, temperature: float, num_predict: int) -> Any: ...
+
+
+MEASURE_TEXT = (
+    "The user asked why the nightly build failed. The assistant read the log, found that the test "
+    "runner timed out while fetching a fixture from the network, and proposed caching the fixture "
+    "in the repository. The user agreed, the assistant changed tests/conftest.py to read the cached "
+    "copy, and the build passed on the next run. They decided to keep the network test behind a flag. "
+)
+
+
+async def measure(backend: MeasuringBackend, *, timeout_s: float = MEASURE_TIMEOUT_S) -> Speed | None:
+    """One short call (a few hundred tokens in, 32 out) to learn a never-used model's speed;
+    None when the server cannot be asked (the caller then guesses). The backend is not closed."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await backend.check()
+            before = ModelSpeed(**{f: getattr(backend.speed, f) for f in
+                                   ("calls", "prompt_tokens", "prompt_seconds", "output_tokens", "output_seconds")})
+            await backend.generate("You summarise conversations in one sentence.",
+                                   "Summarise in one sentence:\n\n" + MEASURE_TEXT * 3,
+                                   temperature=0.0, num_predict=32)
+    except Exception:  # unreachable, missing model, a timeout: the caller guesses and says so
+        return None
+    got = backend.speed.minus(before)
+    return Speed.of(got, "probe") if got.measured else None
+
+
+def expected_size(policy: Policy, depth: int, source_tokens: int) -> int:
+    """The normal-tier target of a summary of ``depth`` over ``source_tokens`` (what it is expected to be)."""
+    target = policy.leaf_target_tokens if depth == 0 else policy.condensed_target_tokens
+    return max(1, min(target, max(MIN_TARGET, source_tokens // SOURCE_FRACTION), max(1, source_tokens - 1)))
+
+
+class Estimator:
+    """Seconds of model time per planned summary, at one :class:`Speed`, for one summary format."""
+
+    def __init__(self, speed: Speed, policy: Policy, summary_format: str = "notes") -> None:
+        self.speed = speed
+        self.policy = policy
+        self.factor = NOTES_FACTOR if summary_format == "notes" else 1.0
+
+    def seconds(self, depth: int, source_tokens: int) -> float:
+        """One summary of ``depth`` over ``source_tokens``."""
+        one = self.speed.call_seconds(source_tokens + PROMPT_OVERHEAD, expected_size(self.policy, depth, source_tokens))
+        return one * self.factor
+
+    def total(self, items: Iterable[tuple[int, int]]) -> float:
+        """The sum over ``(depth, source_tokens)`` pairs."""
+        return sum(self.seconds(d, t) for d, t in items)
+
+
+@dataclass(slots=True)
+class Pace:
+    """The run's own pace: seconds the finished summaries took against their estimate."""
+
+    est_done: float = 0.0
+    spent: float = 0.0
+
+    def add(self, estimated: float, took: float) -> None:
+        self.est_done += estimated
+        self.spent += took
+
+    @property
+    def ratio(self) -> float:
+        """Seconds taken over seconds estimated, once a summary has finished (1 before). No prior
+        is mixed in: a guessed speed can be 50x off (a GPU, a fake server), and weighing it in kept
+        the time left that far off for many summaries (bench_backlog.py (c))."""
+        if self.est_done <= 0 or self.spent <= 0:
+            return 1.0
+        return self.spent / self.est_done
+
+    def left(self, estimated_left: float, in_flight: float = 0.0, current: float = 0.0) -> float:
+        """What is left: ``estimated_left`` (the summary in flight included, whose estimate is
+        ``current``) at this run's pace, less what the one in flight has run for already (never
+        below the rest without it)."""
+        scaled = estimated_left * self.ratio
+        rest = max(0.0, estimated_left - current) * self.ratio
+        return max(rest, scaled - in_flight)
+
+
+def seconds_left(est_total: float | None, planned: int, done: int, spent: float, in_flight: float) -> float | None:
+    """A single run's time left (the footer): ``est_total`` for ``planned`` summaries, ``done``
+    of which took ``spent`` seconds; the current one has run ``in_flight``. None: nothing left,
+    or neither an estimate nor a finished summary to go by."""
+    if planned <= done:
+        return None
+    if est_total is None:
+        if not done:
+            return None
+        per = spent / done
+        return max(per * (planned - done - 1), per * (planned - done) - in_flight)
+    per = est_total / planned
+    pace = Pace(per * done, spent)
+    return pace.left(per * (planned - done), in_flight, per)

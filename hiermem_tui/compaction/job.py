@@ -1,0 +1,250 @@
+"""One compaction job, headless: what the CLI's ``compact`` / ``resummarize`` / ``repair`` and the
+TUI's runs all drive (issue 20).
+
+A :class:`Job` builds the runner from the settings, checks the backend (cancellably, when asked
+to before anything else), turns what refuses a job into one :class:`JobError` — a kind, a title
+and one line — and closes the backend however the job ends. Those four things live here only;
+the front ends map a :class:`JobError` to an exit code or a notice.
+
+Its events are the runner's (``RunStarted`` re-timed by :mod:`.estimate`, so every front end
+shows the same estimate) and, for a backlog, :class:`~.backlog.BacklogProgress` after each
+summary and :class:`~.backlog.BacklogEnded` at the end. A backlog given a time budget stops
+after the summary in flight when it is spent (:meth:`CancelToken.finish_current`): everything
+finished is kept, and the next backlog resumes from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import replace
+from typing import Literal, TypeVar, Union
+
+from ..config import Settings
+from ..store import Run, Store
+from ..summarize import BackendUnavailable, ModelMissing
+from ..summarize.speed import ModelSpeed
+from ..textsafe import one_line
+from ..tokens import Tokenizer
+from . import make_backend, make_runner
+from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, Order, plan_backlog
+from .estimate import Estimator, Speed, known_speed, measure
+from .events import CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
+from .preview import plan_pass
+from .runner import PassKind, Runner, RunRefused
+from .select import UnknownSession
+
+T = TypeVar("T")
+JobEvent = Union[RunEvent, BacklogEvent]
+ErrorKind = Literal["backend", "refused", "cancelled", "unexpected"]
+PASS_KINDS = ("leaf", "condense", "full")
+
+_TITLES: dict[str, str] = {
+    "backend": "Backend not ready — nothing ran",
+    "refused": "Run refused",
+    "cancelled": "Run cancelled",
+    "unexpected": "Run failed",
+}
+
+
+class JobError(Exception):
+    """Why a job did not run (or stopped outside any run), in one line.
+
+    ``backend``: the server is unreachable or the model missing (nothing was written);
+    ``refused``: asked for something that is not there; ``cancelled``: cancelled before the
+    first run was recorded; ``unexpected``: a bug or a store error outside a run.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+
+    @property
+    def title(self) -> str:
+        return _TITLES[self.kind]
+
+    @property
+    def severity(self) -> Literal["information", "error"]:
+        return "information" if self.kind == "cancelled" else "error"
+
+
+class Job:
+    """One job over one store (see the module docstring). ``on_event`` gets every
+    :data:`JobEvent` on the job's loop thread; ``cancel`` may be fired from any thread."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        tokenizer: Tokenizer | None = None,
+        on_event: Callable[[JobEvent], None] | None = None,
+        cancel: CancelToken | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.on_event = on_event
+        self.cancel = cancel or CancelToken()
+        self.clock = clock
+        self.runner: Runner = make_runner(store, settings, tokenizer=tokenizer, on_event=self._event,
+                                          cancel=self.cancel)
+        self.budget_spent = False
+        """A backlog's time budget ran out (it stopped after the summary in flight)."""
+        self._tracker: BacklogTracker | None = None
+
+    # ------------------------------------------------------------------ estimates
+    def speed(self) -> Speed:
+        """The model's speed as this job knows it: measured now or earlier, else a guess."""
+        backend = self.runner.summariser.backend
+        if backend.name == "extractive":
+            return Speed.none()
+        live = getattr(backend, "speed", None)
+        if isinstance(live, ModelSpeed) and live.measured:
+            return Speed.of(live)
+        model = backend.model or self.settings.model
+        return known_speed(self.store.speeds, backend.name, model) or Speed.guess(model)
+
+    def estimator(self) -> Estimator:
+        return Estimator(self.speed(), self.runner.policy, self.settings.summary_format)
+
+    def _run_estimate(self, ev: RunStarted) -> float:
+        est = self.estimator()
+        if ev.kind in PASS_KINDS:
+            plan = plan_pass(self.store, self.runner.policy, ev.session_id, ev.kind)  # type: ignore[arg-type]
+            return est.total((p.depth, p.source_tokens) for p in plan)
+        return ev.planned * est.seconds(0, self.runner.policy.leaf_chunk_tokens)
+
+    # ------------------------------------------------------------------ events
+    def emit(self, ev: JobEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(ev)
+
+    def _event(self, ev: RunEvent) -> None:
+        if isinstance(ev, RunStarted):
+            ev = replace(ev, est_seconds=self._run_estimate(ev))
+        self.emit(ev)
+        tracker = self._tracker
+        if tracker is None:
+            return
+        if isinstance(ev, SummaryWritten):
+            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock())
+            self.emit(tracker.progress(self.clock()))
+        elif isinstance(ev, RunFinished):
+            tracker.finished_session()
+            self.emit(tracker.progress(self.clock()))
+
+    # ------------------------------------------------------------------ running
+    async def run(self, work: Callable[[Runner], Awaitable[T]], *, check_first: bool = False) -> T:
+        """``work(runner)`` with every refusal mapped to a :class:`JobError`; the backend is
+        closed after, whatever happened. ``check_first``: check the backend before ``work``, as
+        a task the cancel token aborts (a cancel then records nothing)."""
+        backend = self.runner.summariser.backend
+        try:
+            if check_first:
+                await self._check()
+            return await work(self.runner)
+        except JobError:
+            raise
+        except (BackendUnavailable, ModelMissing) as exc:
+            raise JobError("backend", one_line(str(exc), 400)) from None
+        except (RunRefused, UnknownSession) as exc:
+            raise JobError("refused", one_line(str(exc), 400)) from None
+        except Exception as exc:  # a store error or a bug outside a run: one line, never a traceback
+            raise JobError("unexpected", one_line(f"unexpected error: {type(exc).__name__}: {exc}", 400)) from None
+        finally:
+            await backend.aclose()
+
+    async def _check(self) -> None:
+        check: asyncio.Future[None] = asyncio.ensure_future(self.runner.check())
+        self.cancel.attach(check)  # type: ignore[arg-type]
+        try:
+            await check
+        except asyncio.CancelledError:
+            if not self.cancel.cancelled:
+                raise
+        finally:
+            self.cancel.detach(check)  # type: ignore[arg-type]
+        if self.cancel.cancelled:
+            raise JobError("cancelled", "Cancelled before the run started: nothing was written.")
+
+    async def compact_many(self, session_ids: Iterable[str], pass_: PassKind, *, skip_idle: bool = False) -> list[Run]:
+        """Passes over named sessions (``compact --session``)."""
+        return await self.run(lambda r: r.compact_many(session_ids, pass_, skip_idle=skip_idle))
+
+    # ------------------------------------------------------------------ the backlog
+    def plan(self, *, order: Order = "newest", pass_: PassKind = "full", if_over: int | None = None,
+             min_new: int | None = None) -> Backlog:
+        """The backlog as this job would work through it (no model contacted)."""
+        return plan_backlog(self.store, self.runner.policy, self.estimator(), order=order, pass_=pass_,
+                            if_over=if_over, min_new=min_new, model=self.runner.summariser.backend.model
+                            or self.settings.model)
+
+    async def backlog(self, backlog: Backlog, *, budget_s: float | None = None) -> list[Run]:
+        """Work through ``backlog`` in its order (``parallel`` sessions at once), reporting
+        :class:`~.backlog.BacklogProgress`; with ``budget_s``, stop after the summary in flight once
+        that many seconds have passed. Nothing due: no run, no server contacted."""
+
+        async def work(runner: Runner) -> list[Run]:
+            if not backlog.sessions:
+                return []
+            await runner.check()
+            timed = backlog.timed(self.estimator(), runner.summariser.backend.model)
+            tracker = BacklogTracker(timed, self.estimator(), self.clock())
+            self._tracker = tracker
+            loop = asyncio.get_running_loop()
+            timer = loop.call_later(budget_s, self._spend) if budget_s is not None else None
+            try:
+                runs = await runner.compact_many((s.id for s in timed.sessions), timed.pass_, skip_idle=True)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                self._tracker = None
+            reason: Literal["done", "budget", "cancelled", "failed"] = "done"
+            if self.budget_spent:
+                reason = "budget"
+            elif self.cancel.cancelled:
+                reason = "cancelled"
+            elif any(r.status == "failed" for r in runs):
+                reason = "failed"
+            self.emit(BacklogEnded(reason, tracker.progress(self.clock())))
+            return runs
+
+        return await self.run(work)
+
+    def _spend(self) -> None:
+        self.budget_spent = True
+        self.cancel.finish_current()
+
+
+async def model_speed(store: Store, settings: Settings, tokenizer: Tokenizer, *, probe: bool = True
+                      ) -> tuple[Speed, str | None]:
+    """The speed every estimate of a job with ``settings`` starts from, and the model it is of:
+    what earlier runs measured; else (``probe``) one short measuring call, kept as a measurement
+    when the file is writable; else — the server out of reach — a guess from the model's size."""
+    if settings.backend == "extractive":
+        return Speed.none(), None
+    known = known_speed(store.speeds, settings.backend, settings.model)
+    if known is not None or not probe:
+        return known or Speed.guess(settings.model), settings.model
+    backend = make_backend(settings, tokenizer)
+    try:
+        try:
+            await asyncio.wait_for(backend.check(), timeout=min(15.0, settings.timeout_s))
+        except Exception:  # unreachable, not Ollama, no such model: say it is a guess
+            return Speed.guess(settings.model), settings.model
+        model = backend.model
+        known = known_speed(store.speeds, backend.name, model)
+        if known is not None:
+            return known, model
+        probed = await measure(backend)  # type: ignore[arg-type]  # the Ollama backend measures itself
+        if probed is None:
+            return Speed.guess(model), model
+        live = getattr(backend, "speed", None)
+        if isinstance(live, ModelSpeed) and not store.readonly:
+            store.speeds.add(backend.name, model, live)
+        return probed, model
+    finally:
+        await backend.aclose()
