@@ -83,9 +83,14 @@ def _best_window(hits: list[tuple[int, int, str]], width: int) -> int:
     return best
 
 
-def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> Snippet:
-    """The part of ``text`` that shows most of the query's words, whitespace folded, marked."""
+def snippet_span(text: str, terms: Sequence[Term], width: int = WIDTH) -> tuple[int, int]:
+    """Where :func:`make_snippet` cuts ``text``: ``(start, end)``, the snippet's text before its
+    whitespace is folded."""
     hits = _hits(text, terms) if terms else []
+    return _span(text, hits, width)
+
+
+def _span(text: str, hits: list[tuple[int, int, str]], width: int) -> tuple[int, int]:
     start = 0
     if hits:
         anchor = _best_window(hits, width)
@@ -95,6 +100,17 @@ def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> Snippe
     end = min(len(text), start + width)
     while start < end < len(text) and not text[end].isspace() and end - start > width - 20:
         end -= 1  # stop after a word when a space is near
+    return start, end
+
+
+def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH, *, more_before: bool = False,
+                 more_after: bool = False) -> Snippet:
+    """The part of ``text`` that shows most of the query's words, whitespace folded, marked.
+
+    ``more_before`` / ``more_after``: ``text`` is a piece of a longer text (the lines around a hit,
+    masked: search.engine), which goes on before / after it: the snippet says so with its ellipses."""
+    hits = _hits(text, terms) if terms else []
+    start, end = _span(text, hits, width)
     pieces: list[str] = []
     marks: list[tuple[int, int]] = []
     length = 0
@@ -110,10 +126,10 @@ def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> Snippe
     _append_plain(pieces, text[pos:end], first=length == 0)
     body = "".join(pieces).rstrip()
     marks = [(a, b) for a, b in marks if b <= len(body)]
-    if start > 0:
+    if start > 0 or more_before:
         body = ELLIPSIS + " " + body
         marks = [(a + 2, b + 2) for a, b in marks]
-    if end < len(text) and body:
+    if (end < len(text) or more_after) and body:
         body += " " + ELLIPSIS
     return Snippet(body, tuple(marks))
 
