@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..store.search_index import build_search_index, search_index_status, session_token
 from .query import ParsedQuery, QueryError, Term, parse_query
-from .snippet import WIDTH, Snippet, make_snippet, snippet_span
+from .snippet import WIDTH, Snippet, cut_snippet, make_snippet
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -149,11 +149,14 @@ def _hits(
 
 def _masked(text: str, terms: tuple[Term, ...], width: int, mask: Callable[[str], str]) -> Snippet:
     """The snippet of ``text`` with its secrets masked, masking only the lines it comes from: the
-    snippet's span in the raw text, widened by two widths each way (masks are shorter or longer than
-    what they hide, so the snippet cut from the masked lines may move a little), to whole lines.
-    For a text without secrets the snippet is the very one :func:`make_snippet` cuts from the whole."""
+    snippet is cut from the raw text; the lines around it — its span widened by two widths each way
+    (a mark is shorter or longer than what it hides, so a snippet cut from masked lines may move a
+    little), to whole lines — are masked (exactly as masking the whole text masks them); when nothing
+    in them was masked the raw snippet stands, else the snippet is cut again from the masked lines."""
     from ..redact import masked_lines  # here: the CLI's search never masks
 
-    start, end = snippet_span(text, terms, width)
+    raw, start, end = cut_snippet(text, terms, width)
     piece, a, b = masked_lines(mask, text, start - 2 * width, end + 2 * width)
+    if piece == text[a:b]:
+        return raw
     return make_snippet(piece, terms, width, more_before=a > 0, more_after=b < len(text))

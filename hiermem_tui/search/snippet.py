@@ -83,11 +83,12 @@ def _best_window(hits: list[tuple[int, int, str]], width: int) -> int:
     return best
 
 
-def snippet_span(text: str, terms: Sequence[Term], width: int = WIDTH) -> tuple[int, int]:
-    """Where :func:`make_snippet` cuts ``text``: ``(start, end)``, the snippet's text before its
-    whitespace is folded."""
+def cut_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> tuple[Snippet, int, int]:
+    """:func:`make_snippet`'s snippet and where it was cut from ``text``: ``(snippet, start, end)``,
+    ``text[start:end]`` the snippet's text before its whitespace is folded."""
     hits = _hits(text, terms) if terms else []
-    return _span(text, hits, width)
+    start, end = _span(text, hits, width)
+    return _render(text, hits, start, end, False, False), start, end
 
 
 def _span(text: str, hits: list[tuple[int, int, str]], width: int) -> tuple[int, int]:
@@ -111,6 +112,11 @@ def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH, *, more_b
     masked: search.engine), which goes on before / after it: the snippet says so with its ellipses."""
     hits = _hits(text, terms) if terms else []
     start, end = _span(text, hits, width)
+    return _render(text, hits, start, end, more_before, more_after)
+
+
+def _render(text: str, hits: list[tuple[int, int, str]], start: int, end: int, more_before: bool,
+            more_after: bool) -> Snippet:
     pieces: list[str] = []
     marks: list[tuple[int, int]] = []
     length = 0
