@@ -79,11 +79,11 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     rows = store.sessions.page(sort=args["sort"], descending=args["sort"] != "title", text=text, limit=limit,
                                offset=offset)
     items = []
+    tops = store.dag.newest_tops([s.id for s in rows if s.summaries], top_n)
     for s in rows:
-        tops = store.dag.top(s.id) if top_n and s.summaries else []
-        shown = tops[-top_n:] if top_n else []
+        count, shown = tops.get(s.id, (0, []))
         items.append({
-            **s.as_json(), "title": mask(s.title), "times_known": s.times_known, "top_summaries": len(tops),
+            **s.as_json(), "title": mask(s.title), "times_known": s.times_known, "top_summaries": count,
             "top": [{"id": t.id, "depth": t.depth, "first_seq": t.first_seq, "last_seq": t.last_seq,
                      "start_at": t.start_at, "end_at": t.end_at, "tokens": t.tokens,
                      "excerpt": _head(mask, t.content, EXCERPT)[0]} for t in shown],

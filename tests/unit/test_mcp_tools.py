@@ -3,6 +3,7 @@ cut from masked text, and a store that only reads."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
@@ -11,12 +12,14 @@ import pytest
 from hiermem_tui.masker import Masker
 from hiermem_tui.mcp_server.args import ToolError
 from hiermem_tui.mcp_server.tools import Reader, _clip, _head, call
-from hiermem_tui.redact import Redactor
+from hiermem_tui.redact import Redactor, masked_lines
 from hiermem_tui.search import build_search_index, make_snippet, parse_query
 from hiermem_tui.search.engine import _masked
-from hiermem_tui.search.snippet import WIDTH
+from hiermem_tui.search.snippet import WIDTH, cut_snippet
 from hiermem_tui.store import Store, StoreError
+from hiermem_tui.tokens import Tokenizer
 from tests.unit._cli import sha, strays
+from tests.unit._engine_fixtures import add_episodes, extractive_runner
 from tests.unit.secret_corpus import PLANTED, Planted
 from tests.unit.test_search import add, leaf
 
@@ -191,16 +194,20 @@ def test_a_secret_across_a_snippets_edge_never_shows_in_part(edges: tuple[Reader
 
 
 def test_without_secrets_the_masked_snippet_is_the_raw_one(reader: Reader) -> None:
-    """Masking the lines around a snippet and cutting it again from them gives the very snippet cut
-    from the whole raw text when there is nothing to mask (the MCP answer equals the CLI's)."""
+    """Without secrets the MCP snippet is the CLI's; and cut again from the lines around it (what is
+    done when a secret near it was masked) it comes out the same: the lines reach two widths past it,
+    so the best window and its ellipses are found as in the whole text."""
     rng = random.Random(5)
     words = FILLER.split() + ["findme", "findme", "\n", "\n\n", "x" * 50]
     masker = Masker(reader.redactor)
     for n in range(300):
         text = " ".join(rng.choice(words) for _ in range(rng.randrange(5, 900)))
         query = parse_query(rng.choice(["findme", "lorem", "elit findme", "amet*", "dolor OR xxxx"]))
-        whole = make_snippet(text, query.terms)
+        whole, start, end = cut_snippet(text, query.terms)
+        assert whole == make_snippet(text, query.terms)
         assert _masked(text, query.terms, WIDTH, masker) == whole, (n, text)
+        piece, a, b = masked_lines(lambda t: t, text, start - 2 * WIDTH, end + 2 * WIDTH)
+        assert make_snippet(piece, query.terms, more_before=a > 0, more_after=b < len(text)) == whole, (n, text)
     assert masker.count == 0
 
 
@@ -213,3 +220,24 @@ def test_a_clipped_text_masks_only_its_lines_and_reads_as_the_whole_masked_then_
     whole = Masker(reader.redactor)(text)
     for limit in range(1, len(text) + 40, 7):
         assert _head(Masker(reader.redactor), text, limit) == _clip(whole, limit), limit
+
+
+def test_newest_tops_of_a_page_are_the_tops_the_tree_lists(store: Store, tokenizer: Tokenizer) -> None:
+    """The sessions listing reads a page's tops in two queries (their places, then the few shown):
+    the same count and the same newest summaries as ``Dag.top`` per session, superseded versions and
+    sessions without summaries included."""
+    for sid, n in (("a", 60), ("b", 25), ("c", 3)):
+        add_episodes(store, sid, 0, n)
+    runner = extractive_runner(store, tokenizer)
+    for sid in ("a", "b"):
+        asyncio.run(runner.compact(sid))
+    asyncio.run(runner.remake.summary(store.dag.top("a")[-1].id))  # a superseded version beside the new
+    add_episodes(store, "a", 60, 30)
+    asyncio.run(runner.compact("a"))  # new leaves next to the old tops: tops of several depths
+    ids = ["a", "b", "c", "none"]
+    for n in (0, 1, 3, 50):
+        got = store.dag.newest_tops(ids, n)
+        for sid in ids:
+            tops = store.dag.top(sid)
+            assert got[sid] == (len(tops), tops[len(tops) - n:] if n else []), (sid, n)
+    assert [t.depth for t in store.dag.top("a")] == [4, 3, 2, 0] and store.dag.summaries("a", status="superseded")
