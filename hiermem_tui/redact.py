@@ -326,7 +326,8 @@ class Redactor:
                         spans.extend(self._span(text, plugin, m, start) for m in pattern.finditer(line))
                 continue
             for pattern in plugin.patterns:
-                spans.extend(self._span(text, plugin, m) for m in pattern.finditer(text))
+                for m in pattern.finditer(text):  # a loop, not extend(generator): most find nothing
+                    spans.append(self._span(text, plugin, m))
         for start, stop in _lines_with(text, lowered, self.keywords.words):
             spans.extend(self.keywords.find(text[start:stop], start))
         marks = [(m.start(), m.end()) for m in MARK_RE.finditer(text)] if "[secret: " in text else []
