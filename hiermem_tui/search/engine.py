@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..store.search_index import build_search_index, search_index_status, session_token
 from .query import ParsedQuery, QueryError, Term, parse_query
-from .snippet import WIDTH, Snippet, cut_snippet, make_snippet
+from .snippet import REACH, WIDTH, Snippet, cut_snippet, make_snippet
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -149,14 +149,14 @@ def _hits(
 
 def _masked(text: str, terms: tuple[Term, ...], width: int, mask: Callable[[str], str]) -> Snippet:
     """The snippet of ``text`` with its secrets masked, masking only the lines it comes from: the
-    snippet is cut from the raw text; the lines around it — its span widened by two widths each way
-    (a mark is shorter or longer than what it hides, so a snippet cut from masked lines may move a
-    little), to whole lines — are masked (exactly as masking the whole text masks them); when nothing
-    in them was masked the raw snippet stands, else the snippet is cut again from the masked lines."""
+    snippet is cut from the raw text; the lines it comes from — to :data:`REACH` past its end, which
+    holds the window it was chosen by — are masked (exactly as masking the whole text masks them);
+    when nothing in them was masked the raw snippet stands, else the snippet is cut again from the
+    masked lines (a mark is shorter or longer than what it hides: the snippet may move a little)."""
     from ..redact import masked_lines  # here: the CLI's search never masks
 
     raw, start, end = cut_snippet(text, terms, width)
-    piece, a, b = masked_lines(mask, text, start - 2 * width, end + 2 * width)
+    piece, a, b = masked_lines(mask, text, start, end + REACH)
     if piece == text[a:b]:
         return raw
     return make_snippet(piece, terms, width, more_before=a > 0, more_after=b < len(text))

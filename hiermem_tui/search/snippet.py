@@ -22,6 +22,10 @@ WIDTH = 160
 """Characters of text in a snippet (plus the ellipses)."""
 LEAD = 40
 """Characters kept before the first marked word, so a hit reads in its sentence."""
+REACH = LEAD + 20
+"""How far past a snippet's cut (:func:`cut_snippet`'s ``end``) the window it was chosen by can reach:
+text from the cut's line to this past its end holds every window that could beat it, so a snippet cut
+again from those lines alone is the same one (search.engine, masking only them)."""
 ELLIPSIS = "…"
 _TOKEN = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s+")

@@ -15,7 +15,7 @@ from hiermem_tui.mcp_server.tools import Reader, _clip, _head, call
 from hiermem_tui.redact import Redactor, masked_lines
 from hiermem_tui.search import build_search_index, make_snippet, parse_query
 from hiermem_tui.search.engine import _masked
-from hiermem_tui.search.snippet import WIDTH, cut_snippet
+from hiermem_tui.search.snippet import REACH, WIDTH, cut_snippet
 from hiermem_tui.store import Store, StoreError
 from hiermem_tui.tokens import Tokenizer
 from tests.unit._cli import sha, strays
@@ -194,9 +194,9 @@ def test_a_secret_across_a_snippets_edge_never_shows_in_part(edges: tuple[Reader
 
 
 def test_without_secrets_the_masked_snippet_is_the_raw_one(reader: Reader) -> None:
-    """Without secrets the MCP snippet is the CLI's; and cut again from the lines around it (what is
-    done when a secret near it was masked) it comes out the same: the lines reach two widths past it,
-    so the best window and its ellipses are found as in the whole text."""
+    """Without secrets the MCP snippet is the CLI's; and cut again from the lines it comes from (what
+    is done when a secret near it was masked) it comes out the same: the lines reach REACH past its
+    end, so the best window and its ellipses are found as in the whole text."""
     rng = random.Random(5)
     words = FILLER.split() + ["findme", "findme", "\n", "\n\n", "x" * 50]
     masker = Masker(reader.redactor)
@@ -206,7 +206,7 @@ def test_without_secrets_the_masked_snippet_is_the_raw_one(reader: Reader) -> No
         whole, start, end = cut_snippet(text, query.terms)
         assert whole == make_snippet(text, query.terms)
         assert _masked(text, query.terms, WIDTH, masker) == whole, (n, text)
-        piece, a, b = masked_lines(lambda t: t, text, start - 2 * WIDTH, end + 2 * WIDTH)
+        piece, a, b = masked_lines(lambda t: t, text, start, end + REACH)
         assert make_snippet(piece, query.terms, more_before=a > 0, more_after=b < len(text)) == whole, (n, text)
     assert masker.count == 0
 
