@@ -17,7 +17,7 @@ a rendering adds are not counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -156,8 +156,11 @@ def item_texts(store: Store, items: Sequence[ContextItem]) -> Iterator[tuple[Con
             yield item, texts.get(item.id, "")
 
 
-def render_context(store: Store, view: ContextView) -> Iterator[str]:
-    """The context as text, piece by piece: a header line, then a header and the text of each item."""
+def render_context(store: Store, view: ContextView, mask: Callable[[str], str] | None = None) -> Iterator[str]:
+    """The context as text, piece by piece: a header line, then a header and the text of each item;
+    each text through ``mask`` when one is given (the TUI's copy and save while it masks secrets)."""
     yield view_header(view) + "\n"
     for item, text in item_texts(store, view.items):
+        if mask is not None:
+            text = mask(text)
         yield "\n" + item_header(item) + "\n" + text.rstrip("\n") + "\n"

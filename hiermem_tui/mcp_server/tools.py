@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import ContextItem, build_context, item_texts
 from ..masker import Masker
-from ..redact import Redactor
+from ..redact import Redactor, masked_lines
 from ..search import QueryError, search
 from ..store import Session, StoreError, Summary
 from ..textsafe import literal_block
@@ -79,14 +79,14 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     rows = store.sessions.page(sort=args["sort"], descending=args["sort"] != "title", text=text, limit=limit,
                                offset=offset)
     items = []
+    tops = store.dag.newest_tops([s.id for s in rows if s.summaries], top_n)
     for s in rows:
-        tops = store.dag.top(s.id) if top_n and s.summaries else []
-        shown = tops[-top_n:] if top_n else []
+        count, shown = tops.get(s.id, (0, []))
         items.append({
-            **s.as_json(), "title": mask(s.title), "times_known": s.times_known, "top_summaries": len(tops),
+            **s.as_json(), "title": mask(s.title), "times_known": s.times_known, "top_summaries": count,
             "top": [{"id": t.id, "depth": t.depth, "first_seq": t.first_seq, "last_seq": t.last_seq,
                      "start_at": t.start_at, "end_at": t.end_at, "tokens": t.tokens,
-                     "excerpt": _clip(mask(t.content), EXCERPT)[0]} for t in shown],
+                     "excerpt": _head(mask, t.content, EXCERPT)[0]} for t in shown],
         })
     nxt = offset + len(rows) if offset + len(rows) < total else None
     out = {"total": total, "offset": offset, "limit": limit, "next_offset": nxt, "sessions": items,
@@ -149,7 +149,7 @@ def _describe(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
         raise ToolError(f"no summary or episode with id {ref!r} (ids come from search, sessions, expand or context)")
     session = _session(store, episode.session_id)
     chain = store.dag.covering_chain(episode.session_id, episode.seq)
-    text, clipped = _clip(mask(episode.content), limit)
+    text, clipped = _head(mask, episode.content, limit)
     title = mask(session.title)
     out: dict[str, Any] = {
         "session": session.id, "source": session.source, "kind": "episode", "id": episode.id,
@@ -233,7 +233,8 @@ def _expand(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
         pieces = _fit((_summary_item(c) for c in children[offset:]), budget)
     items = []
     for (item, text), (_, clip) in zip(item_texts(store, [p for p, _ in pieces]), pieces):
-        items.append(_piece(session, item, mask(text), budget if clip else None))
+        shown, clipped = _head(mask, text, budget * CHARS_PER_TOKEN) if clip else (mask(text), False)
+        items.append(_piece(session, item, shown, clipped))
     used = sum(i["tokens"] for i in items)
     nxt = offset + len(items) if offset + len(items) < total else None
     out = {
@@ -285,7 +286,7 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if session is None:
         raise ToolError(f"no session {args['session']!r} (list them with the sessions tool)")
     view = build_context(store, session.id, args["budget"])
-    items = [_piece(session, item, mask(text), None) for item, text in item_texts(store, view.items)]
+    items = [_piece(session, item, mask(text), False) for item, text in item_texts(store, view.items)]
     left = view.left_out
     out = {
         **view.as_json(), "source": session.source, "items": items,
@@ -301,10 +302,7 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
 
 
 # ---------------------------------------------------------------------------------------- pieces
-def _piece(session: Session, item: ContextItem, text: str, clip_to: int | None) -> dict[str, Any]:
-    clipped = False
-    if clip_to is not None:
-        text, clipped = _clip(text, clip_to * CHARS_PER_TOKEN)
+def _piece(session: Session, item: ContextItem, text: str, clipped: bool) -> dict[str, Any]:
     return {"session": session.id, "source": session.source, "kind": item.kind, "id": item.id,
             "first_seq": item.first_seq, "last_seq": item.last_seq, "start_at": item.start_at, "end_at": item.end_at,
             "role": item.role, "depth": item.depth, "tier": item.tier, "tokens": item.tokens, "text": text,
@@ -334,6 +332,21 @@ def _session(store: Store, session_id: str) -> Session:
 
 def _sources(store: Store, session_ids: set[str]) -> dict[str, str]:
     return {sid: s.source for sid in session_ids if (s := store.sessions.get(sid)) is not None}
+
+
+def _head(mask: Masker, text: str, limit: int) -> tuple[str, bool]:
+    """``_clip(mask(text), limit)``, masking only the lines the cut keeps (``redact.masked_lines``:
+    exact, and a key the limit falls in is masked whole before it is cut), so a long text clipped to a
+    few hundred characters costs those: the lines are widened while, masked, they are no longer than
+    the limit."""
+    if mask.redactor is None or len(text) <= limit:
+        return _clip(mask(text), limit)
+    reach = limit
+    while True:
+        piece, _, end = masked_lines(mask, text, 0, reach)
+        if len(piece) > limit or end >= len(text):
+            return _clip(piece, limit)
+        reach = max(2 * reach, end + 1)
 
 
 def _clip(text: str, limit: int) -> tuple[str, bool]:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..store.search_index import build_search_index, search_index_status, session_token
-from .query import ParsedQuery, QueryError, parse_query
-from .snippet import WIDTH, Snippet, make_snippet
+from .query import ParsedQuery, QueryError, Term, parse_query
+from .snippet import REACH, WIDTH, Snippet, cut_snippet, make_snippet
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -94,8 +94,9 @@ def search(
 ) -> SearchResult:
     """The ``limit`` best hits for ``text`` (optionally within one session).
 
-    ``mask`` is applied to each hit's whole text before its snippet is cut (secrets masked by the
-    MCP server: masked first, a key cut in half at a snippet's edge would not be recognised).
+    ``mask`` masks secrets in each hit's snippet (the MCP server, the TUI's f4): the snippet is found
+    in the raw text, the lines around it are masked whole (``redact.masked_lines``: a key cut in half
+    at a snippet's edge would not be recognised) and the snippet cut again from them.
     Raises :class:`QueryError` for a query that cannot be searched (one line, for the user).
     """
     query = parse_query(text) if isinstance(text, str) else text
@@ -137,9 +138,25 @@ def _hits(
             continue
         if len(out) >= want:  # the rest of the page is not needed: no snippet (nor masking) for it
             break
-        text = row[4] if mask is None else mask(row[4])
+        text = row[4]
+        snippet = make_snippet(text, query.terms, width) if mask is None else _masked(text, query.terms, width, mask)
         out.append(SearchHit(
-            row[1], kind, ref_id, row[2], row[3], make_snippet(text, query.terms, width), rank,  # type: ignore[arg-type]
+            row[1], kind, ref_id, row[2], row[3], snippet, rank,  # type: ignore[arg-type]
             row[5], role=row[6], depth=row[7], tier=row[8], active=row[9] == "active",
         ))
     return out
+
+
+def _masked(text: str, terms: tuple[Term, ...], width: int, mask: Callable[[str], str]) -> Snippet:
+    """The snippet of ``text`` with its secrets masked, masking only the lines it comes from: the
+    snippet is cut from the raw text; the lines it comes from — to :data:`REACH` past its end, which
+    holds the window it was chosen by — are masked (exactly as masking the whole text masks them);
+    when nothing in them was masked the raw snippet stands, else the snippet is cut again from the
+    masked lines (a mark is shorter or longer than what it hides: the snippet may move a little)."""
+    from ..redact import masked_lines  # here: the CLI's search never masks
+
+    raw, start, end = cut_snippet(text, terms, width)
+    piece, a, b = masked_lines(mask, text, start, end + REACH)
+    if piece == text[a:b]:
+        return raw
+    return make_snippet(piece, terms, width, more_before=a > 0, more_after=b < len(text))

@@ -22,6 +22,10 @@ WIDTH = 160
 """Characters of text in a snippet (plus the ellipses)."""
 LEAD = 40
 """Characters kept before the first marked word, so a hit reads in its sentence."""
+REACH = LEAD + 20
+"""How far past a snippet's cut (:func:`cut_snippet`'s ``end``) the window it was chosen by can reach:
+text from the cut's line to this past its end holds every window that could beat it, so a snippet cut
+again from those lines alone is the same one (search.engine, masking only them)."""
 ELLIPSIS = "…"
 _TOKEN = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s+")
@@ -83,9 +87,15 @@ def _best_window(hits: list[tuple[int, int, str]], width: int) -> int:
     return best
 
 
-def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> Snippet:
-    """The part of ``text`` that shows most of the query's words, whitespace folded, marked."""
+def cut_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> tuple[Snippet, int, int]:
+    """:func:`make_snippet`'s snippet and where it was cut from ``text``: ``(snippet, start, end)``,
+    ``text[start:end]`` the snippet's text before its whitespace is folded."""
     hits = _hits(text, terms) if terms else []
+    start, end = _span(text, hits, width)
+    return _render(text, hits, start, end, False, False), start, end
+
+
+def _span(text: str, hits: list[tuple[int, int, str]], width: int) -> tuple[int, int]:
     start = 0
     if hits:
         anchor = _best_window(hits, width)
@@ -95,6 +105,22 @@ def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> Snippe
     end = min(len(text), start + width)
     while start < end < len(text) and not text[end].isspace() and end - start > width - 20:
         end -= 1  # stop after a word when a space is near
+    return start, end
+
+
+def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH, *, more_before: bool = False,
+                 more_after: bool = False) -> Snippet:
+    """The part of ``text`` that shows most of the query's words, whitespace folded, marked.
+
+    ``more_before`` / ``more_after``: ``text`` is a piece of a longer text (the lines around a hit,
+    masked: search.engine), which goes on before / after it: the snippet says so with its ellipses."""
+    hits = _hits(text, terms) if terms else []
+    start, end = _span(text, hits, width)
+    return _render(text, hits, start, end, more_before, more_after)
+
+
+def _render(text: str, hits: list[tuple[int, int, str]], start: int, end: int, more_before: bool,
+            more_after: bool) -> Snippet:
     pieces: list[str] = []
     marks: list[tuple[int, int]] = []
     length = 0
@@ -110,10 +136,10 @@ def make_snippet(text: str, terms: Sequence[Term], width: int = WIDTH) -> Snippe
     _append_plain(pieces, text[pos:end], first=length == 0)
     body = "".join(pieces).rstrip()
     marks = [(a, b) for a, b in marks if b <= len(body)]
-    if start > 0:
+    if start > 0 or more_before:
         body = ELLIPSIS + " " + body
         marks = [(a + 2, b + 2) for a, b in marks]
-    if end < len(text) and body:
+    if (end < len(text) or more_after) and body:
         body += " " + ELLIPSIS
     return Snippet(body, tuple(marks))
 

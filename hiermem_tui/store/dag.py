@@ -123,6 +123,31 @@ class Dag:
         )
         return [_summary(r) for r in rows]
 
+    def newest_tops(self, session_ids: Sequence[str], n: int) -> dict[str, tuple[int, list[Summary]]]:
+        """For each of a page of sessions: how many top summaries it has (those :meth:`top` lists) and
+        its ``n`` newest, oldest coverage first, as :meth:`top` orders them.
+
+        Two queries for the whole page, not one per session: the tops' places only (no text), then the
+        whole rows of the few shown. :meth:`top` read every top's text and fidelity lists to show
+        three, one session at a time: on a cold page cache that was most of a listing's time."""
+        if not session_ids:
+            return {}
+        marks = ",".join("?" * len(session_ids))
+        places: dict[str, list[tuple[int, int, str]]] = {sid: [] for sid in session_ids}
+        for sid, ref, first, depth in self.db.conn.execute(
+            f"SELECT session_id, id, first_seq, depth FROM summaries WHERE session_id IN ({marks}) "
+            "AND status = 'active' AND parent_id IS NULL", list(session_ids),
+        ):
+            places[sid].append((first, -depth, ref))
+        shown = {sid: [ref for _, _, ref in sorted(tops)[-n:]] if n > 0 else [] for sid, tops in places.items()}
+        wanted = [ref for refs in shown.values() for ref in refs]
+        rows: dict[str, Summary] = {}
+        if wanted:
+            found = self.db.conn.execute(
+                f"SELECT {_READ_COLS} FROM summaries WHERE id IN ({','.join('?' * len(wanted))})", wanted)
+            rows = {s.id: s for s in map(_summary, found)}
+        return {sid: (len(places[sid]), [rows[ref] for ref in shown[sid] if ref in rows]) for sid in session_ids}
+
     def children(self, summary_id: str) -> list[Summary]:
         """The source summaries of a condensed summary, in order (empty for a leaf)."""
         rows = self.db.conn.execute(

@@ -20,12 +20,13 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 from textual.widgets._footer import FooterKey
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.tui.app import HiermemApp, make_app
+from hiermem_tui.tui.screens.context import SavePrompt
 from tests.fakeollama import FakeOllama
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -235,6 +236,17 @@ async def screen_shown(pilot: Pilot[object], kind: type[S], timeout: float = DEA
     screen = app.screen
     assert isinstance(screen, kind)
     return screen
+
+
+async def save_with_w(pilot: Pilot[object], target: Path) -> str:
+    """Press w (save), give ``target`` in the save prompt; the saved file's text."""
+    app = pilot.app
+    await pilot.press("w")
+    await wait_for(pilot, lambda: isinstance(app.screen, SavePrompt))
+    app.screen.query_one(Input).value = str(target)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: target.exists())
+    return target.read_text(encoding="utf-8")
 
 
 def visible_screens(app: App[object]) -> list[Screen[Any]]:

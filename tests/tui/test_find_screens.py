@@ -11,7 +11,7 @@ from textual.widgets import Input, OptionList
 from hiermem_tui.config import Settings
 from hiermem_tui.context import build_context, render_context
 from hiermem_tui.store import Store
-from hiermem_tui.tui.screens.context import ContextScreen, SavePrompt
+from hiermem_tui.tui.screens.context import ContextScreen
 from hiermem_tui.tui.screens.run_history import RunHistoryScreen
 from hiermem_tui.tui.screens.search import LIMIT, SearchScreen
 from hiermem_tui.tui.screens.session import SessionScreen
@@ -19,7 +19,7 @@ from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.screens.stats import StatsScreen
 from hiermem_tui.tui.screens.versions import VersionsScreen
 from tests.tui._session_fixtures import DAG_IDS, app_for, build_dag_session, build_empty_session, open_store
-from tests.tui.conftest import screen_text, wait_for, wait_for_text
+from tests.tui.conftest import save_with_w, screen_text, wait_for, wait_for_text
 
 SIZE = (120, 36)
 
@@ -173,13 +173,7 @@ async def test_context_view_lists_the_items_copies_and_saves_the_same_text(env, 
         await pilot.press("y")
         await wait_for(pilot, lambda: app.clipboard != "")
         assert app.clipboard == "".join(render_context(store, expected))
-        target = tmp_path / "ctx.md"
-        await pilot.press("w")
-        await wait_for(pilot, lambda: isinstance(app.screen, SavePrompt))
-        app.screen.query_one(Input).value = str(target)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: target.exists())
-        assert target.read_text(encoding="utf-8") == app.clipboard
+        assert await save_with_w(pilot, tmp_path / "ctx.md") == app.clipboard
         await pilot.press("b")
         budget = screen.query_one("#context-budget", Input)
         await wait_for(pilot, lambda: budget.has_focus)

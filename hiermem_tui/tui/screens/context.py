@@ -210,14 +210,17 @@ class ContextScreen(ReportScreen):
 
     @work(thread=True, exclusive=True, group="context-export", exit_on_error=False)
     def _export(self, target: Path | None) -> None:
-        """Build the whole text (a page of items at a time) and copy it or write it atomically."""
+        """Build the whole text (a page of items at a time) and copy it or write it atomically; with
+        secrets masked on screen (f4), masked as the screen shows them: what is shared by copying or
+        saving must not carry what the screen hides."""
         view = self.view
         assert view is not None
+        masked = self.app.settings.mask_secrets
         try:
-            text = "".join(render_context(self.store, view))
+            text = "".join(render_context(self.store, view, self.app.shown if masked else None))
         finally:
             self.store.release_thread()
-        size = f"{len(view.items):,} items, {fmt.tokens(view.total_tokens)} tokens"
+        size = f"{len(view.items):,} items, {fmt.tokens(view.total_tokens)} tokens" + (", secrets masked" if masked else "")
         if target is None:
             self.post_message(ContextReady(text, size))
             return
