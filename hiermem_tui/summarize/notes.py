@@ -113,10 +113,10 @@ def hints(items: Sequence[SourceItem]) -> str:
 
 
 LEAD = {
-    "user": ("The user's message is quoted beside your note, so do not repeat it: say what the assistant "
-             "answered, found, decided or did about it, and what the user decided or reported after it."),
-    "continued": ("This part continues earlier work and the user says nothing in it: say what the assistant did, "
-                  "found or concluded."),
+    "user": ("Say what the user asked, reported or decided in this part, and what the assistant answered, found, "
+             "decided or did about it."),
+    "continued": ("This part continues earlier work: say what the assistant did, found or concluded in it, and "
+                  "anything the user said."),
     "summary": "Say what happened in this part of the chat, in order.",
 }
 NOTE_ASK = (
@@ -181,12 +181,8 @@ def copies_frame(answer: str) -> str | None:
     return None
 
 
-QUOTE_WORDS = 40
-"""How many of the user's own words a part's line quotes at most (its opening, then what decides)."""
 _SAYS_USER = re.compile(r"^\W*(?:the\s+)?user(?:'s)?\b", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])")
-
-
 _NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
 _ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*")
 
@@ -205,49 +201,16 @@ def spoke(part: Part) -> bool:
     return any(said(s) for s in part.items)
 
 
-def quote(part: Part) -> str:
-    """The user's own words in a part, as the app quotes them before the model's note: the opening
-    of each user message (its first sentence, and any sentence that decides something), at most
-    :data:`QUOTE_WORDS` words in all, "…" where a message was cut. Who asked what is then the chat's,
-    not the model's: a 1.5B model put the user's words in the assistant's mouth and the reverse
-    (issue 19: 19 of notes v1's 87 unsupported statements were the user made to ask what a tool
-    printed)."""
-    if part.opened_by == "summary":
-        return ""
-    pieces: list[str] = []
-    left = QUOTE_WORDS
-    for s in part.items:
-        text = said(s)
-        if left <= 0 or not text:
-            continue
-        sentences = [" ".join(x.split()) for x in _SENTENCES.split(text) if x.strip()]
-        opening = next((i for i, x in enumerate(sentences) if len(x.split()) >= 3), 0)
-        sentences = sentences[opening:]
-        chosen = [sentences[0]] + [x for x in sentences[1:3] if _DECIDES.search(x)]
-        words = " ".join(chosen).split()
-        cut = len(words) > left or len(chosen) < len(sentences)
-        words = words[:left]
-        left -= len(words)
-        pieces.append(" ".join(words) + (" …" if cut else ""))
-    return " / ".join(f"\u201c{p}\u201d" for p in pieces)
-
-
 def unheard(part: Part, note: str) -> str:
-    """``note`` without the sentences whose subject is the user. Where no user speaks in the part they
-    are false by construction (the model's commonest false statement: "The user asked about
-    select_best_backend" for a grep result, issue 19); where one does, :func:`quote` gives their own
-    words and the model's restatement of them is where it put words in their mouth ("The user asked
-    for Dana's comments" when the user pasted them)."""
-    if part.opened_by == "summary":
+    """``note`` without the sentences whose subject is the user, in a leaf's part where no user says
+    anything: such a sentence is false by construction. It was the 1.5B model's commonest false
+    statement — the user made to ask what a tool printed ("The user asked about the
+    select_best_backend function" for a grep result) or an exchange made up whole ("The user asked
+    if this change could be made for 3.12 as well"): 9 sentences in 8 of notes v1's 27 leaves, every
+    one false (issue 19, bench/README.md). Where a user does speak, the note is left as written."""
+    if part.opened_by == "summary" or spoke(part):
         return note
-    kept = [x for x in _SENTENCES.split(note) if x.strip() and not _SAYS_USER.match(x)]
-    return " ".join(kept)
-
-
-def line(part: Part, note: str) -> str:
-    """A part's line in the summary: the user's quoted words, then the model's note."""
-    said = quote(part)
-    return f"User: {said} \u2192 {note}" if said else note
+    return " ".join(x for x in _SENTENCES.split(note) if x.strip() and not _SAYS_USER.match(x))
 
 
 def note_text(answer: str) -> str:

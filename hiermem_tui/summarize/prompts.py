@@ -174,7 +174,7 @@ RETRY_HINTS = {
     "loop": ": it said the same thing over and over. Say each thing once",
     "continues_chat": ": it answered the user instead of reporting on the chat. Do not answer and do not write code",
     "invented": ": it named things the log does not name. Name only what the log names",
-    "misattributed": ": it only restated the user. Say what the assistant answered or did",
+    "misattributed": ": the user says nothing in this part. Say what the assistant did, found or concluded",
 }
 """What the aggressive retry is told about why the first answer was refused (it follows the
 material, so the prompt cache still serves everything before it)."""
@@ -408,7 +408,7 @@ def build_prompt(
                   shows_prior=bool(values["context"]))
 
 
-NOTES_SUFFIX = "+notes3"
+NOTES_SUFFIX = "+notes"
 PART_TOKENS = 1400
 """A part's material is fitted to this (a step is cut near it; a long message shows head and tail)."""
 

@@ -315,7 +315,7 @@ class Summariser:
                 gens.append(gen)
             if TIERS_ORDER[tier] > TIERS_ORDER[worst]:
                 worst = tier
-            texts.append(notes.line(part, text) if tier != "fallback" else text)
+            texts.append(text)
         text = notes.join(texts)
         if self.tokenizer.count(text) > t.normal:
             text, trimmed = clip_at_boundary(text, t.normal, self.tokenizer), CLIPPED
@@ -355,7 +355,7 @@ class Summariser:
                 continue
             heard = notes.unheard(part, text)
             if text and not heard:
-                state.reject(tier, "misattributed", where + "only speaks for the user", gen)
+                state.reject(tier, "misattributed", where + "only makes the user speak, who says nothing in this part", gen)
                 continue
             text = heard
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
