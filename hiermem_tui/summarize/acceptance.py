@@ -44,6 +44,7 @@ REASONS = {
     "echo": "echoes the prompt's scaffolding",
     "continues_chat": "continues the conversation instead of summarising it",
     "invented": "names more identifiers that are in no source than it keeps",
+    "misattributed": "makes a user speak in a part where no user says anything, and says nothing else",
     # recorded by earlier versions only (length no longer rejects an answer; no fidelity retry)
     "cut_off": "cut off by the server before it finished",
     "too_long": "longer than the tier's target",

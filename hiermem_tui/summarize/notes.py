@@ -181,6 +181,38 @@ def copies_frame(answer: str) -> str | None:
     return None
 
 
+_SAYS_USER = re.compile(r"^\W*(?:the\s+)?user(?:'s)?\b", re.I)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])")
+_NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
+_ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*")
+
+
+def said(source: SourceItem) -> str:
+    """What a user message says in the user's own words: "" for an agent's slash-command markup or
+    an interruption marker, attachments' placeholders left out."""
+    if source.role != "user" or _NOT_SAID.match(source.text):
+        return ""
+    text = _ATTACHED.sub("", steps.prose(source.text) or source.text).strip()
+    return text if len(text.split()) >= 2 else ""
+
+
+def spoke(part: Part) -> bool:
+    """Whether the user says something in the part's sources."""
+    return any(said(s) for s in part.items)
+
+
+def unheard(part: Part, note: str) -> str:
+    """``note`` without the sentences whose subject is the user, in a leaf's part where no user says
+    anything: such a sentence is false by construction. It was the 1.5B model's commonest false
+    statement — the user made to ask what a tool printed ("The user asked about the
+    select_best_backend function" for a grep result) or an exchange made up whole ("The user asked
+    if this change could be made for 3.12 as well"): 9 sentences in 8 of notes v1's 27 leaves, every
+    one false (issue 19, bench/README.md). Where a user does speak, the note is left as written."""
+    if part.opened_by == "summary" or spoke(part):
+        return note
+    return " ".join(x for x in _SENTENCES.split(note) if x.strip() and not _SAYS_USER.match(x))
+
+
 def note_text(answer: str) -> str:
     """A note as it is kept: one paragraph, the model's words, no list marker of its own."""
     lines = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", ln).strip() for ln in answer.splitlines()]

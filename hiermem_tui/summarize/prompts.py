@@ -174,6 +174,7 @@ RETRY_HINTS = {
     "loop": ": it said the same thing over and over. Say each thing once",
     "continues_chat": ": it answered the user instead of reporting on the chat. Do not answer and do not write code",
     "invented": ": it named things the log does not name. Name only what the log names",
+    "misattributed": ": the user says nothing in this part. Say what the assistant did, found or concluded",
 }
 """What the aggressive retry is told about why the first answer was refused (it follows the
 material, so the prompt cache still serves everything before it)."""

@@ -356,6 +356,11 @@ class Summariser:
             if framed is not None:
                 state.reject(tier, "echo", where + framed, gen)
                 continue
+            heard = notes.unheard(part, text)
+            if text and not heard:
+                state.reject(tier, "misattributed", where + "only makes the user speak, who says nothing in this part", gen)
+                continue
+            text = heard
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
                 continue
             if gen.done_reason == "length":
