@@ -115,7 +115,7 @@ def plan_backlog(store: Store, policy: Policy, estimator: Estimator, *, order: O
     """Every summary due across the file for ``pass_``, session by session in ``order``."""
     out: list[BacklogSession] = []
     for s in due_sessions(store, policy, order, pass_, if_over=if_over, min_new=min_new):
-        plan = plan_pass(store, policy, s.id, pass_)
+        plan = plan_pass(store, policy, s.id, pass_, episodes=s.episodes)
         if not plan:
             continue
         items = tuple((p.depth, p.source_tokens) for p in plan)
