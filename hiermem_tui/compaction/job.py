@@ -206,7 +206,7 @@ class Job:
                 return []
             await runner.check()
             timed = backlog.timed(self.estimator(), runner.summariser.backend.model)
-            tracker = BacklogTracker(timed, self.estimator(), self.clock())
+            tracker = BacklogTracker(timed, self.estimator, self.clock(), runner.policy)
             self._tracker = tracker
             loop = asyncio.get_running_loop()
             timer = loop.call_later(budget_s, self._spend) if budget_s is not None else None
