@@ -13,7 +13,9 @@
 (c) ETA: the same backlog's time-left figure after each summary against what was really left,
     from the 5th summary on (target within ±20 %), with ``plain`` (one call a summary) and
     ``notes`` (a call per step); baseline: the footer's old rule (this run's average time per
-    summary × summaries left).
+    summary × summaries left). Twice: against a fake of constant speed (its time grows with the
+    prompt's and the answer's tokens, as a model's does: ``--eta-only`` runs only this one) and
+    against the 0.5 s fake of (b).
 (d) ``--for``: a budget of 4 calls' time; how far past the budget the job ended, in calls.
 """
 
@@ -149,23 +151,64 @@ def bench_busy_and_eta(latency: float, tok: Tokenizer, folder: Path) -> None:
         print(f"(b) [{fmt}] model-busy {share * 100:.2f} % of {calls} calls' span (target ≥ 98 %), gaps "
               f"{gaps * 1000:.0f} ms in all ({gaps / max(1, calls - 1) * 1000:.1f} ms a call); bare client "
               f"{bare_share * 100:.2f} %; ratio {share / bare_share:.4f}")
-        errors, naive = [], []
-        for i, p in enumerate(progress):
-            if p.summaries_done < 5 or p.left_s is None or p.summaries_done >= p.summaries:
-                continue
-            actual = wall - p.elapsed_s
-            if actual <= 0:
-                continue
-            errors.append((p.left_s - actual) / actual)
-            per = p.elapsed_s / p.summaries_done
-            naive.append((per * (p.summaries - p.summaries_done) - actual) / actual)
-        if errors:
-            worst = max(errors, key=abs)
-            worst_naive = max(naive, key=abs)
-            print(f"(c) [{fmt}] ETA from the 5th summary on ({len(errors)} readings): worst {worst * 100:+.1f} %, "
-                  f"median |error| {statistics.median(map(abs, errors)) * 100:.1f} % (target ±20 %); "
-                  f"old rule (average per summary) worst {worst_naive * 100:+.1f} %, median "
-                  f"{statistics.median(map(abs, naive)) * 100:.1f} %")
+        eta_errors(f"{fmt}, every call {latency} s", progress, wall)
+
+
+def eta_errors(label: str, progress: list[BacklogProgress], wall: float) -> None:
+    """The time left after each summary from the 5th on against what was really left, and the old rule's."""
+    errors, naive, where = [], [], []
+    for p in progress:
+        if p.summaries_done < 5 or p.left_s is None or p.summaries_done >= p.summaries:
+            continue
+        actual = wall - p.elapsed_s
+        if actual <= 0:
+            continue
+        errors.append((p.left_s - actual) / actual)
+        where.append(p.summaries_done)
+        per = p.elapsed_s / p.summaries_done
+        naive.append((per * (p.summaries - p.summaries_done) - actual) / actual)
+    if not errors:
+        return
+    worst = max(range(len(errors)), key=lambda k: abs(errors[k]))
+    inside = sum(abs(e) <= 0.2 for e in errors)
+    print(f"(c) [{label}] ETA from the 5th summary on ({len(errors)} readings): worst {errors[worst] * 100:+.1f} % "
+          f"(after summary {where[worst]} of {progress[-1].summaries}), median |error| "
+          f"{statistics.median(map(abs, errors)) * 100:.1f} %, {inside} of {len(errors)} within ±20 % (target ±20 %); "
+          f"old rule (average per summary) worst {max(naive, key=abs) * 100:+.1f} %, median "
+          f"{statistics.median(map(abs, naive)) * 100:.1f} %")
+
+
+PROMPT_TPS, OUTPUT_TPS = 1500.0, 40.0
+"""(c) against a model of constant speed: the fake reads a prompt's fresh words at this pace and streams
+its answer at that one, so a call's time grows with its tokens (a bigger leaf, a condensation of four)."""
+PLAIN_WORDS = ("the", "user", "assistant", "agreed", "changed", "build", "kept", "tests", "cache", "retry",
+               "config", "later", "then", "decided", "reviewed", "plan", "parser", "schema", "index", "branch",
+               "deploy", "timeout", "fixed", "asked", "next", "step", "because", "failed", "passed", "notes")
+
+
+def sized_answer(body: dict[str, Any]) -> str:
+    """An answer about as long as asked (four fifths of ``num_predict`` words), as a model writes to its
+    target, in plain sentences the content rules accept (no names, nothing repeated)."""
+    ask = int((body.get("options") or {}).get("num_predict") or 60)
+    words = max(8, ask * 4 // 5)
+    seed = sum(len(str(m.get("content", ""))) for m in body.get("messages") or [])
+    out: list[str] = []
+    while len(out) < words:
+        n = 8 + seed % 5
+        sentence = [PLAIN_WORDS[(seed * 7 + k * k * 3 + k * seed) % len(PLAIN_WORDS)] for k in range(n)]
+        out += [sentence[0].capitalize(), *sentence[1:-1], sentence[-1] + "."]
+        seed += 13
+    return " ".join(out[:words]).rstrip(".") + "."
+
+
+def bench_eta_paced(tok: Tokenizer, folder: Path) -> None:
+    for fmt in ("plain", "notes"):
+        db = make_db(folder, tok, 8, 40)
+        with FakeOllama(responder=sized_answer) as fake:
+            fake.script(*[Reply(sized_answer, prompt_tps=PROMPT_TPS, output_tps=OUTPUT_TPS) for _ in range(2000)])
+            progress, wall, job = asyncio.run(backlog_run(db, tok, fake.url, fmt))
+            print(f"    [{fmt}] {len(fake.chat_requests)} calls, {wall:.0f} s")
+        eta_errors(f"{fmt}, constant speed {PROMPT_TPS:.0f} / {OUTPUT_TPS:.0f} tok/s", progress, wall)
 
 
 def bench_budget(latency: float, tok: Tokenizer, folder: Path) -> None:
@@ -185,6 +228,7 @@ def main() -> None:
     ap.add_argument("--db", type=Path, help="the 1M-episode file for (a)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--plan-only", action="store_true", help="only (a)")
+    ap.add_argument("--eta-only", action="store_true", help="only (c) against the constant-speed fake")
     args = ap.parse_args()
     if args.db:
         bench_plan(args.db)
@@ -193,6 +237,9 @@ def main() -> None:
     tok = Tokenizer()
     latency = 0.2 if args.quick else 0.5
     with tempfile.TemporaryDirectory() as folder:
+        bench_eta_paced(tok, Path(folder))
+        if args.eta_only:
+            return
         bench_busy_and_eta(latency, tok, Path(folder))
         bench_budget(latency, tok, Path(folder))
 

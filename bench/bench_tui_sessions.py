@@ -6,6 +6,10 @@ grow with the number of sessions. This script measures it headless, in one run, 
 times the naive alternative (10k rows added to a DataTable) for comparison.
 
 Run: ``.venv/bin/python bench/bench_tui_sessions.py [--sessions N] [--repeat R] [--no-datatable]``
+
+``--state FILE``: instead, the first full screen of FILE (opened read-only, left as it was) with the
+backlog's state column (what is waiting, planned once beforehand, as the app has it after its start-up
+plan) against the same screen without it (issue 20: target ≤ 1.2×).
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from hiermem_tui.compaction.job import Job
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, Store
 from hiermem_tui.tui.app import make_app
+from hiermem_tui.tui.backlog_run import waiting_of
+from hiermem_tui.tui.backlog_view import Waiting
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 
 SIZE = (120, 36)
@@ -53,6 +60,43 @@ async def first_screen_ms(db: Path, config: Path) -> tuple[float, int]:
         rows = app.screen.query_one(SessionsTable).row_count
     store.close()
     return elapsed, rows
+
+
+async def state_column_ms(db: Path, config: Path, waiting: Waiting | None) -> float:
+    """Milliseconds to the first full frame of ``db``'s sessions screen, with the state column when
+    ``waiting`` is given (the app's ``backlog_waiting`` set before it mounts), without it otherwise."""
+    t0 = time.perf_counter()
+    store = Store.open_reader(db)
+    app = make_app(Settings(db_path=db, config_path=config), store, probe_backend=False, follow=False)
+    app.backlog_waiting = waiting
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.screen._compositor.render_strips()
+        elapsed = (time.perf_counter() - t0) * 1000
+        shown = app.screen.query_one(SessionsTable).state_of is not None
+        assert shown == (waiting is not None), shown
+    store.close()
+    return elapsed
+
+
+async def state_main(db: Path, repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.toml"
+        reader = Store.open_reader(db)
+        t0 = time.perf_counter()
+        waiting = waiting_of(Job(reader, Settings(db_path=db, config_path=config)).plan())
+        print(f"planned what is waiting: {waiting.summaries:,} summaries in {len(waiting.per_session):,} sessions "
+              f"({time.perf_counter() - t0:.2f} s, beforehand)")
+        reader.close()
+        await state_column_ms(db, config, None)  # warm imports, CSS and the page cache of the OS
+        with_ms, without_ms = [], []
+        for _ in range(repeat):  # interleaved, so drift hits both alike
+            without_ms.append(await state_column_ms(db, config, None))
+            with_ms.append(await state_column_ms(db, config, waiting))
+        w, wo = statistics.median(with_ms), statistics.median(without_ms)
+        print(f"first full screen without the state column: {wo:7.1f} ms (median of {repeat})")
+        print(f"first full screen with the state column:    {w:7.1f} ms (median of {repeat})")
+        print(f"ratio: {w / wo:.2f}x   target: <= 1.2x -> {'OK' if w <= 1.2 * wo else 'MISSED'}")
 
 
 async def interaction_ms(db: Path, config: Path) -> dict[str, float]:
@@ -109,7 +153,11 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-datatable", action="store_true", help="skip the DataTable comparison")
+    parser.add_argument("--state", type=Path, metavar="FILE", help="the state column's cost on FILE (read-only)")
     args = parser.parse_args()
+    if args.state is not None:
+        await state_main(args.state, args.repeat)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         big, empty, config = root / "big.db", root / "empty.db", root / "config.toml"

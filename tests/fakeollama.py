@@ -57,6 +57,11 @@ class Reply:
     prompt_eval_count: int | None = None  # override the server's own count
     eval_count: int | None = None
     thinking: str | None = None  # what a thinking model thinks first (None: the model's default)
+    prompt_tps: float | None = None
+    """A model of constant speed: the prompt's fresh words (``prompt_eval_count``) take this many a
+    second before the first byte, on top of ``latency_s`` (the time grows with the prompt)."""
+    output_tps: float | None = None
+    """…and the answer streams at this many pieces a second (its time grows with the answer)."""
 
 
 @dataclass
@@ -625,14 +630,17 @@ class FakeOllama:
         if self.honour_num_predict and isinstance(num_predict, int) and 0 < num_predict < len(thoughts) + len(pieces):
             thoughts = thoughts[:num_predict]
             pieces, done_reason = pieces[: max(0, num_predict - len(thoughts))], "length"
-        prompt_eval = self._prompt_eval(body)
-        if b.latency_s and not await self._pause(reader, rec, b.latency_s, None):
+        counted = self._prompt_eval(body)  # always: it keeps the prefix the next call shares
+        prompt_eval = b.prompt_eval_count if b.prompt_eval_count is not None else counted
+        reading = prompt_eval / b.prompt_tps if b.prompt_tps else 0.0
+        if (b.latency_s or reading) and not await self._pause(reader, rec, b.latency_s + reading, None):
             return False
+        piece_s = 1 / b.output_tps if b.output_tps else b.chunk_delay_s
         stats = {
             "done_reason": done_reason,
             "load_duration": 1_000_000,
-            "prompt_eval_count": b.prompt_eval_count if b.prompt_eval_count is not None else prompt_eval,
-            "prompt_eval_duration": 2_000_000,
+            "prompt_eval_count": prompt_eval,
+            "prompt_eval_duration": int(reading * 1e9) if reading else 2_000_000,
             "eval_count": b.eval_count if b.eval_count is not None else len(thoughts) + len(pieces),
         }
         if body.get("stream", True) is False:
@@ -643,13 +651,15 @@ class FakeOllama:
             return True
         await self._stream_head(writer)
         chunks = [("", t) for t in thoughts] + [(p, None) for p in pieces]
+        writing = time.perf_counter_ns()
         for i, (piece, thinking) in enumerate(chunks):
             await self._chunk(writer, self._chunk_obj(model, piece, False, thinking))
-            if b.chunk_delay_s and i + 1 < len(chunks) and not await self._pause(reader, rec, b.chunk_delay_s, None):
+            if piece_s and i + 1 < len(chunks) and not await self._pause(reader, rec, piece_s, None):
                 return False
         final = self._chunk_obj(model, "", True)
-        elapsed = time.perf_counter_ns() - started
-        final.update(stats, total_duration=elapsed, eval_duration=elapsed)
+        now = time.perf_counter_ns()
+        final.update(stats, total_duration=now - started,
+                     eval_duration=now - writing if b.output_tps else now - started)
         await self._chunk(writer, final)
         await self._send(writer, b"0\r\n\r\n")
         return True

@@ -14,13 +14,13 @@ between is not made twice, and a second ``compact --all`` after a stopped one re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..config import Policy
 from ..store import Session, Store
-from .estimate import Estimator, Pace, Speed
+from .estimate import Estimator, Pace, Speed, Work
 from .preview import plan_pass
 from .runner import PassKind
 from .select import passes_triggers
@@ -115,7 +115,7 @@ def plan_backlog(store: Store, policy: Policy, estimator: Estimator, *, order: O
     """Every summary due across the file for ``pass_``, session by session in ``order``."""
     out: list[BacklogSession] = []
     for s in due_sessions(store, policy, order, pass_, if_over=if_over, min_new=min_new):
-        plan = plan_pass(store, policy, s.id, pass_)
+        plan = plan_pass(store, policy, s.id, pass_, episodes=s.episodes)
         if not plan:
             continue
         items = tuple((p.depth, p.source_tokens) for p in plan)
@@ -150,23 +150,27 @@ BacklogEvent = BacklogProgress | BacklogEnded
 
 
 class BacklogTracker:
-    """Counts a backlog run's sessions and summaries and times what is left (:class:`Pace`)."""
+    """Counts a backlog run's sessions and summaries and times what is left: the plan less what
+    is done, at the model's speed as now known (``estimator()``: measured once the first calls are
+    in, where the plan may have started from a guess), scaled by the run's own pace (:class:`Pace`)."""
 
-    def __init__(self, backlog: Backlog, estimator: Estimator, started: float) -> None:
+    def __init__(self, backlog: Backlog, estimator: Callable[[], Estimator], started: float, policy: Policy) -> None:
         self.backlog = backlog
         self.estimator = estimator
+        self.policy = policy
         self.started = started
         self.sessions_done = 0
         self.summaries_done = 0
-        self.est_done = 0.0
         self.last_done_at = started
-        self.pace = Pace()
+        self.planned = Work()
+        for s in backlog.sessions:
+            for depth, tokens in s.items:
+                self.planned.add(policy, depth, tokens)
+        self.done = Work()
 
     def written(self, depth: int, source_tokens: int, now: float) -> None:
-        est = self.estimator.seconds(depth, source_tokens)
         self.summaries_done += 1
-        self.est_done += est
-        self.pace.add(est, now - self.last_done_at)
+        self.done.add(self.policy, depth, source_tokens)
         self.last_done_at = now
 
     def finished_session(self) -> None:
@@ -177,8 +181,10 @@ class BacklogTracker:
         planned = max(b.summaries, self.summaries_done)
         left: float | None = None
         if self.summaries_done < planned:
-            est_left = max(0.0, b.est_seconds - self.est_done)
-            per = b.est_seconds / b.summaries if b.summaries else 0.0
-            left = self.pace.left(est_left, now - self.last_done_at, per)
+            est = self.estimator()
+            est_all, est_done = est.of(self.planned), est.of(self.done)
+            pace = Pace(est_done, self.last_done_at - self.started)
+            per = est_all / b.summaries if b.summaries else 0.0
+            left = pace.left(max(0.0, est_all - est_done), now - self.last_done_at, per)
         return BacklogProgress(self.sessions_done, len(b.sessions), self.summaries_done, planned, left,
                                now - self.started)

@@ -202,6 +202,28 @@ class Estimator:
         """The sum over ``(depth, source_tokens)`` pairs."""
         return sum(self.seconds(d, t) for d, t in items)
 
+    def of(self, work: Work) -> float:
+        """:meth:`total` of the summaries ``work`` sums up (the estimate is linear in them)."""
+        if self.speed.basis == "none" or not work.summaries:
+            return 0.0
+        s = self.speed
+        return self.factor * (work.summaries * s.call_s + work.prompt / s.prompt_tps + work.output / s.output_tps)
+
+
+@dataclass(slots=True)
+class Work:
+    """Summaries summed as the estimate sees them: how many, their prompts' and their answers'
+    expected tokens. A backlog re-times what is left at a new speed from these three numbers."""
+
+    summaries: int = 0
+    prompt: int = 0
+    output: int = 0
+
+    def add(self, policy: Policy, depth: int, source_tokens: int) -> None:
+        self.summaries += 1
+        self.prompt += source_tokens + PROMPT_OVERHEAD
+        self.output += expected_size(policy, depth, source_tokens)
+
 
 @dataclass(slots=True)
 class Pace:

@@ -53,6 +53,7 @@ from .events import (
     SummaryStarted,
     SummaryWritten,
 )
+from .priority import BacklogControl, Yielded
 from .requests import condensed_request, leaf_request
 from .state import Cancelled, RunState
 
@@ -118,6 +119,8 @@ class Executor:
         self._check_error: SummariserError | None = None
         self._limits: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._speed_saved: ModelSpeed | None = None
+        self.gate: BacklogControl | None = None
+        """A backlog run's gate (``priority.py``): each summary waits at it before its call."""
 
     @property
     def check_failed(self) -> bool:
@@ -234,6 +237,8 @@ class Executor:
             parts = [self._classify(e) for e in exc.exceptions]
             failed = [p for p in parts if p[0] == "failed"]
             return failed[0] if failed else parts[0]
+        if isinstance(exc, Yielded):
+            return "cancelled", str(exc)
         if isinstance(exc, Cancelled):
             return "cancelled", None
         if isinstance(exc, (SummariserError, StoreError)):
@@ -287,6 +292,19 @@ class Executor:
             raise
         finally:
             self.cancel.detach(task)
+
+    @asynccontextmanager
+    async def gated(self, st: RunState) -> AsyncIterator[None]:
+        """A summary's call and its commit, behind a backlog's gate when this job has one: it waits
+        while interactive work or a pause holds the backlog, and yields to a promoted session."""
+        gate = self.gate
+        if gate is None or not await gate.enter(st.run.session_id):
+            yield
+            return
+        try:
+            yield
+        finally:
+            gate.leave()
 
     async def make(self, st: RunState, job: Making) -> SummaryWrite:
         """Make one summary (see the module docstring): the write for :meth:`commit`, alone or

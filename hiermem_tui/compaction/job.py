@@ -32,6 +32,7 @@ from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, Order,
 from .estimate import Estimator, Speed, known_speed, measure
 from .events import CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
 from .preview import plan_pass
+from .priority import BacklogControl
 from .runner import PassKind, Runner, RunRefused
 from .select import UnknownSession
 
@@ -132,20 +133,30 @@ class Job:
         if isinstance(ev, SummaryWritten):
             tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock())
             self.emit(tracker.progress(self.clock()))
-        elif isinstance(ev, RunFinished):
+        elif isinstance(ev, RunFinished) and ev.status != "cancelled":  # a yielded session comes again
             tracker.finished_session()
             self.emit(tracker.progress(self.clock()))
 
     # ------------------------------------------------------------------ running
-    async def run(self, work: Callable[[Runner], Awaitable[T]], *, check_first: bool = False) -> T:
+    async def run(self, work: Callable[[Runner], Awaitable[T]], *, check_first: bool = False,
+                  goes_before: BacklogControl | None = None, session_id: str | None = None) -> T:
         """``work(runner)`` with every refusal mapped to a :class:`JobError`; the backend is
         closed after, whatever happened. ``check_first``: check the backend before ``work``, as
-        a task the cancel token aborts (a cancel then records nothing)."""
+        a task the cancel token aborts (a cancel then records nothing). ``goes_before``: a backlog
+        running beside this job, held from before the first call to the end (its call in flight
+        ends first; it re-plans ``session_id`` if it was in it, ``priority.py``)."""
         backend = self.runner.summariser.backend
         try:
             if check_first:
                 await self._check()
-            return await work(self.runner)
+            if goes_before is None:
+                return await work(self.runner)
+            goes_before.hold(session_id)
+            try:
+                await goes_before.idle()
+                return await work(self.runner)
+            finally:
+                goes_before.release()
         except JobError:
             raise
         except (BackendUnavailable, ModelMissing) as exc:
@@ -182,26 +193,32 @@ class Job:
                             if_over=if_over, min_new=min_new, model=self.runner.summariser.backend.model
                             or self.settings.model)
 
-    async def backlog(self, backlog: Backlog, *, budget_s: float | None = None) -> list[Run]:
+    async def backlog(self, backlog: Backlog, *, budget_s: float | None = None,
+                      control: BacklogControl | None = None) -> list[Run]:
         """Work through ``backlog`` in its order (``parallel`` sessions at once), reporting
         :class:`~.backlog.BacklogProgress`; with ``budget_s``, stop after the summary in flight once
-        that many seconds have passed. Nothing due: no run, no server contacted."""
+        that many seconds have passed. Nothing due: no run, no server contacted. ``control``: the
+        queue and gate other threads steer it with (``priority.py``: promote, hold, pause, stop),
+        made from the plan's order when not given."""
 
         async def work(runner: Runner) -> list[Run]:
             if not backlog.sessions:
                 return []
             await runner.check()
             timed = backlog.timed(self.estimator(), runner.summariser.backend.model)
-            tracker = BacklogTracker(timed, self.estimator(), self.clock())
+            tracker = BacklogTracker(timed, self.estimator, self.clock(), runner.policy)
             self._tracker = tracker
             loop = asyncio.get_running_loop()
             timer = loop.call_later(budget_s, self._spend) if budget_s is not None else None
+            queue = control if control is not None else BacklogControl(s.id for s in timed.sessions)
+            runner.executor.gate = queue
             try:
-                runs = await runner.compact_many((s.id for s in timed.sessions), timed.pass_, skip_idle=True)
+                runs = await runner.compact_many(queue, timed.pass_, skip_idle=True, on_done=queue.session_ended)
             finally:
                 if timer is not None:
                     timer.cancel()
                 self._tracker = None
+                runner.executor.gate = None
             reason: Literal["done", "budget", "cancelled", "failed"] = "done"
             if self.budget_spent:
                 reason = "budget"

@@ -3,7 +3,8 @@
 The :class:`~.runner.Runner` runs them as a pass over a session; the
 :class:`~.remake.Remaker` runs them after superseding a whole session. Each summary goes
 through the executor's one path (:meth:`Executor.make`, then :meth:`Executor.commit` on its
-own: a pass keeps every summary as soon as it is made).
+own: a pass keeps every summary as soon as it is made), the two together behind a backlog's gate
+(:meth:`Executor.gated`) when the job has one.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ class Passes:
         """Leaves strictly in order: each one gets the previous leaf's text as context."""
         ex = self.executor
         for chunk in chunks:
-            made = await ex.make(st, Making(chunk.label(), 0, chunk.first_seq, chunk.last_seq))
-            ex.commit(st, [made])
+            async with ex.gated(st):
+                made = await ex.make(st, Making(chunk.label(), 0, chunk.first_seq, chunk.last_seq))
+                ex.commit(st, [made])
 
     async def condense(self, st: RunState) -> None:
         """Shallowest depth first, re-planned from the store after every round."""
@@ -55,7 +57,8 @@ class Passes:
 
     async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
         ex = self.executor
-        found = [ex.store.dag.get(i) for i in group.source_ids]  # planned just now; summaries are never deleted
-        sources = [(s.id, summary_item(s)) for s in found if s is not None]
-        made = await ex.make(st, Making(group.label(), group.depth, group.first_seq, group.last_seq, sources))
-        ex.commit(st, [made])
+        async with ex.gated(st):
+            found = [ex.store.dag.get(i) for i in group.source_ids]  # planned just now; summaries are never deleted
+            sources = [(s.id, summary_item(s)) for s in found if s is not None]
+            made = await ex.make(st, Making(group.label(), group.depth, group.first_seq, group.last_seq, sources))
+            ex.commit(st, [made])

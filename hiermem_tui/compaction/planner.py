@@ -31,8 +31,11 @@ wait. A pass works on the shallowest depth that has a full group.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import accumulate
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..config import Policy
@@ -124,6 +127,42 @@ def chunk_range(
     return chunks
 
 
+def chunk_tokens(first_seq: int, tokens: Sequence[int], *, budget: int, min_episodes: int,
+                 closed: bool) -> list[LeafChunk]:
+    """:func:`chunk_range`'s chunks over the contiguous run of episodes from ``first_seq`` whose
+    token counts are ``tokens``, by prefix sums: each chunk's end is found by bisection instead of
+    episode by episode, and no pair is built per episode. The same rules (``test_planner.py`` holds
+    the two equal); this one plans the whole 1M-episode file (issue 20)."""
+    counts = [t if t > 0 else 0 for t in tokens]
+    prefix = list(accumulate(counts, initial=0))
+    n = len(counts)
+    small = budget // SMALL_SHARE
+    chunks: list[LeafChunk] = []
+    i = 0
+    while i < n:
+        start = prefix[i]
+        j = i + 1  # the first episode of a chunk always joins it
+        while j < n:
+            if prefix[j + 1] - start <= budget:  # as many as fit in the budget, at once
+                j = bisect_right(prefix, start + budget, j + 1, n + 1) - 1
+            elif j - i < min_episodes and prefix[j] - start < small:  # too little to stand alone
+                j += 1
+            else:
+                break
+        if j < n:
+            chunks.append(LeafChunk(first_seq + i, first_seq + j - 1, prefix[j] - start))
+            i = j
+            continue
+        count, total, last = n - i, prefix[n] - start, first_seq + n - 1
+        if closed and count < min_episodes and total < small and chunks:
+            prev = chunks.pop()  # a trivial leftover of a hole joins the chunk before it
+            chunks.append(LeafChunk(prev.first_seq, last, prev.tokens + total))
+        elif closed or count >= min_episodes or total >= budget:
+            chunks.append(LeafChunk(first_seq + i, last, total))
+        break
+    return chunks
+
+
 SMALL_SHARE = 4
 """A chunk under ``leaf_min_episodes`` episodes and under 1/SMALL_SHARE of the budget is too little
 to summarise on its own: the next episode joins it even past the budget (the prompt shows long
@@ -182,39 +221,75 @@ def plan_condense(spans: Sequence[SummarySpan], fanout: int) -> list[CondenseGro
     return []
 
 
-def _apply(spans: list[SummarySpan], groups: Sequence[CondenseGroup], tag: str) -> list[SummarySpan]:
-    """The spans after ``groups`` were condensed (a simulation for counting, ids synthetic)."""
-    parent_of: dict[str, str] = {}
-    new: list[SummarySpan] = []
-    by_id = {s.id: s for s in spans}
-    for n, g in enumerate(groups):
-        pid = f"{tag}{n}"
-        srcs = [by_id[i] for i in g.source_ids]
-        for i in g.source_ids:
-            parent_of[i] = pid
-        new.append(SummarySpan(
-            pid, g.depth, "condensed", "normal", g.first_seq, g.last_seq, sum(s.tokens for s in srcs), None,
-            min(s.start_at for s in srcs), max(s.end_at for s in srcs),
-        ))
-    return [replace(s, parent_id=parent_of[s.id]) if s.id in parent_of else s for s in spans] + new
+class _Node:
+    """A summary in a simulated condensation: where it is, its tokens, whether it has a parent."""
+
+    __slots__ = ("id", "first_seq", "last_seq", "tokens", "parented")
+
+    def __init__(self, id: str, first_seq: int, last_seq: int, tokens: int, parented: bool) -> None:
+        self.id, self.first_seq, self.last_seq, self.tokens, self.parented = id, first_seq, last_seq, tokens, parented
+
+
+def _level_groups(level: Sequence[_Node], fanout: int) -> list[list[_Node]]:
+    """:func:`groups_at_depth` over one depth's nodes (sorted by coverage)."""
+    groups: list[list[_Node]] = []
+    run: list[_Node] = []
+
+    def close() -> None:
+        groups.extend(run[k:k + fanout] for k in range(0, len(run) - fanout + 1, fanout))
+
+    for node in level:
+        if node.parented or (run and node.first_seq != run[-1].last_seq + 1):
+            close()
+            run = []
+        if not node.parented:
+            run.append(node)
+    close()
+    return groups
+
+
+def _simulate(spans: Sequence[SummarySpan], fanout: int, estimate: Callable[[int, int], int] | None
+              ) -> list[tuple[CondenseGroup, int]]:
+    """Every condensation a pass would make, in order, each with its source tokens; a made
+    summary carries ``estimate(depth, source_tokens)`` (None: the sum, for counting). The same
+    rounds as :func:`plan_condense` applied until nothing is due, on small mutable nodes kept per
+    depth: a round touches only the depth it condenses and the one above it."""
+    levels: dict[int, list[_Node]] = {}
+    for s in spans:
+        levels.setdefault(s.depth, []).append(_Node(s.id, s.first_seq, s.last_seq, s.tokens, s.parent_id is not None))
+    by_seq = itemgetter(0)
+    for depth, level in levels.items():
+        levels[depth] = [n for _, n in sorted(((n.first_seq, n) for n in level), key=by_seq)]
+    out: list[tuple[CondenseGroup, int]] = []
+    rounds = 0
+    while True:
+        found = next(((d, g) for d in sorted(levels) if (g := _level_groups(levels[d], fanout))), None)
+        if found is None:
+            return out
+        depth, groups = found
+        above = levels.setdefault(depth + 1, [])
+        for n, part in enumerate(groups):
+            tokens = sum(p.tokens for p in part)
+            group = CondenseGroup(depth + 1, tuple(p.id for p in part), part[0].first_seq, part[-1].last_seq)
+            out.append((group, tokens))
+            for p in part:
+                p.parented = True
+            made = tokens if estimate is None else estimate(group.depth, tokens)
+            above.append(_Node(f"~sim{rounds}_{n}", group.first_seq, group.last_seq, made, False))
+        above.sort(key=lambda node: node.first_seq)
+        rounds += 1
 
 
 def count_condensations(spans: Sequence[SummarySpan], fanout: int) -> int:
     """How many summaries a condensation pass would write, by simulating it."""
-    state = list(spans)
-    total = 0
-    rounds = 0
-    while groups := plan_condense(state, fanout):
-        total += len(groups)
-        state = _apply(state, groups, f"~sim{rounds}_")
-        rounds += 1
-    return total
+    return len(_simulate(spans, fanout, None))
 
 
-def leaf_spans(chunks: Sequence[LeafChunk]) -> list[SummarySpan]:
-    """Synthetic spans for planned leaves, so a full pass can be counted before it runs."""
+def leaf_spans(chunks: Sequence[LeafChunk], sizes: Sequence[int] | None = None) -> list[SummarySpan]:
+    """Synthetic spans for planned leaves, so a full pass can be counted (or timed: ``sizes``, each
+    leaf's expected tokens) before it runs."""
     return [
-        SummarySpan(f"~leaf{i}", 0, "leaf", "normal", c.first_seq, c.last_seq, 0, None, "", "")
+        SummarySpan(f"~leaf{i}", 0, "leaf", "normal", c.first_seq, c.last_seq, sizes[i] if sizes else 0, None, "", "")
         for i, c in enumerate(chunks)
     ]
 
@@ -232,18 +307,7 @@ def simulate_condensations(
     ``estimate(depth, source_tokens)`` is the size a summary of that depth will have; the
     simulated summaries carry it, so the next depth's sources add up realistically.
     """
-    state = list(spans)
-    out: list[tuple[CondenseGroup, int]] = []
-    rounds = 0
-    while groups := plan_condense(state, fanout):
-        by_id = {s.id: s for s in state}
-        sized = [(g, sum(by_id[i].tokens for i in g.source_ids)) for g in groups]
-        out.extend(sized)
-        state = _apply(state, groups, f"~sim{rounds}_")
-        sizes = {f"~sim{rounds}_{n}": estimate(g.depth, tokens) for n, (g, tokens) in enumerate(sized)}
-        state = [replace(s, tokens=sizes[s.id]) if s.id in sizes else s for s in state]
-        rounds += 1
-    return out
+    return _simulate(spans, fanout, estimate)
 
 
 class Planner:
@@ -257,12 +321,14 @@ class Planner:
         self.store = store
         self.policy = policy
 
-    def leaf(self, session_id: str) -> list[LeafChunk]:
-        """The leaf chunks due now."""
-        session = self.store.sessions.get(session_id)
-        if session is None:
-            return []
-        return self._chunks(session_id, self.store.dag.unsummarised_ranges(session_id), session.episodes)
+    def leaf(self, session_id: str, episodes: int | None = None) -> list[LeafChunk]:
+        """The leaf chunks due now (``episodes``: the session's count, when the caller has its row)."""
+        if episodes is None:
+            session = self.store.sessions.get(session_id)
+            if session is None:
+                return []
+            episodes = session.episodes
+        return self._chunks(session_id, self.store.dag.unsummarised_ranges(session_id, episodes), episodes)
 
     def session_leaves(self, session_id: str) -> list[LeafChunk]:
         """The leaf chunks a whole-session re-summarise would make (every episode outside the
@@ -285,6 +351,10 @@ class Planner:
         return plan_condense(self.store.dag.spans(session_id), self.policy.condense_fanout)
 
     def _chunks(self, session_id: str, gaps: Sequence[tuple[int, int]], episodes: int) -> list[LeafChunk]:
-        ranges = eligible_ranges(gaps, episodes, self.policy.fresh_tail)
-        rows = ((r, self.store.episodes.token_counts(session_id, r.first_seq, r.last_seq)) for r in ranges)
-        return plan_leaf_chunks(rows, self.policy)
+        p = self.policy
+        chunks: list[LeafChunk] = []
+        for r in eligible_ranges(gaps, episodes, p.fresh_tail):
+            tokens = self.store.episodes.token_list(session_id, r.first_seq, r.last_seq)
+            chunks += chunk_tokens(r.first_seq, tokens, budget=p.leaf_chunk_tokens, min_episodes=p.leaf_min_episodes,
+                                   closed=r.closed)
+        return chunks

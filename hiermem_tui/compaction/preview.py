@@ -9,7 +9,7 @@ what the summaries below them are expected to be (their targets, which scale wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..config import Policy
@@ -42,32 +42,29 @@ class PlannedSummary:
 
 def plan_pass(
     store: Store, policy: Policy, session_id: str, pass_: PassKind, *, estimator: Estimator | None = None,
+    episodes: int | None = None,
 ) -> list[PlannedSummary]:
     """What a ``pass_`` over the session would make now, each summary timed by ``estimator``
-    (None: no times). Never contacts a model."""
+    (None: no times). Never contacts a model. ``episodes``: the session's count, when the caller
+    read its row already (the backlog, a page of sessions at a time)."""
 
     def seconds(depth: int, tokens: int) -> float | None:
         return None if estimator is None else estimator.seconds(depth, tokens)
 
-    chunks = planner.Planner(store, policy).leaf(session_id) if pass_ in ("leaf", "full") else []
+    chunks = planner.Planner(store, policy).leaf(session_id, episodes) if pass_ in ("leaf", "full") else []
     out = [
         PlannedSummary(0, c.first_seq, c.last_seq, c.tokens, seconds(0, c.tokens))
         for c in chunks
     ]
     if pass_ == "leaf":
         return out
-    spans: list[SummarySpan] = [*store.dag.spans(session_id), *planner.leaf_spans(chunks)]
-    sizes = {f"~leaf{i}": expected_size(policy, 0, c.tokens) for i, c in enumerate(chunks)}
-    spans = [s if s.id not in sizes else _sized(s, sizes[s.id]) for s in spans]
+    sizes = [expected_size(policy, 0, c.tokens) for c in chunks]
+    spans: list[SummarySpan] = [*store.dag.spans(session_id), *planner.leaf_spans(chunks, sizes)]
     for group, tokens in planner.simulate_condensations(
         spans, policy.condense_fanout, lambda depth, src: expected_size(policy, depth, src)
     ):
         out.append(PlannedSummary(group.depth, group.first_seq, group.last_seq, tokens, seconds(group.depth, tokens)))
     return out
-
-
-def _sized(span: SummarySpan, tokens: int) -> SummarySpan:
-    return replace(span, tokens=tokens)
 
 
 def total_seconds(plan: list[PlannedSummary]) -> float | None:

@@ -124,9 +124,11 @@ class Runner:
         return await self.executor.execute(session_id, pass_, None, planned, body, [c.tokens for c in chunks])
 
     async def compact_many(
-        self, session_ids: Iterable[str], pass_: PassKind = "full", *, skip_idle: bool = False
+        self, session_ids: Iterable[str], pass_: PassKind = "full", *, skip_idle: bool = False,
+        on_done: Callable[[str], None] | None = None,
     ) -> list[Run]:
         """Compact sessions, up to ``parallel`` at once; runs are returned in input order.
+        ``on_done(session_id)`` after each session however it ended (a backlog's control counts them).
 
         After a cancel, or a run failing because the server went away, no further session starts.
         A failed backend check is raised as itself (not as an exception group).
@@ -140,7 +142,11 @@ class Runner:
             for i, sid in it:  # one shared iterator: workers take the next session in turn
                 if ex.cancel.cancelled or ex.stop_job:
                     return
-                run = await self.compact(sid, pass_, skip_idle=skip_idle)
+                try:
+                    run = await self.compact(sid, pass_, skip_idle=skip_idle)
+                finally:
+                    if on_done is not None:
+                        on_done(sid)
                 if run is not None:
                     out.append((i, run))
 

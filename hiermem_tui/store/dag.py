@@ -204,10 +204,15 @@ class Dag:
             cur = nxt
         return [*reversed(older), s, *newer]
 
-    def unsummarised_ranges(self, session_id: str) -> list[tuple[int, int]]:
-        """Seq ranges of episodes under no active leaf, in order."""
-        session = self.sessions.get(session_id)
-        if session is None or session.episodes == 0:
+    def unsummarised_ranges(self, session_id: str, episodes: int | None = None) -> list[tuple[int, int]]:
+        """Seq ranges of episodes under no active leaf, in order (``episodes``: the session's count,
+        when the caller has its row already)."""
+        if episodes is None:
+            session = self.sessions.get(session_id)
+            if session is None:
+                return []
+            episodes = session.episodes
+        if episodes == 0:
             return []
         gaps: list[tuple[int, int]] = []
         nxt = 0
@@ -219,8 +224,8 @@ class Dag:
             if first > nxt:
                 gaps.append((nxt, first - 1))
             nxt = max(nxt, last + 1)
-        if nxt <= session.episodes - 1:
-            gaps.append((nxt, session.episodes - 1))
+        if nxt <= episodes - 1:
+            gaps.append((nxt, episodes - 1))
         return gaps
 
     # ------------------------------------------------------------------ writes

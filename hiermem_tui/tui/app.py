@@ -27,9 +27,16 @@ from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.store.search_index import BATCH, build_search_index
 from hiermem_tui.tui.app_base import AppBase, Clock
+from hiermem_tui.tui.backlog_run import BacklogController
+from hiermem_tui.tui.backlog_view import BacklogRunState
 from hiermem_tui.tui.keymap import app_bindings, keymap_problems
 from hiermem_tui.tui.live import StoreFollower
 from hiermem_tui.tui.messages import (
+    BacklogBegan,
+    BacklogFinished,
+    BacklogMoved,
+    BacklogWaiting,
+    BacklogWrote,
     BackendProbed,
     IndexProgress,
     OpenSession,
@@ -89,7 +96,7 @@ class HiermemApp(AppBase):
 
     def __init__(
         self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
-        follow: bool = True, index_search: bool = False,
+        follow: bool = True, index_search: bool = False, plan_backlog: bool = False,
     ) -> None:
         super().__init__()
         self.store = store
@@ -98,10 +105,12 @@ class HiermemApp(AppBase):
         self._probe_enabled = probe_backend
         self._follow = follow
         self._index_search = index_search
+        self._plan_backlog = plan_backlog
         self._store_threads: list[threading.Event] = []
         self.last_input_at = 0.0
         self.nav = Navigator(self)
         self.runs = RunController(self, announce_changes=not follow)
+        self.backlog = BacklogController(self)
         self.planner = RunPlanner(self)
         self.follower = StoreFollower(self)
         self._masked: dict[str, str] = {}
@@ -129,6 +138,9 @@ class HiermemApp(AppBase):
         if self._index_search and not self.store.readonly:
             # after the first frame: the build would otherwise compete with it for the cores
             self.call_after_refresh(self._index_in_background)
+        if self._plan_backlog:
+            # after the first frame too; then the app says what is waiting ("380 summaries waiting, ~3 h 10 m")
+            self.call_after_refresh(lambda: self.backlog.plan_waiting(say=True))
 
     # ------------------------------------------------------------------ search index
     @work(thread=True, exclusive=True, group="app-index", exit_on_error=False)
@@ -270,11 +282,17 @@ class HiermemApp(AppBase):
             self.backend_probing = False
         elif event.worker.group == "compaction":
             self.runs.worker_changed(event)
+        elif event.worker.group == "backlog" and event.state == WorkerState.ERROR:
+            self.backlog_run = None
+            self.backlog.control = None
+            self.notify(f"The backlog's worker stopped: {event.worker.error}", title="Backlog failed",
+                        severity="error", markup=False)
 
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
         background index build stops after its batch (cancelled with the other workers), and quitting
-        waits for it, so the store is never closed under it."""
+        waits for it, so the store is never closed under it. A backlog stops after its call in flight."""
+        await self.backlog.shutdown()
         await self.runs.shutdown()
         self.workers.cancel_group(self, "app-index")
         for finished in self._store_threads:
@@ -307,6 +325,27 @@ class HiermemApp(AppBase):
     def on_run_not_started(self, message: RunNotStarted) -> None:
         self.runs.not_started(message)
 
+    # ------------------------------------------------------------------ the backlog's messages (from its worker)
+    def watch_backlog_run(self, old: BacklogRunState | None, new: BacklogRunState | None) -> None:
+        changed = (old is None) != (new is None) or (old is not None and new is not None and old.phase != new.phase)
+        if changed and self.screen_stack:  # (none left while the app quits and the backlog stops)
+            self.refresh_bindings()  # B starts, pauses or resumes; ctrl+x only while one runs
+
+    def on_backlog_waiting(self, message: BacklogWaiting) -> None:
+        self.backlog.waiting_planned(message)
+
+    def on_backlog_began(self, message: BacklogBegan) -> None:
+        self.backlog.began(message)
+
+    def on_backlog_moved(self, message: BacklogMoved) -> None:
+        self.backlog.moved(message)
+
+    def on_backlog_wrote(self, message: BacklogWrote) -> None:
+        self.backlog.wrote(message)
+
+    def on_backlog_finished(self, message: BacklogFinished) -> None:
+        self.backlog.finished(message)
+
     # ------------------------------------------------------------------ navigation
     def open_session(self, session_id: str) -> None:
         """Show one session (for the CLI's ``--session`` and for tests)."""
@@ -323,10 +362,37 @@ class HiermemApp(AppBase):
         """
         if message.broadcast:
             return
+        self.backlog.replan(message.session_ids)
         for screen in self.screen_stack:
             screen.post_message(SessionsChanged(message.session_ids, broadcast=True))
 
     # ------------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The backlog's keys: ``B`` starts it, then pauses and resumes it; ``ctrl+x`` while it runs."""
+        state = self.backlog_run
+        if action == "backlog":
+            return state is None
+        if action == "backlog_pause":
+            return state is not None and state.phase in ("planning", "running")
+        if action == "backlog_resume":
+            return state is not None and state.phase == "paused"
+        if action == "backlog_stop":
+            return state is not None and state.phase != "stopping"
+        return True
+
+    def action_backlog(self) -> None:
+        self.backlog.request()
+
+    def action_backlog_pause(self) -> None:
+        self.backlog.pause()
+
+    def action_backlog_resume(self) -> None:
+        self.backlog.resume()
+
+    def action_backlog_stop(self) -> None:
+        if self.backlog.stop():
+            self.notify("Stopping the backlog after the call in flight (it is kept).", timeout=3)
+
     def action_help(self) -> None:
         self.nav.help()
 
@@ -361,6 +427,20 @@ class HiermemApp(AppBase):
         if self.run_state is not None:
             yield PaletteCommand("Cancel the run", f"Stop the {self.run_state.job.label.lower()} (finished summaries "
                                  "are kept)", self.runs.cancel, "esc")
+        state = self.backlog_run
+        if state is None:
+            waiting = self.backlog_waiting
+            what = f": {waiting.line()}" if waiting is not None else ""
+            yield PaletteCommand("Compact everything", f"Summarise what is due in every session, in the background{what}",
+                                 self.action_backlog, "B")
+        else:
+            if state.phase == "paused":
+                yield PaletteCommand("Resume the backlog", "Go on compacting in the background",
+                                     self.action_backlog_resume, "B")
+            else:
+                yield PaletteCommand("Pause the backlog", "After the call in flight", self.action_backlog_pause, "B")
+            yield PaletteCommand("Stop the backlog", "After the call in flight (kept); B starts it again later",
+                                 self.action_backlog_stop, "ctrl+x")
         yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
         yield PaletteCommand("Prompts", "See and edit what the model is asked, per depth and tier", self.action_prompts,
                              "f3")
@@ -374,13 +454,15 @@ class HiermemApp(AppBase):
 
 
 def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
-             follow: bool = True, index_search: bool = False) -> HiermemApp:
+             follow: bool = True, index_search: bool = False, plan_backlog: bool = False) -> HiermemApp:
     """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
 
     ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
     ``follow=False``: do not watch the file for other writers (snapshots are still pictures).
     ``index_search``: build what the search index lacks in the background from the start (the CLI
-    does; tests that are not about it leave the file as they made it).
+    does; tests that are not about it leave the file as they made it). ``plan_backlog``: plan what is
+    waiting across the file after the first frame and say it (the CLI does; the state column shows
+    ``·`` until a plan is there).
     """
     return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow,
-                      index_search=index_search)
+                      index_search=index_search, plan_backlog=plan_backlog)

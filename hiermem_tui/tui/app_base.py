@@ -11,6 +11,7 @@ This module imports Textual, the settings and nothing else of ours at run time; 
 
 from __future__ import annotations
 
+import threading
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
     from hiermem_tui.backend_status import BackendStatus
     from hiermem_tui.store import Store
+    from hiermem_tui.tui.backlog_run import BacklogController
+    from hiermem_tui.tui.backlog_view import BacklogRunState, Waiting
     from hiermem_tui.tui.live import StoreFollower
     from hiermem_tui.tui.navigation import Navigator
     from hiermem_tui.tui.run_job import RunProgress
@@ -39,7 +42,7 @@ class AppBase(App[None]):
     """What every screen and widget may use of the app (``self.app``, typed by ``getters.app``).
 
     The app owns ``store``, ``clock`` (now, for relative dates), ``nav`` (every screen it opens),
-    ``runs`` (the compaction run), ``planner`` (what a run would do, before it starts) and
+    ``runs`` (the compaction run), ``backlog`` (compacting everything in the background), ``planner`` (what a run would do, before it starts) and
     ``follower`` (commits by other processes); its reactives below are what indicators watch.
     """
 
@@ -53,11 +56,16 @@ class AppBase(App[None]):
     """The compaction run going now (None: none); run indicators draw it."""
     index_progress: var[tuple[int, int] | None] = var(None)
     """The search index being built in the background: (rows done, rows in all); None when none is."""
+    backlog_waiting: var[Waiting | None] = var(None)
+    """What is due across the file, per session, as last planned (None: not planned yet)."""
+    backlog_run: var[BacklogRunState | None] = var(None)
+    """The backlog compacting in the background (None: none); its indicator and the state column draw it."""
 
     store: Store
     clock: Clock
     nav: Navigator
     runs: RunController
+    backlog: BacklogController
     planner: RunPlanner
     follower: StoreFollower
     last_input_at: float
@@ -74,6 +82,10 @@ class AppBase(App[None]):
     @abstractmethod
     def shown_names(self, names: Sequence[str]) -> list[str]:
         """Names (keywords, lost or made-up names) as the screen shows them."""
+
+    @abstractmethod
+    def store_thread(self) -> threading.Event:
+        """For a worker thread that uses the store: set the event when done with it (quitting waits)."""
 
     @abstractmethod
     def refresh_backend(self) -> Worker[None] | None:

@@ -25,6 +25,11 @@ def app_bindings() -> list[BindingType]:
         Binding("f4", "toggle_mask_secrets", "Mask secrets on screen", show=False, id="app.mask_secrets"),
         Binding("ctrl+r", "refresh_backend", "Re-check backend", show=False, id="app.refresh_backend"),
         Binding("ctrl+t", "next_theme", "Next theme", show=False, id="app.next_theme"),
+        # one key for the backlog: start it (the dialog), then pause and resume it; only one of the three is on
+        Binding("B", "backlog", "Compact everything", show=False, key_display="B", id="app.backlog"),
+        Binding("B", "backlog_pause", "Pause backlog", key_display="B", id="app.backlog_pause"),
+        Binding("B", "backlog_resume", "Resume backlog", key_display="B", id="app.backlog_resume"),
+        Binding("ctrl+x", "backlog_stop", "Stop backlog", id="app.backlog_stop"),
     ]
 
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from hiermem_tui.backend_status import BackendStatus
+    from hiermem_tui.compaction.backlog import Backlog, BacklogProgress
+    from hiermem_tui.compaction.priority import BacklogControl
     from hiermem_tui.compaction.events import (
         RunFinished,
         RunStarted,
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from hiermem_tui.importers.discover import Source
     from hiermem_tui.search import SearchResult
     from hiermem_tui.store.health import DoctorRecord
+    from hiermem_tui.tui.backlog_view import Waiting
     from hiermem_tui.tui.run_job import RunJob
     from hiermem_tui.tui.run_plans import PlanPreview
 
@@ -161,6 +164,55 @@ class RunNotStarted(Message):
 # answer to an older request (a query typed over) is recognised and dropped.
 
 
+# ---------------------------------------------------------------- the backlog in the background
+# Posted from the backlog's thread worker (tui/backlog_run.py); each carries its job's number, so
+# what an earlier backlog reports late is dropped.
+
+
+@dataclass
+class BacklogWaiting(Message):
+    """What is waiting across the file was planned (``say``: tell the user, at start or after an import)."""
+
+    waiting: Waiting
+    say: bool = False
+
+
+@dataclass
+class BacklogBegan(Message):
+    """The backlog was planned and starts; ``control`` is how the app steers it (thread-safe)."""
+
+    job: int
+    steer: BacklogControl
+    sessions: int
+    summaries: int
+
+
+@dataclass
+class BacklogMoved(Message):
+    """A summary was written (``progress``), or the queue, the running sessions or the pause changed."""
+
+    job: int
+    progress: BacklogProgress | None
+
+
+@dataclass
+class BacklogWrote(Message):
+    """The backlog wrote a summary of ``session_id`` (screens re-read it)."""
+
+    job: int
+    session_id: str
+
+
+@dataclass
+class BacklogFinished(Message):
+    """The backlog ended: ``done``, ``budget``, ``cancelled`` (stopped) or ``failed`` (``error`` says why)."""
+
+    job: int
+    reason: str
+    progress: BacklogProgress | None
+    error: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
     """What a search worker found: the result and the titles of the sessions in it."""
@@ -203,6 +255,15 @@ class PlanReady(Message):
     """The run dialog's worker read what each action would make (the dry-run plan)."""
 
     preview: PlanPreview
+
+
+@dataclass
+class BacklogPlanReady(Message):
+    """The run dialog's worker planned the backlog (every session, in the order and over the size asked)."""
+
+    plan: Backlog
+    ticket: int
+    """Which of the dialog's plans it is (an older one is dropped)."""
 
 
 @dataclass

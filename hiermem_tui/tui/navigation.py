@@ -47,8 +47,9 @@ class Navigator:
 
     # ------------------------------------------------------------------ full screens
     def session(self, session_id: str) -> None:
-        """Show one session."""
+        """Show one session (a backlog running in the background takes it next)."""
         self.app.push_screen(SessionScreen(session_id))
+        self.app.backlog.promote(session_id)
 
     def search(self, session_id: str | None = None) -> None:
         """The search screen, over every session or (from a session) over that one."""

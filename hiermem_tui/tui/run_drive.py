@@ -8,11 +8,13 @@ from the engine's frozen events, so it needs nothing of the app but ``post_messa
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from textual.message import Message
 
 from hiermem_tui.compaction import (
     CancelToken,
+    PassKind,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -23,6 +25,7 @@ from hiermem_tui.compaction import (
     SummaryWritten,
 )
 from hiermem_tui.compaction.job import Job, JobError, JobEvent
+from hiermem_tui.compaction.priority import BacklogControl
 from hiermem_tui.store import Run, Store
 from hiermem_tui.tui.messages import (
     RunAttempted,
@@ -54,9 +57,11 @@ def wrap_event(job: RunJob, event: RunEvent) -> Message:
     return RunEnded(job, event)
 
 
-async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callable[[Message], object]) -> Run | None:
+async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callable[[Message], object], *,
+                    goes_before: BacklogControl | None = None) -> Run | None:
     """Run ``job`` to its end on the current loop through the engine's :class:`Job` (which checks
-    the backend first, cancellably, and closes it); every outcome is posted as a message."""
+    the backend first, cancellably, and closes it); every outcome is posted as a message.
+    ``goes_before``: the backlog running in the background, held while this job runs."""
     def on_event(event: JobEvent) -> None:
         if isinstance(event, _RUN_EVENTS):
             post(wrap_event(job, event))
@@ -72,13 +77,14 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
                 post(RunNotStarted(job, "Nothing to repair: no fallback, no summary under the fidelity threshold, "
                                         "no missing pin.", "information", "Nothing to do"))
             return repaired
-        run = await runner.compact(job.session_id, job.action, skip_idle=True)
+        run = await runner.compact(job.session_id, cast(PassKind, job.action), skip_idle=True)
         if run is None:
             post(RunNotStarted(job, nothing_due(job.action), "information", "Nothing to do"))
         return run
 
     try:
-        return await Job(store, job.settings, on_event=on_event, cancel=cancel).run(work, check_first=True)
+        return await Job(store, job.settings, on_event=on_event, cancel=cancel).run(
+            work, check_first=True, goes_before=goes_before, session_id=job.session_id)
     except JobError as exc:
         title = f"{job.label} failed" if exc.kind == "unexpected" else exc.title
         post(RunNotStarted(job, exc.message, exc.severity, title))

@@ -17,7 +17,7 @@ from hiermem_tui.textsafe import one_line
 if TYPE_CHECKING:
     from hiermem_tui.compaction.events import TierCounts
 
-RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session", "repair"]
+RunAction = Literal["leaf", "condense", "full", "resummarize-summary", "resummarize-session", "repair", "backlog"]
 PASSES: tuple[RunAction, ...] = ("leaf", "condense", "full")
 ACTION_LABELS: dict[str, str] = {
     "leaf": "Leaf pass",
@@ -26,6 +26,7 @@ ACTION_LABELS: dict[str, str] = {
     "resummarize-summary": "Re-summarise",
     "resummarize-session": "Session re-summarise",
     "repair": "Repair",
+    "backlog": "Compact everything",
 }
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.compaction import PassKind, Runner, planner
+from hiermem_tui.compaction.backlog import Backlog, Order, plan_backlog
 from hiermem_tui.compaction.check import check_session, pins_missing, repair_targets, repair_trees
 from hiermem_tui.compaction.estimate import Estimator, Speed, speed_offline
 from hiermem_tui.compaction.preview import PlannedSummary, plan_pass
@@ -122,6 +123,20 @@ class RunPlanner:
         settings = self.app.settings
         estimator = Estimator(engine_speed(self.app.store, opt), settings.policy, settings.summary_format)
         return estimator.speed, [estimator.seconds(item.depth, item.source_tokens) for item in plan]
+
+    def backlog(self, order: Order, pass_: PassKind, if_over: int | None) -> Backlog:
+        """Every summary due across the file (from a worker thread: it reads every session's plan)."""
+        store, settings = self.app.store, self.app.settings
+        estimator = Estimator(speed_offline(store.speeds, settings.backend, settings.model), settings.policy,
+                              settings.summary_format)
+        return plan_backlog(store, settings.policy, estimator, order=order, pass_=pass_, if_over=if_over,
+                            model=settings.model)
+
+    def backlog_estimate(self, plan: Backlog, opt: EngineOption | None) -> tuple[Speed, float]:
+        """The speed of ``opt``'s model and the backlog's model time at it (the one estimator)."""
+        settings = self.app.settings
+        estimator = Estimator(engine_speed(self.app.store, opt), settings.policy, settings.summary_format)
+        return estimator.speed, sum(estimator.total(s.items) for s in plan.sessions)
 
     async def probe(self) -> BackendStatus:
         """Ask the configured Ollama server for its models now (the dialog's own, fresh probe)."""

@@ -168,7 +168,8 @@ class RunController:
         """The worker thread: the job on its own event loop; everything it tells the app is a message."""
         app = self.app
         try:
-            asyncio.run(drive_job(app.store, job, cancel, app.post_message))
+            # a backlog running in the background lets this job go before its next call
+            asyncio.run(drive_job(app.store, job, cancel, app.post_message, goes_before=app.backlog.control))
         finally:
             app.store.release_thread()
             done.set()
@@ -216,13 +217,15 @@ class RunController:
             rate = ev.tokens_per_s if ev.tokens_per_s is not None else state.tokens_per_s
             self.app.run_state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers,
                                          tokens_per_s=rate, attempt="", done_at=time.monotonic(), call=None)
-        if self.announce_changes:
-            self._store_changed(ev.session_id)
+        self.store_changed(ev.session_id)
 
-    def _store_changed(self, session_id: str) -> None:
+    def store_changed(self, session_id: str) -> None:
         """Tell the screens (tree, map, sessions list) at most every ``CHANGED_EVERY_S``: a fast
-        run writes several summaries a second, and each broadcast re-reads pages."""
+        run writes several summaries a second, and each broadcast re-reads pages. Only when the app does
+        not follow the file (its follower tells them otherwise); the backlog's writes come here too."""
         app = self.app
+        if not self.announce_changes:
+            return
         if self._changed_timer is not None:
             return
         wait = CHANGED_EVERY_S - (time.monotonic() - self._changed_at)

@@ -18,6 +18,7 @@ from hiermem_tui.backend_status import BackendStatus
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
+from hiermem_tui.tui.backlog_view import BacklogRunState, Waiting
 from hiermem_tui.tui.screens.help import HelpScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
@@ -83,6 +84,26 @@ def test_sessions_screen_with_data(snap_compare, in_tmp: Path) -> None:
         await pilot.press("j")
         await wait_for(pilot, lambda: table.cursor_row == 1)
         await wait_until_shown(pilot, "● Ollama 0.9.6 · llama3.2:latest (loaded)", "id beta · source chatgpt", "⏎ Open")
+
+    assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=run_before)
+    store.close()
+
+
+def test_sessions_screen_with_a_backlog_in_the_background(snap_compare, in_tmp: Path) -> None:
+    """The state column (up to date · N waiting · queued · next · running) and the backlog's line."""
+    store = build_db(Path("hiermem.db"), [*STANDARD, *MORE])
+
+    async def run_before(pilot: Pilot) -> None:
+        app = pilot.app
+        assert isinstance(app, HiermemApp)
+        await _table(pilot, 8)
+        app.backend_state = OK_BACKEND
+        app.backlog_waiting = Waiting({"delta": 3, "eta": 4, "epsilon": 2, "alpha": 1}, 10, 1234.0, guess=False)
+        app.backlog_run = BacklogRunState(1, "running", running=("delta",), queued=frozenset({"eta", "epsilon"}),
+                                          next_up="eta", sessions_done=1, sessions=4, summaries_done=2,
+                                          summaries=12, left_s=1100.0)
+        await wait_until_shown(pilot, "State", "running", "queued",
+                               "Backlog ▶ 2/12 summaries", "Stop backlog")
 
     assert snap_compare(_app(store, in_tmp), terminal_size=SIZE, run_before=run_before)
     store.close()

@@ -104,8 +104,12 @@ async def test_a_typed_path_joins_the_list_ticked(settings: Settings, empty_stor
         await wait_for_text(pilot, "Added 1 source from the path (ticked)", "1 of 4 ticked", "chats [1].json")
         screen.query_one("#import-start").focus()
         await pilot.press("enter")  # the button
-        await wait_for_text(pilot, "Done: 2 new sessions, 4 episodes added", "(openwebui): 2 session(s), 2 new")
+        await wait_for_text(pilot, "Done: 2 new sessions, 4 episodes added", "(openwebui): 2 session(s), 2 new",
+                            "B compacts everything in the background")
         assert {s.source for s in empty_store.sessions.each()} == {"openwebui"}
+        # the import is followed by a plan of what is waiting (said when anything is: here the chats are too short)
+        await wait_for(pilot, lambda: app.backlog_waiting is not None)
+        assert app.backlog_waiting is not None and app.backlog_waiting.summaries == 0
 
 
 async def test_a_read_only_database_imports_nothing(settings: Settings, tmp_path: Path, home: Path) -> None:

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from hiermem_tui.compaction.backlog import BacklogEnded, BacklogProgress, plan_backlog
+from hiermem_tui.compaction.backlog import (
+    Backlog,
+    BacklogEnded,
+    BacklogProgress,
+    BacklogSession,
+    BacklogTracker,
+    plan_backlog,
+)
 from hiermem_tui.compaction.estimate import Estimator, Speed
 from hiermem_tui.compaction.job import Job, JobError
 from hiermem_tui.config import Settings
@@ -169,3 +176,26 @@ def test_the_estimate_is_never_unknown_and_notes_cost_more_than_one_call(tokeniz
     with Store.open(db, tokenizer=tokenizer) as store:
         plan = plan_backlog(store, SMALL, notes)
     assert plan.est_seconds > 0 and all(s.est_seconds > 0 for s in plan.sessions)
+
+
+def test_the_time_left_follows_the_speed_once_it_is_measured_and_the_runs_own_pace() -> None:
+    """The tracker re-times what is left at the speed the estimator now knows (a plan made from a
+    guess, then the model measured), scaled by the run's pace: here the run goes exactly at the
+    measured speed, so what is left is that speed's estimate of the rest."""
+    items = ((0, 3000), (0, 3000), (1, 1200), (0, 800))
+    guess = Estimator(Speed.guess("qwen2.5:7b"), SMALL, "plain")
+    backlog = Backlog("newest", "full", "m", guess.speed, (BacklogSession("a", "a", items, guess.total(items)),))
+    measured = Estimator(Speed(3000.0, 30.0, 0.2, "measured", 5), SMALL, "plain")
+    now: list[Estimator] = [guess]
+    tracker = BacklogTracker(backlog, lambda: now[0], 0.0, SMALL)
+    first = measured.seconds(*items[0])
+    tracker.written(*items[0], now=first)  # the first summary took what the measured speed says
+    at_guess = tracker.progress(first).left_s
+    now[0] = measured
+    at_measured = tracker.progress(first).left_s
+    rest = sum(measured.seconds(d, t) for d, t in items[1:])
+    assert at_measured == pytest.approx(rest, rel=1e-6)
+    assert at_guess is not None and at_guess != pytest.approx(rest, rel=0.2)  # the guess's shape was off
+    tracker.written(*items[1], now=2 * first * 2)  # the run slows to half the speed: what is left doubles
+    slow = tracker.progress(4 * first).left_s
+    assert slow == pytest.approx(2 * sum(measured.seconds(d, t) for d, t in items[2:]), rel=1e-6)

@@ -84,6 +84,26 @@ def test_streamed_chat_chunks_and_final_stats(fake_ollama: FakeOllama) -> None:
     assert body["options"] == {"num_ctx": 4096} and body["keep_alive"] == "10m"
 
 
+def test_a_model_of_constant_speed_takes_time_in_proportion_to_its_tokens(fake_ollama: FakeOllama) -> None:
+    """``prompt_tps`` / ``output_tps``: the prompt's fresh words before the first byte, the answer's
+    pieces streamed at their pace, and the durations the final chunk reports are those times."""
+    client = client_for(fake_ollama.url)
+    fake_ollama.prefix_cache = False
+    fake_ollama.script(Reply("one two three four", prompt_tps=2000, output_tps=100),
+                       Reply("one two three four", prompt_tps=2000, output_tps=100))
+    small = [{"role": "user", "content": " ".join(f"w{i}" for i in range(40))}]
+    large = [{"role": "user", "content": " ".join(f"w{i}" for i in range(400))}]
+    finals = []
+    for messages in (small, large):
+        finals.append(list(client.chat(model="llama3.2", messages=messages, stream=True))[-1])
+    (short, long_), (rs, rl) = finals, fake_ollama.chat_requests
+    assert (short.prompt_eval_count, long_.prompt_eval_count) == (52, 412)  # the words, and the template's 12
+    assert short.prompt_eval_duration == pytest.approx(52 / 2000 * 1e9, rel=0.01)
+    assert long_.prompt_eval_duration == pytest.approx(412 / 2000 * 1e9, rel=0.01)
+    assert short.eval_duration is not None and short.eval_duration >= 3 / 100 * 1e9  # three waits, four pieces
+    assert rl.server_seconds >= 412 / 2000 + 3 / 100 and rs.server_seconds >= 52 / 2000 + 3 / 100
+
+
 def test_non_streamed_chat_is_one_object(fake_ollama: FakeOllama) -> None:
     resp = httpx.post(f"{fake_ollama.url}/api/chat", json={"model": "llama3.2", "messages": MSG, "stream": False})
     data = resp.json()

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 from hiermem_tui.compaction.planner import (
     EpisodeRange,
     LeafChunk,
     chunk_range,
+    chunk_tokens,
     count_condensations,
     count_full,
     eligible_ranges,
     groups_at_depth,
     plan_condense,
     plan_leaf_chunks,
+    simulate_condensations,
 )
 from hiermem_tui.config import Policy
 from hiermem_tui.store import SummarySpan
@@ -195,3 +198,55 @@ def test_counting_simulates_every_round() -> None:
 def test_count_full_adds_planned_leaves() -> None:
     chunks = [LeafChunk(20 + 5 * i, 24 + 5 * i, 50) for i in range(4)]
     assert count_full(leaves(4), chunks, 4) == 4 + 2
+
+
+# ---------------------------------------------------------------- the fast forms equal the rules (issue 20)
+def test_chunking_by_prefix_sums_makes_the_chunks_the_rules_make() -> None:
+    """``chunk_tokens`` (what the planner runs: bisection over prefix sums, a list of counts) against
+    ``chunk_range`` (the rules episode by episode) on many random runs: tiny, huge, zero and missing
+    counts, every budget corner, open and closed ranges."""
+    rng = random.Random(20)
+    for _ in range(3000):
+        n = rng.randrange(0, 40)
+        shape = rng.choice(("small", "mixed", "huge"))
+        tokens = [rng.choice((0, 1, 5, 20, 60, 99, 100, 101, 250, 5000)) if shape == "mixed"
+                  else rng.randrange(0, 40) if shape == "small" else rng.randrange(50, 400) for _ in range(n)]
+        budget, min_episodes = rng.choice((50, 100, 300)), rng.randrange(1, 6)
+        closed, start = rng.random() < 0.5, rng.randrange(0, 50)
+        expected = chunk_range(items(tokens, start), budget=budget, min_episodes=min_episodes, closed=closed)
+        got = chunk_tokens(start, tokens, budget=budget, min_episodes=min_episodes, closed=closed)
+        assert got == expected, (tokens, budget, min_episodes, closed)
+
+
+def reference_condensations(spans: list[SummarySpan], fanout: int) -> list[tuple[int, int, int, int]]:
+    """The condensation rounds as the rules state them (``plan_condense`` until nothing is due), each
+    made summary a new span with its sources' summed tokens: ``(depth, first, last, source tokens)``."""
+    state, out, rounds = list(spans), [], 0
+    while groups := plan_condense(state, fanout):
+        by_id = {s.id: s for s in state}
+        for n, g in enumerate(groups):
+            tokens = sum(by_id[i].tokens for i in g.source_ids)
+            out.append((g.depth, g.first_seq, g.last_seq, tokens))
+            state = [replace(s, parent_id=f"~r{rounds}_{n}") if s.id in g.source_ids else s for s in state]
+            state.append(SummarySpan(f"~r{rounds}_{n}", g.depth, "condensed", "normal", g.first_seq, g.last_seq,
+                                     tokens, None, "", ""))
+        rounds += 1
+    return out
+
+
+def test_the_condensation_simulation_makes_the_rounds_the_rules_make() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        spans: list[SummarySpan] = []
+        seq = 0
+        for i in range(rng.randrange(0, 30)):
+            seq += rng.choice((0, 0, 0, 3))  # now and then a gap no leaf covers
+            width = rng.randrange(1, 6)
+            parent = "P" if rng.random() < 0.1 else None
+            spans.append(replace(span(f"L{i}", 0, seq, seq + width - 1, parent), tokens=rng.randrange(1, 200)))
+            seq += width
+        rng.shuffle(spans)
+        fanout = rng.randrange(2, 5)
+        got = [(g.depth, g.first_seq, g.last_seq, t) for g, t in simulate_condensations(spans, fanout, lambda d, t: t)]
+        assert got == reference_condensations(spans, fanout)
+        assert count_condensations(spans, fanout) == len(got)

@@ -283,10 +283,14 @@ class ImportScreen(AppScreen[None]):
         self._importing = False
         self._count()
         done = "Stopped" if message.stopped else "Done"
+        added = message.sessions_created or message.episodes_appended
+        offer = " B compacts everything in the background." if added else ""
         self._note(f"{done}: {message.sessions_created:,} new session{'s' * (message.sessions_created != 1)}, "
-                   f"{counted(message.episodes_appended, 'episode')} added. esc goes back to the list.")
+                   f"{counted(message.episodes_appended, 'episode')} added. esc goes back to the list.{offer}")
         self.query_one("#import-status", Static).update(Text(""))
         self.app.post_message(SessionsChanged())
+        if added:  # what the import made due, said with its time when planned ("… Press B to compact them")
+            self.app.backlog.plan_waiting(say=True)
 
     @property
     def log_lines(self) -> list[str]:

@@ -25,13 +25,14 @@ from textual.widgets.option_list import Option
 from hiermem_tui.store.backup import default_backup_path
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.messages import BackendProbed, PlanReady
+from hiermem_tui.tui.messages import BacklogPlanReady, BackendProbed, PlanReady
 from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, RunAction
 from hiermem_tui.tui.screens.base import AppModal
 from hiermem_tui.tui.widgets.lists import KeyedOptionList
 
 if TYPE_CHECKING:
     from hiermem_tui.backend_status import BackendStatus
+    from hiermem_tui.compaction.backlog import Backlog
     from hiermem_tui.compaction.preview import PlannedSummary
     from hiermem_tui.tui.run_plans import EngineOption
 
@@ -46,6 +47,10 @@ PASS_HELP = {
     "full": "leaves, then condensations until nothing is eligible",
     "repair": "re-make every fallback, low-fidelity or pin-missing summary, with its ancestors",
 }
+ORDERS = ("newest", "oldest", "largest")
+"""The backlog's orders (``compaction/backlog.py``): newest activity first, oldest, most uncompacted tokens."""
+THRESHOLDS: tuple[int | None, ...] = (None, 5_000, 20_000, 100_000)
+"""The backlog's size thresholds ``t`` cycles through: every session, or only those over so many tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,10 @@ class RunChoice:
     remember: bool = False
     backup: Path | None = None
     """Where to copy the database before the run starts (None: no backup)."""
+    order: str = "newest"
+    """The backlog's order (the backlog dialog only)."""
+    if_over: int | None = None
+    """The backlog: only sessions with more uncompacted tokens than this (None: every session)."""
 
 
 def _option_text(opt: EngineOption, palette: fmt.Palette) -> Text:
@@ -83,6 +92,8 @@ class RunDialog(AppModal[RunChoice | None]):
         Binding("p", "set_pass('full')", "Pass", key_display="l/n/p", id="run_dialog.set_pass.full"),
         Binding("m", "toggle_remember", "Remember", id="run_dialog.toggle_remember"),
         Binding("b", "toggle_backup", "Backup", id="run_dialog.toggle_backup"),
+        Binding("o", "cycle_order", "Order", id="run_dialog.cycle_order"),
+        Binding("t", "cycle_threshold", "Size", id="run_dialog.cycle_threshold"),
         Binding("enter", "start", "Start", id="run_dialog.start"),
     ]
 
@@ -98,6 +109,13 @@ class RunDialog(AppModal[RunChoice | None]):
         self.status: BackendStatus | None = None
         self.probing = False
         self._auto_key: str | None = None
+        self.pass_: RunAction = "full"
+        """The backlog's pass (``action`` stays ``backlog``)."""
+        self.order = ORDERS[0]
+        self.if_over: int | None = None
+        self.backlog: Backlog | None = None
+        self._ticket = 0
+        """The backlog's plan, for the order and size asked (None: being planned)."""
 
 
     @property
@@ -108,7 +126,7 @@ class RunDialog(AppModal[RunChoice | None]):
         with Vertical(id="run-panel", classes="dialog") as panel:
             panel.border_title = Content(self.heading)  # literal: the subject is a chat title
             panel.border_subtitle = "enter start · esc cancel"
-            if self.action in PASSES:
+            if self.action in PASSES or self.action == "backlog":
                 yield Static(id="run-pass")
             yield Static(self.detail, id="run-detail")
             yield Static(id="run-plan")
@@ -126,7 +144,9 @@ class RunDialog(AppModal[RunChoice | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "set_pass":
-            return self.action in PASSES
+            return self.action in PASSES or self.action == "backlog"
+        if action in ("cycle_order", "cycle_threshold"):
+            return self.action == "backlog"
         if action == "toggle_backup":
             return self.action in BACKUP_ACTIONS
         return True
@@ -151,10 +171,23 @@ class RunDialog(AppModal[RunChoice | None]):
     def _plan(self) -> None:
         store = self.app.store
         try:
+            if self.action == "backlog":
+                ticket = self._ticket
+                plan = self.app.planner.backlog(self.order, self.pass_, self.if_over)  # type: ignore[arg-type]
+                self.post_message(BacklogPlanReady(plan, ticket))
+                return
             preview = self.app.planner.preview(self.session_id)
         finally:
             store.release_thread()
         self.post_message(PlanReady(preview))
+
+    def on_backlog_plan_ready(self, message: BacklogPlanReady) -> None:
+        plan = message.plan
+        if message.ticket != self._ticket:
+            return  # an older plan, for another order, size or pass
+        self.backlog = plan
+        self.counts = {"backlog": plan.summaries}
+        self._show_plan()
 
     def on_plan_ready(self, message: PlanReady) -> None:
         self.counts = message.preview.counts
@@ -215,16 +248,20 @@ class RunDialog(AppModal[RunChoice | None]):
     def _show_passes(self) -> None:
         """``Pass  ○ leaf l  ○ condense n  ● full p``: our own text, so click actions are safe here."""
         parts: list[str | tuple[str, str] | Content] = [("Pass  ", "bold $text-accent")]
+        chosen = self.pass_ if self.action == "backlog" else self.action
         for pass_, key in zip(PASSES, "lnp"):
-            on_ = pass_ == self.action
+            on_ = pass_ == chosen
             mark = ("● " if on_ else "○ ", "bold $text-success" if on_ else "$foreground-muted")
             name = Content.from_markup(f"[@click=screen.set_pass('{pass_}')]{pass_}[/]")
             parts += [mark, name.stylize("bold" if on_ else "$foreground"), (f" {key}    ", "$foreground-muted")]
         self.query_one("#run-pass", Static).update(Content.assemble(*parts))
 
     def _show_plan(self) -> None:
-        if self.action in PASSES:
+        if self.action in PASSES or self.action == "backlog":
             self._show_passes()
+        if self.action == "backlog":
+            self.query_one("#run-plan", Static).update(self._backlog_text())
+            return
         p = fmt.Palette.from_app(self.app)
         text = Text()
         if self.action in PASS_HELP:
@@ -268,8 +305,60 @@ class RunDialog(AppModal[RunChoice | None]):
             out.append(f"\n  … and {len(plan) - PLAN_ROWS} more", style=fmt.style(p.muted))
         return out
 
+    def _backlog_text(self) -> Text:
+        """Sessions, summaries, tokens and time of the backlog, its order and size threshold."""
+        p = fmt.Palette.from_app(self.app)
+        muted, strong = fmt.style(p.muted), fmt.style(p.foreground, bold=True)
+        text = Text()
+        for label, values, current, key in (("Order  ", ORDERS, self.order, "o"),
+                                            ("Size   ", THRESHOLDS, self.if_over, "t")):
+            text.append(label, style=fmt.style(p.accent, bold=True))
+            for value in values:
+                name = value if isinstance(value, str) else ("every session" if value is None
+                                                             else f"over {fmt.tokens(value)} tok")
+                on_ = value == current
+                text.append("● " if on_ else "○ ", style=fmt.style(p.success if on_ else p.muted, bold=on_))
+                text.append(f"{name}   ", style=strong if on_ else muted)
+            text.append(f"{key}\n", style=muted)
+        plan = self.backlog
+        if plan is None:
+            text.append("planning every session…", style=muted)
+            return text
+        if not plan.summaries:
+            text.append("Nothing is waiting: every session is up to date for this pass.",
+                        style=fmt.style(p.warning, bold=True))
+            return text
+        opt = self.chosen
+        text.append(f"≈ {plan.summaries:,} summar{'y' if plan.summaries == 1 else 'ies'} in {len(plan.sessions):,} "
+                    f"session{'s' * (len(plan.sessions) != 1)} · {fmt.tokens(plan.input_tokens)} tok in", style=strong)
+        if opt is not None and opt.backend == "extractive":
+            text.append(" · no model time (extractive)", style=muted)
+        else:
+            speed, secs = self.app.planner.backlog_estimate(plan, opt)
+            text.append(f" · about {fmt.duration(secs)} ({speed.describe()})",
+                        style=fmt.style(p.foreground) if speed.measured else muted)
+        return text
+
     # ------------------------------------------------------------------ actions
+    def action_cycle_order(self) -> None:
+        self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
+        self._replan()
+
+    def action_cycle_threshold(self) -> None:
+        self.if_over = THRESHOLDS[(THRESHOLDS.index(self.if_over) + 1) % len(THRESHOLDS)]
+        self._replan()
+
+    def _replan(self) -> None:
+        self._ticket += 1
+        self.backlog = None
+        self._show_plan()
+        self._plan()
+
     def action_set_pass(self, pass_: str) -> None:
+        if self.action == "backlog":
+            self.pass_ = cast(RunAction, pass_)
+            self._replan()
+            return
         if self.action not in PASSES:
             return
         self.action = cast(RunAction, pass_)
@@ -289,8 +378,11 @@ class RunDialog(AppModal[RunChoice | None]):
         if opt is None:
             return
         backup = any(box.value for box in self.query("#run-backup").results(Checkbox))
-        self.dismiss(RunChoice(self.action, opt.backend, opt.model, self.query_one("#run-remember", Checkbox).value,
-                               backup=self.backup_path() if backup else None))
+        if self.action == "backlog" and self.backlog is None:
+            return  # still planning
+        action = self.pass_ if self.action == "backlog" else self.action
+        self.dismiss(RunChoice(action, opt.backend, opt.model, self.query_one("#run-remember", Checkbox).value,
+                               backup=self.backup_path() if backup else None, order=self.order, if_over=self.if_over))
 
     @on(OptionList.OptionSelected, "#run-engines")
     def _engine_selected(self) -> None:

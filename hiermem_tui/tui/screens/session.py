@@ -41,6 +41,7 @@ from hiermem_tui.tui.widgets.coverage_map import CoverageMap
 from hiermem_tui.tui.widgets.coverage_rows import MapItem
 from hiermem_tui.tui.widgets.dag_tree import DagTree
 from hiermem_tui.tui.widgets.detail_pane import DetailPane
+from hiermem_tui.tui.widgets.backlog_indicator import BacklogIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
 from hiermem_tui.words import counted
@@ -147,6 +148,7 @@ class SessionScreen(AppScreen[None]):
                 with TabPane("Transcript", id="tab-transcript"):
                     yield Transcript(self.store, self.session_id, id="transcript")
         yield RunIndicator(id="run-indicator")
+        yield BacklogIndicator(id="backlog-indicator")
         yield Footer(compact=True)  # this screen has many keys: less padding keeps them all on a line
 
     def on_mount(self) -> None:

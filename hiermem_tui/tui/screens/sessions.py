@@ -28,8 +28,10 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged, SettingsChanged
 from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.widgets.backend_status import BackendIndicator
+from hiermem_tui.tui.backlog_view import session_state
+from hiermem_tui.tui.widgets.backlog_indicator import BacklogIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
-from hiermem_tui.tui.widgets.session_columns import COLUMNS, SORT_LABELS, session_when
+from hiermem_tui.tui.widgets.session_columns import SORT_LABELS, SORTABLE, session_when
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from hiermem_tui.tui.screens.base import AppScreen
 
@@ -128,6 +130,7 @@ class SessionsScreen(AppScreen[None]):
         with Container(id="empty-wrap"):
             yield Static(empty_state_text(display_path(app.store.path)), id="empty-state")
         yield RunIndicator(id="run-indicator")
+        yield BacklogIndicator(id="backlog-indicator")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -135,6 +138,19 @@ class SessionsScreen(AppScreen[None]):
         self.query_one("#filter-bar").display = False
         self._update_empty_state()
         self.watch(self.app, "index_progress", self._show_indexing, init=True)
+        # the state column: repaint the visible rows (a lookup per row) when the backlog moves
+        self.watch(self.app, "backlog_waiting", self._repaint_states, init=True)
+        self.watch(self.app, "backlog_run", self._repaint_states, init=False)
+
+    def _repaint_states(self) -> None:
+        """The state column appears once something is known of the backlog (a plan, or a run)."""
+        app, table = self.app, self.table
+        known = app.backlog_waiting is not None or app.backlog_run is not None
+        if known and table.state_of is None:
+            table.state_of = lambda sid: session_state(sid, app.backlog_waiting, app.backlog_run)
+        elif not known:
+            table.state_of = None
+        table.refresh()
 
     def _show_indexing(self, progress: tuple[int, int] | None) -> None:
         """The search index building in the background (the sessions are usable meanwhile)."""
@@ -264,7 +280,7 @@ class SessionsScreen(AppScreen[None]):
         self.table.reverse_sort()
 
     def action_sort(self, key: str) -> None:
-        self.table.set_sort(key, next(c.desc_first for c in COLUMNS if c.key == key))
+        self.table.set_sort(key, next(c.desc_first for c in SORTABLE if c.key == key))
 
     def action_open(self) -> None:
         self.table.action_select()
@@ -286,7 +302,7 @@ class SessionsScreen(AppScreen[None]):
         yield PaletteCommand("Compact the highlighted session", "Run a compaction pass without opening it",
                              self.action_compact, "p")
         yield PaletteCommand("Clear filter", "Show every session again", self.action_clear_filter, "esc")
-        for column in COLUMNS:
+        for column in SORTABLE:
             label = SORT_LABELS.get(column.key, column.key)
             yield PaletteCommand(
                 f"Sort by {label}", f"Order sessions by {label}", partial(self.action_sort, column.key)

@@ -16,6 +16,7 @@ from rich.cells import cell_len, set_cell_size
 from hiermem_tui.store import Session, parse_iso
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
+from hiermem_tui.tui.backlog_view import StateCell
 
 GAP = 2
 """Blank cells between two columns."""
@@ -52,12 +53,17 @@ def fmt_when(stamp: str | None, now: datetime) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    key: str  # a key of store.sessions.SESSION_SORTS
+    key: str  # a key of store.sessions.SESSION_SORTS (but the state column's, which is not sorted)
     label: str
     width: int  # 0: takes what is left
     right: bool  # right-aligned (numbers)
     keep: int  # higher stays longer when the terminal is narrow
     desc_first: bool  # first click sorts descending (biggest/newest first)
+
+    @property
+    def sortable(self) -> bool:
+        """The store sorts by it (the backlog's state is not a column of the file)."""
+        return self.key != "state"
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -68,11 +74,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("summaries", "Summ", 5, True, 4, True),
     Column("depth", "Depth", 5, True, 3, True),
     Column("coverage", "Coverage", 11, False, 6, True),
+    Column("state", "State", 10, False, 7, False),  # the backlog's: up to date · N waiting · queued · running
     Column("fallbacks", "Fallb", 5, True, 8, True),
     Column("fidelity", "Kept", 5, True, 8, False),
     Column("updated", "Active", 10, True, 7, True),
 )
-SORT_LABELS = {c.key: c.label.lower() for c in COLUMNS} | {
+SORTABLE: tuple[Column, ...] = tuple(c for c in COLUMNS if c.sortable)
+SORT_LABELS = {c.key: c.label.lower() for c in SORTABLE} | {
     "summaries": "summaries", "fallbacks": "fallbacks", "updated": "last activity",
     "fidelity": "lowest identifier retention",
 }
@@ -90,12 +98,12 @@ def fit(text: str, width: int, right: bool) -> str:
     return pad + text if right else text + pad
 
 
-def fit_columns(width: int, sort: str) -> list[tuple[Column, int]]:
-    """Columns that fit in ``width`` and their widths.
+def fit_columns(width: int, sort: str, *, state: bool = False) -> list[tuple[Column, int]]:
+    """Columns that fit in ``width`` and their widths (``state``: with the backlog's state column).
 
     When narrow, the least useful go first, but never the sorted one (the order must be visible).
     """
-    shown = list(COLUMNS)
+    shown = [c for c in COLUMNS if state or c.key != "state"]
     while True:
         # one cell of margin each side, GAP between columns
         fixed = sum(c.width for c in shown if c.width) + GAP * (len(shown) - 1) + 2
@@ -107,13 +115,17 @@ def fit_columns(width: int, sort: str) -> list[tuple[Column, int]]:
     return [(c, c.width or max(8, title)) for c in shown]
 
 
-def cell(s: Session, column: Column, w: int, *, now: datetime,
-         fidelity_threshold: float) -> list[tuple[str, str | None]]:
+def cell(s: Session, column: Column, w: int, *, now: datetime, fidelity_threshold: float,
+         state: StateCell | None = None) -> list[tuple[str, str | None]]:
     """The text pieces of one cell, each with an optional foreground component name.
 
-    ``now`` dates the "Active" column; a lowest retention under ``fidelity_threshold`` is flagged.
+    ``now`` dates the "Active" column; a lowest retention under ``fidelity_threshold`` is flagged;
+    ``state`` is the session's in the backlog (:func:`~hiermem_tui.tui.backlog_view.session_state`).
     """
     key = column.key
+    if key == "state":
+        text, fg = state or ("·", "muted")
+        return [(fit(text, w, False), fg)]
     if key == "title":
         if s.title.strip():
             return [(fit(one_line(s.title, w), w, False), None)]

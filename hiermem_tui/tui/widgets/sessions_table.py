@@ -31,7 +31,8 @@ from textual.strip import Strip
 from hiermem_tui.store import Session
 from hiermem_tui.store.reads import SessionListSource
 from hiermem_tui.textsafe import one_line
-from hiermem_tui.tui.widgets.session_columns import COLUMNS, GAP, Column, cell, fit, fit_columns
+from hiermem_tui.tui.backlog_view import StateCell
+from hiermem_tui.tui.widgets.session_columns import COLUMNS, GAP, SORTABLE, Column, cell, fit, fit_columns
 
 PAGE_SIZE = 100
 MAX_PAGES = 24
@@ -91,13 +92,16 @@ class SessionsTable(ScrollView, can_focus=True):
         """Sessions whose lowest summary retention is under this are flagged (the policy's)."""
         self.shown: Callable[[str], str] | None = None
         """How titles are shown when not as they are: with secrets masked (the app's, while the screen is shared)."""
+        self.state_of: Callable[[str], StateCell] | None = None
+        """A session's state in the backlog (a lookup: it runs per row painted). None: no state column
+        (nothing is known of the backlog yet)."""
         self.sort = sort
         self.descending = descending
         self.filter_text = ""
         self.row_count = 0
         self._pages: OrderedDict[int, list[Session]] = OrderedDict()
         self._hover_row: int | None = None
-        self._columns_cache: tuple[tuple[int, str], list[tuple[Column, int]]] | None = None
+        self._columns_cache: tuple[tuple[int, str, bool], list[tuple[Column, int]]] | None = None
         self._now = clock()
         self._styles: dict[str, Style] = {}
 
@@ -175,10 +179,10 @@ class SessionsTable(ScrollView, can_focus=True):
         self.reload(keep_cursor=False)
 
     def cycle_sort(self, step: int = 1) -> None:
-        keys = [c.key for c in COLUMNS]
+        keys = [c.key for c in SORTABLE]
         index = keys.index(self.sort) if self.sort in keys else 0
         key = keys[(index + step) % len(keys)]
-        self.set_sort(key, next(c.desc_first for c in COLUMNS if c.key == key))
+        self.set_sort(key, next(c.desc_first for c in SORTABLE if c.key == key))
 
     def reverse_sort(self) -> None:
         self.set_sort(self.sort, not self.descending)
@@ -242,7 +246,7 @@ class SessionsTable(ScrollView, can_focus=True):
             return
         if offset.y == 0:
             column = self._column_at(offset.x)
-            if column is not None:
+            if column is not None and column.sortable:
                 self.set_sort(column.key)
             return
         row = self._row_at(offset.y)
@@ -273,10 +277,10 @@ class SessionsTable(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ layout
     def _layout(self, width: int) -> list[tuple[Column, int]]:
         """Columns that fit in ``width`` and their widths (:func:`fit_columns`), cached per width and sort."""
-        key = (width, self.sort)
+        key = (width, self.sort, self.state_of is not None)
         if self._columns_cache and self._columns_cache[0] == key:
             return self._columns_cache[1]
-        layout = fit_columns(width, self.sort)
+        layout = fit_columns(width, self.sort, state=self.state_of is not None)
         self._columns_cache = (key, layout)
         return layout
 
@@ -333,11 +337,12 @@ class SessionsTable(ScrollView, can_focus=True):
         if self.shown is not None:
             session = replace(session, title=self.shown(session.title))
         segments = [Segment(" ", row_style)]
+        state = self.state_of(session.id) if self.state_of is not None else None
         for i, (column, w) in enumerate(self._layout(width)):
             if i:
                 segments.append(Segment(" " * GAP, row_style))
-            for text, fg in cell(session, column, w, now=self._now,
-                                 fidelity_threshold=self.fidelity_threshold):
+            for text, fg in cell(session, column, w, now=self._now, fidelity_threshold=self.fidelity_threshold,
+                                 state=state):
                 # On the cursor row the cursor colours win, except where colour is the message.
                 if fg is None or (cursor and fg == "muted"):
                     segments.append(Segment(text, row_style))
