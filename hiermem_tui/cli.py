@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hiermem-tui {__version__}")
     add_db_option(parser)
     parser.add_argument("--model", metavar="NAME", help="Ollama model (default: the one Ollama has loaded)")
-    parser.add_argument("--ollama-host", metavar="URL", help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434)")
+    parser.add_argument("--ollama-host", metavar="URL", action="append",
+                        help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434); repeat it for several")
     parser.add_argument("--demo", action="store_true", help="open the TUI on a fresh copy of the bundled demo data")
     parser.add_argument("--config", metavar="FILE", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")

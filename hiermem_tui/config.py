@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,13 @@ class Settings:
     db_path: Path = field(default_factory=lambda: default_db_path())
     """The database file; ``--db``, else ``$HIERMEM_DB``, else ``hiermem.db`` in the user data dir."""
     ollama_host: str = DEFAULT_OLLAMA_HOST
-    """Ollama server URL; ``--ollama-host``, else ``$OLLAMA_HOST``, else the config file, else the default."""
+    """Ollama server URL; ``--ollama-host``, else ``$OLLAMA_HOST``, else the config file, else the default.
+    With several hosts, the first of :attr:`ollama_hosts`."""
+    ollama_hosts: tuple[str, ...] = ()
+    """Every Ollama server a job shares its summaries among, each with its own ``parallel`` slots
+    (``--ollama-host`` repeated, else ``$OLLAMA_HOST`` (one), else ``ollama_hosts = [...]`` in the
+    config file); empty: :attr:`ollama_host` alone. A host that goes away mid-call has that summary
+    made again on another and takes no more work in that job (ARCHITECTURE §7)."""
     model: str | None = None
     """Ollama model; None means the model Ollama has loaded (``/api/ps``)."""
     backend: str = "ollama"
@@ -77,7 +84,7 @@ class Settings:
     keep_alive: str = "10m"
     """How long Ollama keeps the model in memory after a call."""
     parallel: int = 1
-    """Independent summaries (sessions, groups of one depth) made at once."""
+    """Independent summaries (sessions, groups of one depth) made at once, on each host."""
     summary_format: str = "notes"
     """How a model is asked to write: ``notes`` (the default: a summary made in parts, one call per
     step of the chat or per source, each a few sentences; ``summarize/notes.py``), ``sections`` (one
@@ -100,6 +107,13 @@ class Settings:
     several comma-separated). The help screen lists every id; ``[keymap]`` in the config file."""
     config_path: Path | None = None
     """Where these settings were read from and are saved to (None: nowhere)."""
+
+    def hosts(self) -> tuple[str, ...]:
+        """The Ollama servers a job uses, :attr:`ollama_host` first (the list is dropped when
+        :attr:`ollama_host` was changed since it was read: the app's settings edit one host)."""
+        if self.ollama_hosts and self.ollama_hosts[0] == self.ollama_host:
+            return self.ollama_hosts
+        return (self.ollama_host,)
 
 
 def default_db_path() -> Path:
@@ -131,7 +145,7 @@ def load_settings(
     *,
     db: str | os.PathLike[str] | None = None,
     model: str | None = None,
-    ollama_host: str | None = None,
+    ollama_host: str | Sequence[str] | None = None,
     backend: str | None = None,
     parallel: int | None = None,
 ) -> Settings:
@@ -155,13 +169,14 @@ def load_settings(
     policy.validate()
     prompts = _read_prompts(data.get("prompts", {}), path)
     keymap = _read_keymap(data.get("keymap", {}), path)
-    host = os.environ.get("OLLAMA_HOST") or data.get("ollama_host") or DEFAULT_OLLAMA_HOST
+    hosts = _read_hosts(ollama_host, data, path)
     s = replace(
         s,
         policy=policy,
         prompts=prompts,
         keymap=keymap,
-        ollama_host=_normalise_host(ollama_host or host),
+        ollama_host=hosts[0],
+        ollama_hosts=hosts if len(hosts) > 1 else (),
         model=model or data.get("model") or None,
         backend=backend or data.get("backend", s.backend),
         timeout_s=float(data.get("timeout_s", s.timeout_s)),
@@ -182,6 +197,23 @@ def load_settings(
     if s.summary_format not in SUMMARY_FORMATS:
         raise ConfigError(f"summary_format must be one of {', '.join(SUMMARY_FORMATS)}, not {s.summary_format!r}")
     return s
+
+
+def _read_hosts(flags: str | Sequence[str] | None, data: dict[str, Any], path: Path) -> tuple[str, ...]:
+    """The hosts of this run, normalised, without repeats: the flags, else ``$OLLAMA_HOST``, else
+    the file's ``ollama_hosts`` (a list), else its ``ollama_host``, else the default."""
+    given = [flags] if isinstance(flags, str) else list(flags or [])
+    if not given and os.environ.get("OLLAMA_HOST"):
+        given = [os.environ["OLLAMA_HOST"]]
+    if not given and "ollama_hosts" in data:
+        listed = data["ollama_hosts"]
+        if not isinstance(listed, list) or not listed or not all(isinstance(h, str) and h.strip() for h in listed):
+            raise ConfigError(f"{path}: ollama_hosts must be a list of URLs such as [\"http://a:11434\"], "
+                              f"not {listed!r}")
+        given = listed
+    if not given:
+        given = [str(data.get("ollama_host") or DEFAULT_OLLAMA_HOST)]
+    return tuple(dict.fromkeys(_normalise_host(h) for h in given))
 
 
 def _read_bool(value: Any, name: str, path: Path) -> bool:

@@ -29,13 +29,14 @@ import asyncio
 import json
 import re
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from ..compaction import (
     CancelToken,
     RunFinished,
     RunStarted,
+    HostNotice,
     SummaryAttempt,
     SummaryProgress,
     SummaryStarted,
@@ -63,8 +64,9 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
                    help="what writes summaries (default: ollama)")
     p.add_argument("--model", metavar="NAME", default=argparse.SUPPRESS,
                    help="Ollama model (default: the one Ollama has loaded)")
-    p.add_argument("--ollama-host", metavar="URL", default=argparse.SUPPRESS,
-                   help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434)")
+    p.add_argument("--ollama-host", metavar="URL", action="append", default=argparse.SUPPRESS,
+                   help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434); repeat it to share the "
+                        "job among several, each with its own --parallel slots")
     p.add_argument("--json", action="store_true", help="print one JSON object per run (ARCHITECTURE §6)")
 
 
@@ -237,6 +239,9 @@ class Reporter:
             self.done[ev.run_id] = ev.done
             self.tiers[ev.run_id] = ev.tiers.as_dict() | {"flagged": ev.tiers.flagged}
             self.rate = ev.tokens_per_s if ev.tokens_per_s is not None else self.rate
+        elif isinstance(ev, HostNotice):
+            self.clear()
+            self.ctx.warn(f"hiermem-tui: {one_line(ev.text, 300)}")
         elif isinstance(ev, RunFinished):
             self.clear()
             if self.stream is not None:
@@ -301,12 +306,15 @@ async def with_sigint(cancel: CancelToken, ctx: CliContext, work: Awaitable[T]) 
             loop.remove_signal_handler(signal.SIGINT)
 
 
-async def run_job(backend: Backend, cancel: CancelToken, ctx: CliContext, job: Callable[[], Awaitable[T]]) -> T:
-    """``watch``'s long job (its backend outlives many runners): Ctrl-C mapped, the backend closed after."""
+async def run_job(backends: Sequence[Backend], cancel: CancelToken, ctx: CliContext,
+                  job: Callable[[], Awaitable[T]]) -> T:
+    """``watch``'s long job (its backends, one per host, outlive many runners): Ctrl-C mapped, the
+    backends closed after."""
     try:
         return await with_sigint(cancel, ctx, job())
     finally:
-        await backend.aclose()
+        for backend in backends:
+            await backend.aclose()
 
 
 def exit_code(runs: list[Run], cancel: CancelToken, *, budget_spent: bool = False) -> int:

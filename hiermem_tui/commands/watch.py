@@ -26,6 +26,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from ..compaction import CancelToken, RunEvent, RunFinished, make_backend, make_runner
@@ -146,8 +147,9 @@ class WatchLog:
 class WatchJob:
     """The loop: tick in a worker thread, start a compaction round when sessions are due, nap."""
 
-    def __init__(self, ctx: CliContext, store: Store, args: argparse.Namespace, backend: Backend) -> None:
-        self.ctx, self.store, self.args, self.backend = ctx, store, args, backend
+    def __init__(self, ctx: CliContext, store: Store, args: argparse.Namespace, backends: Sequence[Backend]) -> None:
+        self.ctx, self.store, self.args = ctx, store, args
+        self.backend, *self.more_backends = backends
         self.cancel = CancelToken()
         self.reporter = Reporter(ctx, json_mode=True)  # json_mode: run lines are ours (WatchLog)
         self.log = WatchLog(ctx, self.reporter, json_mode=args.json)
@@ -177,7 +179,7 @@ class WatchJob:
         """One round over the due sessions; trouble is one line and a back-off, never the end."""
         assert self.queue is not None
         runner = make_runner(self.store, self.ctx.settings, tokenizer=self.ctx.tokenizer, on_event=self.on_event,
-                             cancel=self.cancel, backend=self.backend)
+                             cancel=self.cancel, backend=self.backend, more_backends=self.more_backends)
         first = len(self.runs)
         try:
             await runner.compact_many(session_ids, self.args.pass_, skip_idle=True)
@@ -274,8 +276,10 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.stdout.reconfigure(line_buffering=True)  # a log read through a pipe sees each line at once
     store = open_for_job(ctx)
     try:
-        backend = make_backend(ctx.settings, ctx.tokenizer or store.tokenizer)
-        job = WatchJob(ctx, store, args, backend)
-        return asyncio.run(run_job(backend, job.cancel, ctx, job))
+        tok = ctx.tokenizer or store.tokenizer
+        hosts = ctx.settings.hosts() if ctx.settings.backend == "ollama" else (None,)
+        backends = [make_backend(ctx.settings, tok, h) for h in hosts]  # one per host, for the watcher's life
+        job = WatchJob(ctx, store, args, backends)
+        return asyncio.run(run_job(backends, job.cancel, ctx, job))
     finally:
         store.close()

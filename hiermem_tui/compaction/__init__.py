@@ -8,7 +8,7 @@ the same factory so a run behaves the same wherever it starts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from ..config import Settings
 from ..store import Run, Store
@@ -17,6 +17,7 @@ from ..summarize.prompts import PromptSet
 from ..tokens import Tokenizer
 from .events import (
     CancelToken,
+    HostNotice,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -31,19 +32,20 @@ from .runner import PassKind, Runner, RunRefused
 from .select import UnknownSession, passes_triggers, select_sessions
 
 __all__ = [
-    "CancelToken", "CondenseGroup", "EpisodeRange", "LeafChunk", "PassKind", "RunEvent", "RunFinished",
+    "CancelToken", "CondenseGroup", "HostNotice", "EpisodeRange", "LeafChunk", "PassKind", "RunEvent", "RunFinished",
     "RunRefused", "RunStarted", "Runner", "SummaryAttempt", "SummaryProgress", "SummaryStarted", "SummaryWritten", "TierCounts",
     "UnknownSession", "compact_sessions", "make_backend", "make_runner", "passes_triggers", "select_sessions",
 ]
 
 
-def make_backend(settings: Settings, tokenizer: Tokenizer) -> Backend:
-    """The backend ``settings.backend`` names, configured from ``settings`` (the caller closes it)."""
+def make_backend(settings: Settings, tokenizer: Tokenizer, host: str | None = None) -> Backend:
+    """The backend ``settings.backend`` names, configured from ``settings`` (the caller closes it);
+    an Ollama backend talks to ``host`` (default: the first of the settings' hosts)."""
     if settings.backend == "extractive":
         return ExtractiveBackend(tokenizer)
     from ..summarize.ollama_backend import OllamaBackend
 
-    return OllamaBackend(settings.ollama_host, settings.model, tokenizer,
+    return OllamaBackend(host or settings.ollama_host, settings.model, tokenizer,
                          timeout_s=settings.timeout_s, keep_alive=settings.keep_alive)
 
 
@@ -55,17 +57,29 @@ def make_runner(
     on_event: Callable[[RunEvent], None] | None = None,
     cancel: CancelToken | None = None,
     backend: Backend | None = None,
+    more_backends: Sequence[Backend] = (),
 ) -> Runner:
     """A Runner with a fresh backend (or ``backend``, which the caller keeps) and summariser;
     close with ``await runner.summariser.backend.aclose()``.
 
-    A long-lived caller (watch mode) passes its backend and makes a Runner per job, because a
-    Runner remembers its backend check for life and a server that went away must be re-checked.
+    A long-lived caller (watch mode) passes its backend (and ``more_backends``: the other hosts')
+    and makes a Runner per job, because a Runner remembers its backend check for life and a server
+    that went away must be re-checked.
+    Without ``backend``, an Ollama runner gets one backend per host of ``settings.hosts()``;
+    ``runner.aclose()`` closes them all.
     """
     tok = tokenizer or store.tokenizer
+
+    def summariser(b: Backend) -> Summariser:
+        return Summariser(b, tok, prompts=PromptSet(settings.prompts), summary_format=settings.summary_format)
+
+    more = [summariser(b) for b in more_backends]
+    if backend is None and settings.backend == "ollama":  # one summariser per host (ARCHITECTURE §7)
+        backend = make_backend(settings, tok)
+        more = [summariser(make_backend(settings, tok, h)) for h in settings.hosts()[1:]]
     backend = backend or make_backend(settings, tok)
-    summariser = Summariser(backend, tok, prompts=PromptSet(settings.prompts), summary_format=settings.summary_format)
-    return Runner(store, summariser, settings.policy, parallel=settings.parallel, on_event=on_event, cancel=cancel)
+    return Runner(store, summariser(backend), settings.policy, parallel=settings.parallel, on_event=on_event,
+                  cancel=cancel, more_hosts=more)
 
 
 async def compact_sessions(
@@ -87,4 +101,4 @@ async def compact_sessions(
     try:
         return await runner.compact_many(session_ids, pass_, skip_idle=skip_idle)
     finally:
-        await runner.summariser.backend.aclose()
+        await runner.aclose()

@@ -124,7 +124,18 @@ class RunFinished:
     error: str | None
 
 
-RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished]
+@dataclass(frozen=True, slots=True)
+class HostNotice:
+    """A job with several Ollama hosts lost one: left out at the start (not reachable, or the
+    model missing there), or gone mid-call (``moved_to``: the host its summary was made again on).
+    ``text`` is the one line to show."""
+
+    host: str
+    text: str
+    moved_to: str | None = None
+
+
+RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished, HostNotice]
 
 
 class CancelToken:

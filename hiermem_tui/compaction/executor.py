@@ -17,6 +17,11 @@ Job outcomes, by design:
 * ``CancelToken.cancel()``: in-flight model calls are aborted, the run is ``cancelled``;
 * any error during a run: the run is ``failed`` with a one-line ``error``; when it is the
   server going away (``RunAborted``), the job also starts no further sessions.
+
+With several Ollama hosts (``hosts.py``) each has its own ``parallel`` slots; :meth:`check`
+checks each and leaves out one that is not ready (a :class:`~.events.HostNotice`), failing as
+one host does only when none is; a host that goes away mid-call has that summary made again on
+another (a :class:`~.events.HostNotice` says where), and the job fails only with the last.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
 from .events import (
     CancelToken,
+    HostNotice,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -53,6 +59,7 @@ from .events import (
     SummaryStarted,
     SummaryWritten,
 )
+from .hosts import Host, HostPool
 from .priority import BacklogControl, Yielded
 from .requests import condensed_request, leaf_request
 from .state import Cancelled, RunState
@@ -106,21 +113,41 @@ class Executor:
         parallel: int = 1,
         on_event: Callable[[RunEvent], None] | None = None,
         cancel: CancelToken | None = None,
+        more_hosts: Sequence[Summariser] = (),
     ) -> None:
         self.store = store
-        self.summariser = summariser
         self.policy = policy
-        self.parallel = max(1, int(parallel))
+        self.hosts = HostPool([summariser, *more_hosts], max(1, int(parallel)))
+        """The servers this job's summaries are made on (one, unless several hosts were given)."""
         self.on_event = on_event
         self.cancel = cancel or CancelToken()
         self.stop_job = False
         """Set when the server went away: a job starts no further sessions."""
         self._checked = False
         self._check_error: SummariserError | None = None
-        self._limits: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
-        self._speed_saved: ModelSpeed | None = None
+        self._speed_saved: dict[int, ModelSpeed] = {}
+        self._checking: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.gate: BacklogControl | None = None
         """A backlog run's gate (``priority.py``): each summary waits at it before its call."""
+
+    @property
+    def summariser(self) -> Summariser:
+        """The first live host's summariser: what names the backend and model of a run."""
+        live = self.hosts.live()
+        return (live[0] if live else self.hosts.hosts[0]).summariser
+
+    @property
+    def parallel(self) -> int:
+        """Summaries made at once: ``parallel`` on each live host."""
+        return self.hosts.slots
+
+    def backends(self) -> list[object]:
+        return [h.summariser.backend for h in self.hosts.hosts]
+
+    async def aclose(self) -> None:
+        """Close every host's backend."""
+        for h in self.hosts.hosts:
+            await h.summariser.backend.aclose()
 
     @property
     def check_failed(self) -> bool:
@@ -131,58 +158,92 @@ class Executor:
         """Fail fast: raises BackendUnavailable / ModelMissing with a one-line message.
 
         Called before the first run is recorded; the answer (success or the error) is kept
-        for the life of this Executor, so concurrent sessions do not each probe the server.
+        for the life of this Executor, so concurrent sessions do not each probe the server (they
+        wait for the one check in progress: a host is left out once).
         """
-        if self._checked:
+        async with self._check_lock():
+            if self._checked:
+                return
+            if self._check_error is not None:
+                raise self._check_error
+            try:
+                await self._check_hosts()
+            except SummariserError as exc:
+                self._check_error = exc
+                self.stop_job = True
+                raise
+            self._checked = True
+            self._seed_speed()
+            self._fit_chunks_to_context()
+
+    def _check_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._checking is None or self._checking[0] is not loop:
+            self._checking = (loop, asyncio.Lock())
+        return self._checking[1]
+
+    async def _check_hosts(self) -> None:
+        """Each host's check at once; one not ready is left out with a notice. One host, or
+        none ready: the (first) host's error, as a job on one server raises it."""
+        hosts = self.hosts.hosts
+        if len(hosts) == 1:
+            await hosts[0].summariser.backend.check()
             return
-        if self._check_error is not None:
-            raise self._check_error
-        try:
-            await self.summariser.backend.check()
-        except SummariserError as exc:
-            self._check_error = exc
-            self.stop_job = True
-            raise
-        self._checked = True
-        self._seed_speed()
-        self._fit_chunks_to_context()
+        got = await asyncio.gather(*(h.summariser.backend.check() for h in hosts), return_exceptions=True)
+        failed = [(h, e) for h, e in zip(hosts, got, strict=True) if isinstance(e, BaseException)]
+        for _, e in failed:
+            if not isinstance(e, SummariserError):
+                raise e
+        if len(failed) == len(hosts):
+            raise failed[0][1]
+        for h, e in failed:
+            self.hosts.leave_out(h, e)  # type: ignore[arg-type]  # a SummariserError (checked above)
+            self.emit(HostNotice(h.name, f"host {h.name} left out: {str(e).splitlines()[0]}"))
 
     def _fit_chunks_to_context(self) -> None:
         """Shrink the leaf chunk budget when the model's context cannot hold a full chunk, its
-        prompt and its answer (a small model with a 2k context, say): every prompt must fit."""
-        limit = getattr(self.summariser.backend, "context_limit", None)
+        prompt and its answer (a small model with a 2k context, say): every prompt must fit, on
+        every host (the smallest context of them)."""
+        for host in self.hosts.live():
+            self._fit_to(host.summariser)
+
+    def _fit_to(self, summariser: Summariser) -> None:
+        limit = getattr(summariser.backend, "context_limit", None)
         if not limit:
             return
-        answer = num_predict_for(self.policy.leaf_target_tokens, sections=self.summariser.use_sections)
-        answer += self.summariser.thinking_headroom()
+        answer = num_predict_for(self.policy.leaf_target_tokens, sections=summariser.use_sections)
+        answer += summariser.thinking_headroom()
         fits = int((limit - answer - CONTEXT_SLACK) / PROMPT_MARGIN) - LEAF_PROMPT_OVERHEAD
         if fits < self.policy.leaf_chunk_tokens:
             self.policy = replace(self.policy, leaf_chunk_tokens=max(MIN_CHUNK_TOKENS, fits))
 
-    def _speed(self) -> ModelSpeed | None:
-        speed = getattr(self.summariser.backend, "speed", None)
+    def _speed(self, summariser: Summariser | None = None) -> ModelSpeed | None:
+        speed = getattr((summariser or self.summariser).backend, "speed", None)
         return speed if isinstance(speed, ModelSpeed) else None
 
     def _seed_speed(self) -> None:
-        """The backend starts from what earlier runs measured of this model (once per Executor)."""
-        backend = self.summariser.backend
-        speed = self._speed()
-        if speed is None or self._speed_saved is not None:
-            return
-        merged = self.store.speeds.get(backend.name, backend.model).merged(speed)
-        backend.speed = merged  # type: ignore[attr-defined]  # the Ollama backend has one (checked above)
-        self._speed_saved = replace(merged)
+        """Each host's backend starts from what earlier runs measured of this model (once per Executor)."""
+        for i, host in enumerate(self.hosts.hosts):
+            backend = host.summariser.backend
+            speed = self._speed(host.summariser)
+            if not host.alive or speed is None or i in self._speed_saved:
+                continue
+            merged = self.store.speeds.get(backend.name, backend.model).merged(speed)
+            backend.speed = merged  # type: ignore[attr-defined]  # the Ollama backend has one (checked above)
+            self._speed_saved[i] = replace(merged)
 
     def _save_speed(self) -> None:
-        backend = self.summariser.backend
-        speed = self._speed()
-        if speed is None or self._speed_saved is None:
-            return
-        try:
-            self.store.speeds.add(backend.name, backend.model, speed.minus(self._speed_saved))
-        except StoreError:
-            return  # a measurement is not worth failing a run for
-        self._speed_saved = replace(speed)
+        for i, host in enumerate(self.hosts.hosts):  # a host lost mid-run keeps what it measured
+            backend = host.summariser.backend
+            speed = self._speed(host.summariser)
+            saved = self._speed_saved.get(i)
+            if speed is None or saved is None:
+                continue
+            try:
+                self.store.speeds.add(backend.name, backend.model, speed.minus(saved))
+            except StoreError:
+                return  # a measurement is not worth failing a run for
+            self._speed_saved[i] = replace(speed)
 
     # ------------------------------------------------------------------ a run
     def emit(self, event: RunEvent) -> None:
@@ -246,24 +307,24 @@ class Executor:
         return "failed", f"unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]
 
     # ------------------------------------------------------------------ one summary
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._limits is None or self._limits[0] is not loop:
-            self._limits = (loop, asyncio.Semaphore(self.parallel))
-        return self._limits[1]
-
     def check_cancel(self) -> None:
         if self.cancel.cancelled:
             raise Cancelled()
 
     @asynccontextmanager
-    async def _slot(self) -> AsyncIterator[None]:
-        """One of the ``parallel`` places a summary may be made in."""
-        async with self._semaphore():
+    async def _slot(self) -> AsyncIterator[Host]:
+        """One of the ``parallel`` places a summary may be made in, on the first host free."""
+        host = await self.hosts.take()
+        began, made = time.monotonic(), False
+        try:
             self.check_cancel()
-            yield
+            yield host
+            made = True
+        finally:
+            await self.hosts.give_back(host, time.monotonic() - began if made else None)
 
-    async def _summarise(self, st: RunState, what: str, request: SummaryRequest) -> SummaryResult:
+    async def _summarise(self, st: RunState, what: str, request: SummaryRequest,
+                         summariser: Summariser | None = None) -> SummaryResult:
         """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
         sid = st.run.session_id
         sent_at, sent_phase = 0.0, ""  # when the last progress event went out, and its phase
@@ -281,7 +342,7 @@ class Executor:
             self.emit(SummaryProgress(st.run.id, sid, what, ev.tier, ev.attempt, ev.phase, ev.chunks,
                                       ev.thinking_tokens, ev.tokens_per_s, ev.left_s))
 
-        task = asyncio.ensure_future(self.summariser.summarise(request, on_event=forward))
+        task = asyncio.ensure_future((summariser or self.summariser).summarise(request, on_event=forward))
         self.cancel.attach(task)
         try:
             return await task
@@ -310,14 +371,25 @@ class Executor:
         """Make one summary (see the module docstring): the write for :meth:`commit`, alone or
         with the rest of its tree."""
         sid = st.run.session_id
-        async with self._slot():
-            self._started(st, job.what, job.depth, job.first_seq, job.last_seq)
-            if job.sources is None:
-                req = leaf_request(self.store, sid, job.first_seq, job.last_seq, self.policy.leaf_target_tokens)
-            else:
-                req = condensed_request(self.store, sid, job.depth, [item for _, item in job.sources],
-                                        job.first_seq, job.last_seq, self.policy.condensed_target_tokens)
-            res = await self._summarise(st, job.what, req)
+        lost: tuple[Host, SummariserError] | None = None
+        while True:
+            async with self._slot() as host:
+                if lost is not None:
+                    self._moved(sid, job.what, lost, host)
+                self._started(st, job.what, job.depth, job.first_seq, job.last_seq)
+                if job.sources is None:
+                    req = leaf_request(self.store, sid, job.first_seq, job.last_seq, self.policy.leaf_target_tokens)
+                else:
+                    req = condensed_request(self.store, sid, job.depth, [item for _, item in job.sources],
+                                            job.first_seq, job.last_seq, self.policy.condensed_target_tokens)
+                try:
+                    res = await self._summarise(st, job.what, req, host.summariser)
+                except (RunAborted, BackendUnavailable) as exc:
+                    if not self.hosts.several or not await self.hosts.lose(host, exc):
+                        raise
+                    lost = (host, exc)
+                    continue
+            break
         ns = self._new(st, job.depth, res)
         if job.sources is None:
             return SummaryWrite(ns, episode_range=(job.first_seq, job.last_seq), supersede=list(job.supersede))
@@ -329,6 +401,13 @@ class Executor:
         was planned, ``{id: parent_id}``, see ``Dag.write_unchanged``) and count it on the run."""
         rows = self.store.dag.write(writes) if unchanged is None else self.store.dag.write_unchanged(writes, unchanged)
         self._written(st, rows)
+
+    def _moved(self, session_id: str, what: str, lost: tuple[Host, SummariserError], to: Host) -> None:
+        """Say that a host went away mid-call and where its summary went."""
+        gone, exc = lost
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        self.emit(HostNotice(gone.name, f"host {gone.name} unreachable: {what} of session {session_id} moved to "
+                                        f"host {to.name} ({reason})", moved_to=to.name))
 
     def _started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
         st.planned = max(st.planned, st.done + 1)

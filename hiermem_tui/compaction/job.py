@@ -145,7 +145,6 @@ class Job:
         a task the cancel token aborts (a cancel then records nothing). ``goes_before``: a backlog
         running beside this job, held from before the first call to the end (its call in flight
         ends first; it re-plans ``session_id`` if it was in it, ``priority.py``)."""
-        backend = self.runner.summariser.backend
         try:
             if check_first:
                 await self._check()
@@ -166,7 +165,7 @@ class Job:
         except Exception as exc:  # a store error or a bug outside a run: one line, never a traceback
             raise JobError("unexpected", one_line(f"unexpected error: {type(exc).__name__}: {exc}", 400)) from None
         finally:
-            await backend.aclose()
+            await self.runner.aclose()
 
     async def _check(self) -> None:
         check: asyncio.Future[None] = asyncio.ensure_future(self.runner.check())

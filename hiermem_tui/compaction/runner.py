@@ -16,7 +16,7 @@ of the last two knows the runner.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from ..config import Policy
@@ -36,8 +36,9 @@ __all__ = ["PassKind", "RunRefused", "Runner"]
 class Runner:
     """Passes (and, through :attr:`remake`, re-summarising) over one Store.
 
-    ``summariser.backend`` is checked once before the first run; the caller owns the
-    backend and closes it (``await runner.summariser.backend.aclose()``). ``on_event`` is
+    ``summariser.backend`` (and each of ``more_hosts``' backends: other Ollama servers sharing
+    the job, ``hosts.py``) is checked once before the first run; the caller owns the backends and
+    closes them (``await runner.aclose()``). ``on_event`` is
     called on the loop's thread with small immutable events; ``cancel`` may be fired from
     any thread.
     """
@@ -51,9 +52,11 @@ class Runner:
         parallel: int = 1,
         on_event: Callable[[RunEvent], None] | None = None,
         cancel: CancelToken | None = None,
+        more_hosts: Sequence[Summariser] = (),
     ) -> None:
         self.store = store
-        self.executor = Executor(store, summariser, policy, parallel=parallel, on_event=on_event, cancel=cancel)
+        self.executor = Executor(store, summariser, policy, parallel=parallel, on_event=on_event, cancel=cancel,
+                                 more_hosts=more_hosts)
         self.planner = planner.Planner(store, policy)
         self.passes = Passes(self.executor, self.planner)
         self.remake = Remaker(self.passes)
@@ -83,6 +86,10 @@ class Runner:
     @property
     def parallel(self) -> int:
         return self.executor.parallel
+
+    async def aclose(self) -> None:
+        """Close every host's backend."""
+        await self.executor.aclose()
 
     # ------------------------------------------------------------------ public API
     async def check(self) -> None:

@@ -46,6 +46,7 @@ from hiermem_tui.tui.messages import (
     RunCallProgress,
     RunEnded,
     RunNotStarted,
+    HostLost,
     RunSummaryStarted,
     RunSummaryWritten,
     SessionsChanged,
@@ -324,6 +325,9 @@ class HiermemApp(AppBase):
 
     def on_run_not_started(self, message: RunNotStarted) -> None:
         self.runs.not_started(message)
+
+    def on_host_lost(self, message: HostLost) -> None:
+        self.notify(message.text, title="Ollama host lost", severity="warning", markup=False, timeout=10)
 
     # ------------------------------------------------------------------ the backlog's messages (from its worker)
     def watch_backlog_run(self, old: BacklogRunState | None, new: BacklogRunState | None) -> None:

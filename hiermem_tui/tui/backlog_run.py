@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.message import Message
 
-from hiermem_tui.compaction import CancelToken, PassKind, RunFinished, SummaryWritten
+from hiermem_tui.compaction import CancelToken, HostNotice, PassKind, RunFinished, SummaryWritten
 from hiermem_tui.compaction.backlog import Backlog, BacklogEnded, BacklogProgress, Order
 from hiermem_tui.compaction.job import Job, JobError, JobEvent
 from hiermem_tui.compaction.preview import plan_pass
@@ -33,7 +33,14 @@ from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.backlog_view import BacklogRunState, Waiting
-from hiermem_tui.tui.messages import BacklogBegan, BacklogFinished, BacklogMoved, BacklogWaiting, BacklogWrote
+from hiermem_tui.tui.messages import (
+    BacklogBegan,
+    BacklogFinished,
+    BacklogMoved,
+    BacklogWaiting,
+    BacklogWrote,
+    HostLost,
+)
 from hiermem_tui.tui.run_job import engine_label
 
 if TYPE_CHECKING:
@@ -62,6 +69,8 @@ async def drive_backlog(store: Store, job_id: int, settings: Settings, order: Or
             post(BacklogWrote(job_id, ev.session_id))
         elif isinstance(ev, RunFinished):
             post(BacklogMoved(job_id, None))
+        elif isinstance(ev, HostNotice):
+            post(HostLost(ev.text))
 
     job = Job(store, settings, on_event=on_event, cancel=cancel)
     plan = job.plan(order=order, pass_=pass_, if_over=if_over)

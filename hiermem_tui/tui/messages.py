@@ -159,6 +159,14 @@ class RunNotStarted(Message):
     title: str = "Nothing ran"
 
 
+@dataclass
+class HostLost(Message):
+    """A job with several Ollama hosts lost one (left out at the start, or gone mid-call and its
+    summary moved to another): ``text`` is the engine's one line, shown as a warning."""
+
+    text: str
+
+
 # ---------------------------------------------------------------- search, context, stats, run history
 # Posted from the screens' thread workers; each carries the ``ticket`` of its request so a late
 # answer to an older request (a query typed over) is recognised and dropped.

@@ -14,8 +14,8 @@ from textual.message import Message
 
 from hiermem_tui.compaction import (
     CancelToken,
+    HostNotice,
     PassKind,
-    RunEvent,
     RunFinished,
     RunStarted,
     Runner,
@@ -28,6 +28,7 @@ from hiermem_tui.compaction.job import Job, JobError, JobEvent
 from hiermem_tui.compaction.priority import BacklogControl
 from hiermem_tui.store import Run, Store
 from hiermem_tui.tui.messages import (
+    HostLost,
     RunAttempted,
     RunBegan,
     RunCallProgress,
@@ -42,7 +43,8 @@ from hiermem_tui.tui.run_notices import nothing_due
 _RUN_EVENTS = (RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished)
 
 
-def wrap_event(job: RunJob, event: RunEvent) -> Message:
+def wrap_event(job: RunJob, event: RunStarted | SummaryStarted | SummaryAttempt | SummaryProgress | SummaryWritten
+               | RunFinished) -> Message:
     """The UI message for one engine event."""
     if isinstance(event, RunStarted):
         return RunBegan(job, event)
@@ -63,7 +65,9 @@ async def drive_job(store: Store, job: RunJob, cancel: CancelToken, post: Callab
     the backend first, cancellably, and closes it); every outcome is posted as a message.
     ``goes_before``: the backlog running in the background, held while this job runs."""
     def on_event(event: JobEvent) -> None:
-        if isinstance(event, _RUN_EVENTS):
+        if isinstance(event, HostNotice):
+            post(HostLost(event.text))
+        elif isinstance(event, _RUN_EVENTS):
             post(wrap_event(job, event))
 
     async def work(runner: Runner) -> Run | None:
