@@ -159,7 +159,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
         await runner.summariser.backend.aclose()
     out["wall_seconds"] = round(time.monotonic() - started, 1)
     if args.backend != "extractive":
-        sp = store.speeds.get("ollama", out.get("model"))
+        sp = store.speeds.get("ollama", out.get("model"), getattr(runner.summariser.backend, "host", None))
         out["speed"] = {"prompt_tps": round(sp.prompt_tps, 1), "output_tps": round(sp.output_tps, 1),
                         "calls": sp.calls, "measured": sp.measured}
     for leaf in leaves:

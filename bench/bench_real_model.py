@@ -228,7 +228,7 @@ async def run(store: Store, args: argparse.Namespace, sids: list[str]) -> tuple[
         for s in sorted((x for x in store.dag.summaries(sid) if x.run_id in ids), key=lambda x: (x.depth, x.first_seq)):
             request, result, calls = tap.take(s)
             records.append(Record(sid, request, result, s, calls, await extractive.summarise(request)))
-    speed = store.speeds.get("ollama", runner.summariser.backend.model)
+    speed = store.speeds.get("ollama", runner.summariser.backend.model, getattr(runner.summariser.backend, "host", None))
     meta = {
         "runs": {sid: [{"id": r.id, "kind": r.kind, "status": r.status, "error": r.error,
                         "wall_seconds": round(r.wall_seconds, 1), "rejections": r.rejections, "tiers": r.tiers}

@@ -17,8 +17,8 @@ import asyncio
 import json
 
 from ..compaction.backlog import ORDERS, plan_backlog
-from ..compaction.estimate import Estimator
-from ..compaction.job import model_speed
+from ..compaction.estimate import Estimator, describe_hosts
+from ..compaction.job import host_speeds
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from ..words import counted, duration
@@ -42,8 +42,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     ctx.tokenizer = ctx.tokenizer or Tokenizer()
     store = ctx.open_store(readonly=True, create=False)
     try:
-        speed, model = asyncio.run(model_speed(store, ctx.settings, ctx.tokenizer))
-        estimator = Estimator(speed, ctx.settings.policy, ctx.settings.summary_format)
+        hosts, model = asyncio.run(host_speeds(store, ctx.settings, ctx.tokenizer))
+        estimator = Estimator.shared(hosts, ctx.settings.policy, ctx.settings.summary_format)
         backlog = plan_backlog(store, ctx.settings.policy, estimator, order=args.order, pass_=args.pass_,
                                if_over=args.if_over, model=model)
         if args.json:
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.say(f"{counted(backlog.summaries, 'summary')} waiting in {counted(len(backlog.sessions), 'session')}, "
                 f"{backlog.input_tokens:,} tokens in, ~{duration(backlog.est_seconds)} with {one_line(engine, 60)} "
                 f"({args.order} first)")
-        ctx.say(f"times: {speed.describe()}")
+        ctx.say(f"times: {describe_hosts(hosts)}")
         for s in backlog.sessions:
             ctx.say(f"  {one_line(s.id, 40):<40} {s.summaries:>4} × {s.input_tokens:>9,} tok  "
                     f"~{duration(s.est_seconds):>9}  {one_line(s.title, 60)}")

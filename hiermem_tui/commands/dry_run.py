@@ -19,8 +19,8 @@ from typing import Any
 
 from ..compaction import UnknownSession, select_sessions
 from ..compaction.backlog import due_sessions
-from ..compaction.estimate import Estimator
-from ..compaction.job import model_speed
+from ..compaction.estimate import Estimator, describe_hosts
+from ..compaction.job import host_speeds
 from ..compaction.preview import PlannedSummary, plan_pass, total_seconds
 from ..store import Session
 from ..textsafe import one_line
@@ -53,8 +53,8 @@ def run_dry(args: argparse.Namespace, ctx: CliContext, named: list[str], as_arra
                 sessions = list(select_sessions(store, session_ids=named, if_over=args.if_over, min_new=args.min_new))
             except UnknownSession as exc:
                 raise CliError(str(exc), EXIT_USAGE) from None
-        speed, _ = asyncio.run(model_speed(store, ctx.settings, ctx.tokenizer))
-        estimator = Estimator(speed, policy, ctx.settings.summary_format)
+        hosts, _ = asyncio.run(host_speeds(store, ctx.settings, ctx.tokenizer))
+        estimator = Estimator.shared(hosts, policy, ctx.settings.summary_format)
         out: list[dict[str, Any]] = []
         for s in sessions:
             plan = plan_pass(store, policy, s.id, args.pass_, estimator=estimator)
@@ -69,8 +69,8 @@ def run_dry(args: argparse.Namespace, ctx: CliContext, named: list[str], as_arra
             ctx.say(json.dumps(out if as_array else (out[0] if out else []), ensure_ascii=False))
         elif not out:
             ctx.say("nothing to compact")
-        elif speed.basis != "none":
-            ctx.say(f"times: {speed.describe()}")
+        elif estimator.speed.basis != "none":
+            ctx.say(f"times: {describe_hosts(hosts)}")
         return EXIT_OK
     finally:
         store.close()

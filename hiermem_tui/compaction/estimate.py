@@ -13,6 +13,13 @@ An estimate has two halves:
 * **during a run**, the run's own pace corrects it (:class:`Pace`): the seconds the finished
   summaries really took over what they were estimated to take scales what is left.
 
+Speeds are measured per host (``model_speed``'s key has the host). With several Ollama hosts
+sharing a job (``hosts.py``), each takes the next summary when it is free, so the work is shared:
+each host's throughput is its ``parallel`` slots over its own time for the work, and the job
+takes the work over the sum of the live hosts' throughputs (:meth:`Estimator.shared`). Slots
+count relative to the first host's: a host's slots share its one model, and one host's estimate
+is the per-call model time it always was — one host gives exactly the one-host figures.
+
 Nothing here imports the summariser or the backends; the measuring call takes a backend.
 """
 
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -122,25 +129,42 @@ class Speed:
 class SpeedSource(Protocol):
     """What the estimator reads measured speeds from (``store.speeds``)."""
 
-    def get(self, backend: str, model: str | None) -> ModelSpeed: ...
+    def get(self, backend: str, model: str | None, host: str | None = None) -> ModelSpeed: ...
 
 
-def known_speed(speeds: SpeedSource, backend: str, model: str | None) -> Speed | None:
-    """What earlier runs measured of ``model`` (``x`` and ``x:latest`` are one model); None: never."""
+def known_speed(speeds: SpeedSource, backend: str, model: str | None, host: str | None = None) -> Speed | None:
+    """What earlier runs measured of ``model`` on ``host`` (``x`` and ``x:latest`` are one model;
+    a speed measured without a host stands for any host); None: never."""
     if backend == "extractive":
         return Speed.none()
     if not model:
         return None
     for name in dict.fromkeys((model, model if ":" in model else f"{model}:latest")):
-        ms = speeds.get(backend, name)
+        ms = speeds.get(backend, name, host)
         if ms.measured:
             return Speed.of(ms)
     return None
 
 
-def speed_offline(speeds: SpeedSource, backend: str, model: str | None) -> Speed:
+def speed_offline(speeds: SpeedSource, backend: str, model: str | None, host: str | None = None) -> Speed:
     """The measured speed, else a guess from the model's size (no call made)."""
-    return known_speed(speeds, backend, model) or Speed.guess(model)
+    return known_speed(speeds, backend, model, host) or Speed.guess(model)
+
+
+@dataclass(frozen=True, slots=True)
+class HostSpeed:
+    """One live host of a job as the estimate sees it: its speed of the model and its slots."""
+
+    host: str
+    speed: Speed
+    parallel: int = 1
+
+
+def describe_hosts(hosts: Sequence[HostSpeed]) -> str:
+    """For people: where the figures come from (each host's, when several share the work)."""
+    if len(hosts) == 1:
+        return hosts[0].speed.describe()
+    return f"shared among {len(hosts)} hosts: " + "; ".join(f"{h.host}: {h.speed.describe()}" for h in hosts)
 
 
 class MeasuringBackend(Protocol):
@@ -186,28 +210,60 @@ def expected_size(policy: Policy, depth: int, source_tokens: int) -> int:
 
 
 class Estimator:
-    """Seconds of model time per planned summary, at one :class:`Speed`, for one summary format."""
+    """Seconds of model time per planned summary, at one :class:`Speed`, for one summary format;
+    made with :meth:`shared`, the time of the work shared among several hosts (module docstring)."""
 
     def __init__(self, speed: Speed, policy: Policy, summary_format: str = "notes") -> None:
         self.speed = speed
+        """The first host's speed (what ``backlog --json``'s ``speed`` shows)."""
         self.policy = policy
         self.factor = NOTES_FACTOR if summary_format == "notes" else 1.0
+        self.hosts: tuple[HostSpeed, ...] = ()
+        """Two or more live hosts sharing the work; empty: one host, at :attr:`speed`."""
+
+    @classmethod
+    def shared(cls, hosts: Sequence[HostSpeed], policy: Policy, summary_format: str = "notes") -> Estimator:
+        """The estimator of a job whose live ``hosts`` (the first first) share its work."""
+        est = cls(hosts[0].speed, policy, summary_format)
+        if len(hosts) > 1:
+            est.hosts = tuple(hosts)
+        return est
+
+    def _share(self, alone: Sequence[float]) -> float:
+        """The time of work that takes ``alone[i]`` seconds on host ``i`` by itself, shared."""
+        first = max(1, self.hosts[0].parallel)
+        rate = sum(max(1, h.parallel) / first / t for h, t in zip(self.hosts, alone, strict=True) if t > 0)
+        return 1.0 / rate if rate > 0 else 0.0
+
+    def _seconds_at(self, speed: Speed, depth: int, source_tokens: int) -> float:
+        one = speed.call_seconds(source_tokens + PROMPT_OVERHEAD, expected_size(self.policy, depth, source_tokens))
+        return one * self.factor
 
     def seconds(self, depth: int, source_tokens: int) -> float:
         """One summary of ``depth`` over ``source_tokens``."""
-        one = self.speed.call_seconds(source_tokens + PROMPT_OVERHEAD, expected_size(self.policy, depth, source_tokens))
-        return one * self.factor
+        if self.hosts:
+            return self._share([self._seconds_at(h.speed, depth, source_tokens) for h in self.hosts])
+        return self._seconds_at(self.speed, depth, source_tokens)
 
     def total(self, items: Iterable[tuple[int, int]]) -> float:
-        """The sum over ``(depth, source_tokens)`` pairs."""
+        """The sum over ``(depth, source_tokens)`` pairs (shared among the hosts as one piece of work)."""
+        if self.hosts:
+            work = Work()
+            for d, t in items:
+                work.add(self.policy, d, t)
+            return self.of(work)
         return sum(self.seconds(d, t) for d, t in items)
+
+    def _of_at(self, s: Speed, work: Work) -> float:
+        if s.basis == "none" or not work.summaries:
+            return 0.0
+        return self.factor * (work.summaries * s.call_s + work.prompt / s.prompt_tps + work.output / s.output_tps)
 
     def of(self, work: Work) -> float:
         """:meth:`total` of the summaries ``work`` sums up (the estimate is linear in them)."""
-        if self.speed.basis == "none" or not work.summaries:
-            return 0.0
-        s = self.speed
-        return self.factor * (work.summaries * s.call_s + work.prompt / s.prompt_tps + work.output / s.output_tps)
+        if self.hosts:
+            return self._share([self._of_at(h.speed, work) for h in self.hosts])
+        return self._of_at(self.speed, work)
 
 
 @dataclass(slots=True)

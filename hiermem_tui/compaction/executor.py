@@ -100,6 +100,11 @@ def flatten(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     return out
 
 
+def host_key(backend: object) -> str | None:
+    """The host a backend's speeds are kept under (``model_speed``): its server's URL; None: none."""
+    return getattr(backend, "host", None) or None
+
+
 class Executor:
     """Runs and summaries for one job (see the module docstring). ``on_event`` is called on the
     loop's thread with small immutable events; ``cancel`` may be fired from any thread."""
@@ -222,13 +227,14 @@ class Executor:
         return speed if isinstance(speed, ModelSpeed) else None
 
     def _seed_speed(self) -> None:
-        """Each host's backend starts from what earlier runs measured of this model (once per Executor)."""
+        """Each host's backend starts from what earlier runs measured of this model on that host
+        (else without a host: ``store.speeds``), once per Executor."""
         for i, host in enumerate(self.hosts.hosts):
             backend = host.summariser.backend
             speed = self._speed(host.summariser)
             if not host.alive or speed is None or i in self._speed_saved:
                 continue
-            merged = self.store.speeds.get(backend.name, backend.model).merged(speed)
+            merged = self.store.speeds.get(backend.name, backend.model, host_key(backend)).merged(speed)
             backend.speed = merged  # type: ignore[attr-defined]  # the Ollama backend has one (checked above)
             self._speed_saved[i] = replace(merged)
 
@@ -240,7 +246,7 @@ class Executor:
             if speed is None or saved is None:
                 continue
             try:
-                self.store.speeds.add(backend.name, backend.model, speed.minus(saved))
+                self.store.speeds.add(backend.name, backend.model, speed.minus(saved), host_key(backend))
             except StoreError:
                 return  # a measurement is not worth failing a run for
             self._speed_saved[i] = replace(speed)

@@ -23,14 +23,15 @@ from typing import Literal, TypeVar, Union
 
 from ..config import Settings
 from ..store import Run, Store
-from ..summarize import BackendUnavailable, ModelMissing
+from ..summarize import Backend, BackendUnavailable, ModelMissing
 from ..summarize.speed import ModelSpeed
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from . import make_backend, make_runner
 from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, Order, plan_backlog
-from .estimate import Estimator, Speed, known_speed, measure
+from .estimate import Estimator, HostSpeed, Speed, known_speed, measure, speed_offline
 from .events import CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
+from .executor import host_key
 from .preview import plan_pass
 from .priority import BacklogControl
 from .runner import PassKind, Runner, RunRefused
@@ -98,18 +99,24 @@ class Job:
 
     # ------------------------------------------------------------------ estimates
     def speed(self) -> Speed:
-        """The model's speed as this job knows it: measured now or earlier, else a guess."""
-        backend = self.runner.summariser.backend
+        """The model's speed on the first live host as this job knows it: measured now or earlier, else a guess."""
+        return self._host_speed(self.runner.summariser.backend)
+
+    def _host_speed(self, backend: Backend) -> Speed:
         if backend.name == "extractive":
             return Speed.none()
         live = getattr(backend, "speed", None)
         if isinstance(live, ModelSpeed) and live.measured:
             return Speed.of(live)
         model = backend.model or self.settings.model
-        return known_speed(self.store.speeds, backend.name, model) or Speed.guess(model)
+        return known_speed(self.store.speeds, backend.name, model, host_key(backend)) or Speed.guess(model)
 
     def estimator(self) -> Estimator:
-        return Estimator(self.speed(), self.runner.policy, self.settings.summary_format)
+        """The one estimator, the work shared among the live hosts (each at its own speed)."""
+        pool = self.runner.executor.hosts
+        live = pool.live() or pool.hosts[:1]
+        return Estimator.shared([HostSpeed(h.name, self._host_speed(h.summariser.backend), pool.parallel)
+                                 for h in live], self.runner.policy, self.settings.summary_format)
 
     def _run_estimate(self, ev: RunStarted) -> float:
         est = self.estimator()
@@ -235,32 +242,69 @@ class Job:
         self.cancel.finish_current()
 
 
+def offline_estimator(store: Store, settings: Settings, engine: tuple[str, str | None] | None = None) -> Estimator:
+    """The estimator of ``engine`` (backend, model; default: the settings') with no call made: each
+    host's measured speed (else a guess from the model's size), the work shared among them."""
+    backend, model = engine or (settings.backend, settings.model)
+    if backend != "ollama":
+        return Estimator(speed_offline(store.speeds, backend, model), settings.policy, settings.summary_format)
+    from ..summarize.ollama_backend import normalize_host
+
+    hosts = [HostSpeed(h, speed_offline(store.speeds, backend, model, h), settings.parallel)
+             for h in dict.fromkeys(normalize_host(h) for h in settings.hosts())]
+    return Estimator.shared(hosts, settings.policy, settings.summary_format)
+
+
 async def model_speed(store: Store, settings: Settings, tokenizer: Tokenizer, *, probe: bool = True
                       ) -> tuple[Speed, str | None]:
-    """The speed every estimate of a job with ``settings`` starts from, and the model it is of:
-    what earlier runs measured; else (``probe``) one short measuring call, kept as a measurement
-    when the file is writable; else — the server out of reach — a guess from the model's size."""
+    """The speed every estimate of a job with ``settings`` starts from on its first host, and the
+    model it is of (:func:`host_speeds`' first)."""
+    hosts, model = await host_speeds(store, settings, tokenizer, probe=probe)
+    return hosts[0].speed, model
+
+
+async def host_speeds(store: Store, settings: Settings, tokenizer: Tokenizer, *, probe: bool = True
+                      ) -> tuple[list[HostSpeed], str | None]:
+    """The speed of the model on each host a job with ``settings`` would share its work among
+    (:meth:`Estimator.shared`), and the model: what earlier runs measured on that host (else
+    without a host); else (``probe``) one short measuring call, kept as a measurement when the
+    file is writable; else — the server out of reach — a guess from the model's size. With
+    several hosts (and ``probe``) each is checked, and those out of reach are left out while
+    another answers (the job leaves them out too); one host is asked only when its speed is unknown."""
     if settings.backend == "extractive":
-        return Speed.none(), None
-    known = known_speed(store.speeds, settings.backend, settings.model)
-    if known is not None or not probe:
-        return known or Speed.guess(settings.model), settings.model
-    backend = make_backend(settings, tokenizer)
+        return [HostSpeed("", Speed.none())], None
+    several = probe and len(settings.hosts()) > 1
+    got = await asyncio.gather(*(_host_speed(store, settings, tokenizer, h, probe, several)
+                                 for h in settings.hosts()))
+    live = [g for g in got if g[2]] or list(got)
+    hosts = [HostSpeed(key, speed, settings.parallel) for speed, _, _, key in live]
+    return hosts, live[0][1]
+
+
+async def _host_speed(store: Store, settings: Settings, tokenizer: Tokenizer, host: str, probe: bool,
+                      check: bool) -> tuple[Speed, str | None, bool, str]:
+    """(speed, model, reachable or not asked, host key) of one host (see :func:`host_speeds`);
+    ``check``: ask the server even when its speed is known (is it live?)."""
+    backend = make_backend(settings, tokenizer, host)
+    key = host_key(backend) or host
     try:
+        known = known_speed(store.speeds, settings.backend, settings.model, key)
+        if (known is not None and not check) or not probe:
+            return known or Speed.guess(settings.model), settings.model, True, key
         try:
             await asyncio.wait_for(backend.check(), timeout=min(15.0, settings.timeout_s))
         except Exception:  # unreachable, not Ollama, no such model: say it is a guess
-            return Speed.guess(settings.model), settings.model
+            return Speed.guess(settings.model), settings.model, False, key
         model = backend.model
-        known = known_speed(store.speeds, backend.name, model)
+        known = known_speed(store.speeds, backend.name, model, key)
         if known is not None:
-            return known, model
+            return known, model, True, key
         probed = await measure(backend)  # type: ignore[arg-type]  # the Ollama backend measures itself
         if probed is None:
-            return Speed.guess(model), model
+            return Speed.guess(model), model, True, key
         live = getattr(backend, "speed", None)
         if isinstance(live, ModelSpeed) and not store.readonly:
-            store.speeds.add(backend.name, model, live)
-        return probed, model
+            store.speeds.add(backend.name, model, live, key)
+        return probed, model, True, key
     finally:
         await backend.aclose()

@@ -365,6 +365,31 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX episodes_tokens_missing ON episodes (id) WHERE tokens IS NULL;
     """,
+    # ---- version 7: model speeds per host ---------------------------------------------------
+    # With several Ollama hosts each measures its own speed of a model (a GPU box beside a
+    # laptop: 20x apart), so the host joins the key (issue 20). The rows measured before are
+    # kept with host '' (no host): the fallback for any host of that model until that host has
+    # measured its own. A primary key column (WITHOUT ROWID): the table is rebuilt.
+    """
+    CREATE TABLE model_speed_v7 (
+        backend        TEXT NOT NULL,
+        model          TEXT NOT NULL,
+        host           TEXT NOT NULL DEFAULT '',  -- the server's URL; '' measured before hosts were told apart
+        calls          INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens  INTEGER NOT NULL DEFAULT 0,
+        prompt_seconds REAL NOT NULL DEFAULT 0,
+        output_tokens  INTEGER NOT NULL DEFAULT 0,
+        output_seconds REAL NOT NULL DEFAULT 0,
+        updated_at     TEXT NOT NULL,
+        PRIMARY KEY (backend, model, host)
+    ) WITHOUT ROWID;
+    INSERT INTO model_speed_v7 (backend, model, host, calls, prompt_tokens, prompt_seconds, output_tokens,
+                                output_seconds, updated_at)
+        SELECT backend, model, '', calls, prompt_tokens, prompt_seconds, output_tokens, output_seconds, updated_at
+        FROM model_speed;
+    DROP TABLE model_speed;
+    ALTER TABLE model_speed_v7 RENAME TO model_speed;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

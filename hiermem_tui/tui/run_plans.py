@@ -17,7 +17,8 @@ from hiermem_tui.backend_status import BackendStatus, probe_backend
 from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.backlog import Backlog, Order, plan_backlog
 from hiermem_tui.compaction.check import check_session, pins_missing, repair_targets, repair_trees
-from hiermem_tui.compaction.estimate import Estimator, Speed, speed_offline
+from hiermem_tui.compaction.estimate import Estimator, Speed
+from hiermem_tui.compaction.job import offline_estimator
 from hiermem_tui.compaction.preview import PlannedSummary, plan_pass
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
@@ -94,11 +95,12 @@ def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
     return PlanPreview(plans, counts)
 
 
-def engine_speed(store: Store, opt: EngineOption | None) -> Speed:
-    """What earlier runs measured of the highlighted model, else a guess from its size (never unknown)."""
+def engine_estimator(store: Store, settings: Settings, opt: EngineOption | None) -> Estimator:
+    """The highlighted model's estimator: what earlier runs measured of it on each host, else a
+    guess from its size (never unknown), the work shared among the hosts (``compaction/estimate.py``)."""
     if opt is None:
-        return Speed.guess(None)
-    return speed_offline(store.speeds, opt.backend, opt.model)
+        return Estimator(Speed.guess(None), settings.policy, settings.summary_format)
+    return offline_estimator(store, settings, (opt.backend, opt.model))
 
 
 class RunPlanner:
@@ -120,22 +122,19 @@ class RunPlanner:
     def estimates(self, plan: list[PlannedSummary], opt: EngineOption | None) -> tuple[Speed, list[float]]:
         """The speed of ``opt``'s model (measured, else a guess that says so) and each planned
         summary's seconds, from the one estimator (``compaction/estimate.py``)."""
-        settings = self.app.settings
-        estimator = Estimator(engine_speed(self.app.store, opt), settings.policy, settings.summary_format)
+        estimator = engine_estimator(self.app.store, self.app.settings, opt)
         return estimator.speed, [estimator.seconds(item.depth, item.source_tokens) for item in plan]
 
     def backlog(self, order: Order, pass_: PassKind, if_over: int | None) -> Backlog:
         """Every summary due across the file (from a worker thread: it reads every session's plan)."""
         store, settings = self.app.store, self.app.settings
-        estimator = Estimator(speed_offline(store.speeds, settings.backend, settings.model), settings.policy,
-                              settings.summary_format)
+        estimator = offline_estimator(store, settings)
         return plan_backlog(store, settings.policy, estimator, order=order, pass_=pass_, if_over=if_over,
                             model=settings.model)
 
     def backlog_estimate(self, plan: Backlog, opt: EngineOption | None) -> tuple[Speed, float]:
         """The speed of ``opt``'s model and the backlog's model time at it (the one estimator)."""
-        settings = self.app.settings
-        estimator = Estimator(engine_speed(self.app.store, opt), settings.policy, settings.summary_format)
+        estimator = engine_estimator(self.app.store, self.app.settings, opt)
         return estimator.speed, sum(estimator.total(s.items) for s in plan.sessions)
 
     async def probe(self) -> BackendStatus:

@@ -9,6 +9,8 @@ from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.store import SCHEMA_VERSION, NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.store.db import _split_sql
 from hiermem_tui.store.schema import MIGRATIONS
+from hiermem_tui.summarize.ollama_backend import normalize_host
+from hiermem_tui.summarize.speed import ModelSpeed
 from tests.conftest import make_session
 
 
@@ -104,3 +106,53 @@ def test_runs_of_a_version_1_file_survive_the_table_rebuild(tmp_path: Path, toke
         # the new kind is accepted
         repair = store.runs.start(sid, "repair", "ollama", "m")
         assert store.runs.get(repair.id).kind == "repair"
+
+
+MODEL = "llama3.2:latest"
+OLD = ModelSpeed(4, 4000, 40.0, 400, 40.0)
+"""What a file of schema 6 measured of the model (100 tok/s in, 10 out), on no host in particular."""
+
+
+
+
+def _write_version_6(path: Path) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    for version, migration in enumerate(MIGRATIONS[:6], start=1):
+        conn.execute("BEGIN")
+        for statement in _split_sql(migration):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    conn.execute(
+        "INSERT INTO model_speed (backend, model, calls, prompt_tokens, prompt_seconds, output_tokens, output_seconds, "
+        "updated_at) VALUES ('ollama', ?, ?, ?, ?, ?, ?, '2025-01-01T00:00:00.000Z')",
+        (MODEL, OLD.calls, OLD.prompt_tokens, OLD.prompt_seconds, OLD.output_tokens, OLD.output_seconds),
+    )
+    conn.close()
+
+
+def test_version_6_speeds_upgrade_and_stand_for_any_host_until_it_measures_its_own(
+        tmp_path: Path, tokenizer) -> None:
+    path = tmp_path / "v6.db"
+    _write_version_6(path)
+    a, b = normalize_host("hostA"), normalize_host("hostB")
+    with Store.open(path, tokenizer=tokenizer) as store:
+        assert store.db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert store.speeds.get("ollama", MODEL) == OLD
+        assert store.speeds.get("ollama", MODEL, a) == OLD == store.speeds.get("ollama", MODEL, b)
+        mine = ModelSpeed(2, 8000, 2.0, 200, 1.0)
+        store.speeds.add("ollama", MODEL, mine, a)
+        store.speeds.add("ollama", MODEL, mine, a)
+        assert store.speeds.get("ollama", MODEL, a) == mine.merged(mine)  # its own, not the old row
+        assert store.speeds.get("ollama", MODEL, b) == OLD  # still the fallback
+        assert store.speeds.get("ollama", MODEL) == OLD
+        rows = store.db.conn.execute("SELECT host, calls FROM model_speed ORDER BY host").fetchall()
+        assert [tuple(r) for r in rows] == [("", 4), (a, 4)]
+    # the read-only reader (the MCP server's) opens the upgraded file and reads the same
+    reader = Store.open_reader(path, tokenizer=tokenizer)
+    try:
+        assert reader.speeds.get("ollama", MODEL, b) == OLD
+        assert reader.speeds.get("ollama", MODEL, a).calls == 4
+    finally:
+        reader.close()

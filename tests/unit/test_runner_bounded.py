@@ -98,9 +98,9 @@ async def test_the_run_estimate_comes_from_the_models_measured_speed(store: Stor
     started: list[RunStarted] = []
     with FakeOllama(responder=lambda body: "The user and the assistant went through the items.") as fake:
         for measured in (False, True):
-            if measured:  # an earlier run measured this model: 100 tok/s in, 10 tok/s out
-                store.speeds.add("ollama", "llama3.2:latest", ModelSpeed(2, 2000, 20.0, 200, 20.0))
             backend = OllamaBackend(fake.url, "llama3.2", tokenizer)
+            if measured:  # an earlier run measured this model on this host: 100 tok/s in, 10 tok/s out
+                store.speeds.add("ollama", "llama3.2:latest", ModelSpeed(2, 2000, 20.0, 200, 20.0), backend.host)
             runner = Runner(store, Summariser(backend, tokenizer), DEFAULT,
                             on_event=lambda ev: started.append(ev) if isinstance(ev, RunStarted) else None)
             try:
