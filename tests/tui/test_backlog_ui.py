@@ -128,9 +128,18 @@ async def test_pause_resume_quit_after_the_call_in_flight_and_the_next_start_say
         await wait_for(pilot, lambda: control.waiting == 1)  # the next call waits at the gate
         assert len(fake.chat_requests) == 1
         assert "Backlog ⏸ paused" in app.screen.query_one(BacklogIndicator).plain
-        fake.script(Reply("In flight when the app quits.", latency_s=0.3))
+        fake.script(Hang(then=Reply("In flight when the app quits.")))
         await pilot.press("B")  # resume
         await wait_for_chats(pilot, fake, 2)
+        shown = control.on_change
+
+        def release_on_stop() -> None:  # the call in flight ends only once quitting has stopped the backlog
+            if shown is not None:
+                shown()
+            if control.stopped:
+                fake.release()
+
+        control.on_change = release_on_stop
         await app.action_quit()
     # quitting let the call in flight finish and keep its summary, started nothing more, and left no run running
     assert len(fake.chat_requests) == 2
