@@ -182,7 +182,6 @@ def copies_frame(answer: str) -> str | None:
 
 
 _SAYS_USER = re.compile(r"^\W*(?:the\s+)?user(?:'s)?\b", re.I)
-_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(])")
 _NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
 _ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*")
 
@@ -210,7 +209,7 @@ def unheard(part: Part, note: str) -> str:
     one false (issue 19, bench/README.md). Where a user does speak, the note is left as written."""
     if part.opened_by == "summary" or spoke(part):
         return note
-    return " ".join(x for x in _SENTENCES.split(note) if x.strip() and not _SAYS_USER.match(x))
+    return " ".join(x for x in _SENTENCE.split(note) if x.strip() and not _SAYS_USER.match(x))
 
 
 def note_text(answer: str) -> str:
