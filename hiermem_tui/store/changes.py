@@ -114,6 +114,9 @@ class LiveSummaries:
             rows, top = self.store.dag.spans_since(self.session_id, self._mark)
             adopted = {span.id: self.store.dag.source_ids(span.id) for span, status, _ in rows
                        if status == "active" and span.kind == "condensed"}
+            # a revert writes no row, only flips statuses: counts and sizes may agree after it (a
+            # deterministic digest redone and reverted), the ids do not
+            active = self.store.dag.active_ids(self.session_id) if not rows else None
         self._mark = top
         delta = SummaryDelta()
         for span, status, replaced in rows:
@@ -125,7 +128,7 @@ class LiveSummaries:
                     self._adopt(child, span.id)
                 self._add(span)
                 delta.added.append(span)
-        if session is not None and not self._agrees(session):
+        if session is not None and (not self._agrees(session) or (active is not None and active != set(self.spans))):
             self.load()
             delta = SummaryDelta(reloaded=True)
         return session, delta

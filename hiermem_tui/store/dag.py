@@ -158,6 +158,11 @@ class Dag:
         )
         return [_summary(r) for r in rows]
 
+    def active_ids(self, session_id: str) -> set[str]:
+        """Ids of a session's active summaries (a view checks it holds exactly these)."""
+        rows = self.db.conn.execute("SELECT id FROM summaries WHERE session_id = ? AND status = 'active'", (session_id,))
+        return {r[0] for r in rows}
+
     def source_ids(self, summary_id: str) -> list[str]:
         """Ids of a summary's sources (episodes for a leaf, summaries for a condensed one)."""
         rows = self.db.conn.execute(
