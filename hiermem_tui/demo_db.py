@@ -32,8 +32,8 @@ def _fingerprint(source: Path) -> str:
     so a cached template is never older than the app that shows it."""
     digest = hashlib.sha256(source.read_bytes())
     here = Path(__file__).parent
-    for module in ("store/schema.py", "summarize/extractive.py", "summarize/summariser.py", "summarize/fidelity.py",
-                   "compaction/planner.py", "compaction/runner.py"):
+    for module in ("store/schema.py", "summarize/extractive.py", "summarize/quotes.py", "summarize/steps.py",
+                   "summarize/summariser.py", "summarize/fidelity.py", "compaction/planner.py", "compaction/runner.py"):
         digest.update((here / module).read_bytes())
     return f"{__version__}-{digest.hexdigest()[:16]}"
 

@@ -2,55 +2,20 @@
 
 It is both the fallback tier (it cannot fail, needs no model) and the ``extractive``
 backend for people without Ollama. Same input, same output, always: no model, no
-randomness, no clock. One bullet per source keeps the digest traceable to its input.
+randomness, no clock. The digest is the chat's key lines (``quotes.py``), each a quote with
+who said it; over summaries that quote nothing, one bullet per source (its first and last
+sentence) keeps it traceable to its input.
 """
 
 from __future__ import annotations
 
-import re
 import time
 
+from hiermem_tui.summarize.quotes import clip_sentence, key_lines, sentences, word_boundary
 from hiermem_tui.summarize.types import ChunkCallback, Generation, SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
-_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
-_HAS_WORD = re.compile(r"\w")
-_SPACES = re.compile(r"\s+")
-# list markers at the start of a sentence: a condensed source is itself a bulleted digest,
-# and re-bulleting it would stack markers ("- - - user: …") level after level
-_MARKER = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)+")
 EMPTY_DIGEST = "- (no text to summarise)"
-
-
-def sentences(text: str) -> list[str]:
-    """Sentences and lines of ``text`` that contain at least one word character.
-
-    Lines count as boundaries so code, lists and logs split sensibly; fragments with no
-    word character (code fences, rules) are not worth a bullet.
-    """
-    parts = (_MARKER.sub("", _SPACES.sub(" ", p).strip()) for p in _BOUNDARY.split(text))
-    return [p for p in parts if p and _HAS_WORD.search(p)]
-
-
-_PARTIAL_WORD = re.compile(r"[\w.@/+-]*\w$")
-
-
-def _word_boundary(original: str, clipped: str) -> str:
-    """``clipped`` without a word it cut in half (kept when nothing else would be left).
-
-    A number or name cut mid-way is a different identifier ("…id":299883" from 2998836):
-    it would be counted as invented by the fidelity check and mislead a reader.
-    """
-    if len(clipped) < len(original) and clipped and clipped[-1:].isalnum() and original[len(clipped)].isalnum():
-        shorter = _PARTIAL_WORD.sub("", clipped).rstrip()
-        if shorter:
-            return shorter
-    return clipped
-
-
-def _clip_sentence(sentence: str, max_tokens: int, tokenizer: Tokenizer) -> str:
-    clipped = tokenizer.clip(sentence, max_tokens)
-    return sentence if clipped == sentence else _word_boundary(sentence, clipped).rstrip() + "…"
 
 
 def clip_to(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
@@ -63,7 +28,7 @@ def clip_to(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     while tokenizer.count(text) > target and limit > 0:
         text = tokenizer.clip(text, limit).rstrip()
         limit -= 1
-    return _word_boundary(original, text) if text != original else text
+    return word_boundary(original, text) if text != original else text
 
 
 def _bullet(source: SourceItem, first: str | None, last: str | None) -> str:
@@ -77,6 +42,14 @@ def _bullet(source: SourceItem, first: str | None, last: str | None) -> str:
 
 
 def extractive_digest(request: SummaryRequest, tokenizer: Tokenizer) -> str:
+    """The app's own summary: the chat's key lines (``quotes.py``), or, over sources that quote
+    nothing (model notes made before key lines were), the first and last sentence of each. Key
+    lines answered 63–65% of a reader's probes where first and last sentences answered 38–40%
+    (issue 19, bench/README.md)."""
+    return key_lines(request.sources, request.target_tokens, tokenizer) or first_last_digest(request, tokenizer)
+
+
+def first_last_digest(request: SummaryRequest, tokenizer: Tokenizer) -> str:
     """First and last sentence of each source, de-duplicated, bulleted, clipped to the target.
 
     Each sentence gets at most a fair share of the target (target / (2 × sources), at least
@@ -97,7 +70,7 @@ def extractive_digest(request: SummaryRequest, tokenizer: Tokenizer) -> str:
                 picked.append(None)
                 continue
             seen.add(key)
-            picked.append(_clip_sentence(sentence, share, tokenizer))
+            picked.append(clip_sentence(sentence, share, tokenizer))
         if any(picked):
             bullets.append(_bullet(source, picked[0], picked[1] if len(picked) > 1 else None))
     digest = "\n".join(bullets) or EMPTY_DIGEST

@@ -1,22 +1,26 @@
-"""Notes: the default way a summary is asked for (``summary_format = "notes"``), one part at a time.
+"""Notes: the default way a model is asked (``summary_format = "notes"``), one part at a time.
 
 Measured on the probe set (issue 19, bench/README.md): Qwen2.5-Coder-1.5B given a whole 3,000-token
 chunk and asked for a report — in sections or in bullets — answered fewer of a reader's questions
 than the app's extractive digest, copied the previous summary, and stated things the chat never
 said. Asked about one step of the chat at a time, with the lines the app finds in that step (its
-error messages, the sentences that decide something, its most important names), it answered the
-most. So a summary is made in parts:
+error messages, the sentences that decide something, its most important names), it answered more,
+but about one sentence in four of its notes was false (the user made to ask what a tool printed,
+proposals reported as done, numbers on the wrong thing). The chat's own key lines (``quotes.py``)
+answered as much with nothing false. So a summary is now the model's **gist** — one sentence per
+part, what happened there — followed by the key lines (``summariser``): the gist orients a reader,
+the chat's words carry the specifics. A part is:
 
-* a **leaf**'s parts are the steps of its chunk (:mod:`steps`): a user message and what the
-  assistant answered and did about it, or a stretch of an agent's work;
-* a **condensed** summary's parts are its sources, one by one, oldest first: every source gets its
-  note, in order, so nothing is left out and nothing is merged into the first one.
+* in a **leaf**, a step of its chunk (:mod:`steps`): a user message and what the assistant answered
+  and did about it, or a stretch of an agent's work;
+* in a **condensed** summary, one of its sources, oldest first: every source gets its sentence, in
+  order, so nothing is left out and nothing is merged into the first one.
 
 Each part is one model call whose prompt is the part's material and then the ask (the system text
 and the material are the prefix a retry of that part shares, so the server's prompt cache serves
-it). What the note says is the model's; where the parts are, and which lines are pointed out to it,
-is the app's. The notes, in order, are the summary. No previous summary is shown: given one, a
-1.5B model wrote it back as the new summary (issue 19).
+it). What the sentence says is the model's; where the parts are, and which lines are pointed out to
+it, is the app's. No previous summary is shown: given one, a 1.5B model wrote it back as the new
+summary (issue 19).
 """
 
 from __future__ import annotations
@@ -33,7 +37,11 @@ MIN_PART_TARGET = 40
 """No part is asked for less than this many tokens (one or two sentences)."""
 TOKENS_PER_SENTENCE = 38
 """About how long one sentence of a note runs (cl100k tokens), to turn a budget into sentences."""
-MAX_SENTENCES = 5
+MAX_SENTENCES = 1
+"""A part's note is its gist: one sentence. Three to five (notes v1) scored no better with a reader
+once the key lines follow, and held three times the false statements (bench/README.md)."""
+GIST_TOKENS = 80
+"""What a part's one sentence may take (a sentence of a note runs ~38 tokens): its answer budget."""
 MAX_ERRORS, MAX_DECISIONS, MAX_NAMES = 3, 4, 12
 """How many error lines, deciding sentences and names a part's hints show at most."""
 
@@ -73,7 +81,7 @@ def parts_for(sources: Sequence[SourceItem], depth: int, target: int) -> list[Pa
     for i, (items, who) in enumerate(groups, 1):
         size = sum(s.tokens for s in items)
         share = max(MIN_PART_TARGET, target * size // total)
-        out.append(Part(i, len(groups), items, who, min(share, max(MIN_PART_TARGET, size))))
+        out.append(Part(i, len(groups), items, who, min(share, max(MIN_PART_TARGET, size), GIST_TOKENS)))
     return out
 
 
@@ -122,7 +130,7 @@ LEAD = {
 NOTE_ASK = (
     "This is part {index} of {count}.{hints} {lead} Give the specific names, numbers, error messages, choices and "
     "reasons from the {what}; say so when something was rejected, failed or could not be done. Write only what "
-    "the {what} says, in {sentences} sentence{s}, as plain sentences."
+    "the {what} says, in {sentences} plain sentence{s}."
 )
 """The ask measured on the whole probe set (notes v1). A v2 that said who speaks in a part ("there is
 no user message in this part … do not write about the user"), that tool lines are not messages, and
@@ -170,11 +178,17 @@ _LOG_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(?:user|assistant|tool|system):\s|^\
                        re.I | re.M)
 
 
+_ASK_OPENING = re.compile("|".join(re.escape(lead.split(":")[0].split(" in this part")[0]) for lead in LEAD.values()), re.I)
+_CALL_LINE = re.compile(r"\[[A-Z]\w*\] \w+:")
+
+
 def copies_frame(answer: str) -> str | None:
     """What in a note is the prompt's frame rather than a note: the ask's opening ("This is part 2
-    of 3.") or a line of the log as the prompt renders it ("user: …", a "(2025-07-18 19:34 UTC)"
-    stamp). SmolLM2-135M's notes began so and were kept at a model tier (issue 19)."""
-    for pattern, what in ((_FRAME, "the ask's opening"), (_LOG_LINE, "a line of the log")):
+    of 3.", "This part continues earlier work"), a line of the log as the prompt renders it
+    ("user: …", a "(2025-07-18 19:34 UTC)" stamp) or a tool call as it shows one ("[TodoWrite]
+    todos: …"). SmolLM2-135M's notes began so and were kept at a model tier (issue 19)."""
+    for pattern, what in ((_FRAME, "the ask's opening"), (_ASK_OPENING, "the ask"), (_LOG_LINE, "a line of the log"),
+                          (_CALL_LINE, "a tool call of the log")):
         m = pattern.search(answer)
         if m:
             return f"copies {what} ({m.group(0).strip()!r})"
@@ -210,6 +224,13 @@ def unheard(part: Part, note: str) -> str:
     if part.opened_by == "summary" or spoke(part):
         return note
     return " ".join(x for x in _SENTENCE.split(note) if x.strip() and not _SAYS_USER.match(x))
+
+
+def gist(note: str) -> str:
+    """A note's first sentence: what is kept of a part's note (see ``MAX_SENTENCES``). A model that
+    writes on past the one sentence asked for is not asked again: the rest is simply not kept."""
+    first = next((x for x in _SENTENCE.split(note) if x.strip()), "")
+    return first.strip()
 
 
 def note_text(answer: str) -> str:

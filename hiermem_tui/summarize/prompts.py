@@ -47,7 +47,7 @@ from hiermem_tui.summarize.sections import Layout, layout_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
-EXTRACTIVE_VERSION = "extractive-v1"
+EXTRACTIVE_VERSION = "extractive-v2"
 SECTIONS_SUFFIX = "+sections"
 PRIOR_MAX_TOKENS = 100
 """The previous leaf's summary is clipped to this (and to the leaf target) in a leaf prompt: enough
@@ -408,7 +408,7 @@ def build_prompt(
                   shows_prior=bool(values["context"]))
 
 
-NOTES_SUFFIX = "+notes"
+NOTES_SUFFIX = "+gist"
 PART_TOKENS = 1400
 """A part's material is fitted to this (a step is cut near it; a long message shows head and tail)."""
 

@@ -36,7 +36,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hiermem_tui.summarize import acceptance, notes, sections
+from hiermem_tui.summarize import acceptance, notes, quotes, sections
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
 from hiermem_tui.fidelity_value import Fidelity
@@ -78,6 +78,10 @@ MIN_TARGET = 24
 """No normal target is smaller than this (tiny inputs still get a readable sentence)."""
 SOURCE_FRACTION = 4
 """A summary's target is at most 1/SOURCE_FRACTION of its source tokens."""
+QUOTE_SHARE = 3
+"""A model's gist is followed by the chat's key lines (``quotes.py``) in what the gist left of the
+target, at least 1/QUOTE_SHARE of it (so a summary stays under 4/3 of its target, well under its input)."""
+QUOTES_VERSION = "+quotes"
 DEFAULT_CONTEXT = 8192
 """Assumed context of a model that does not report one."""
 CONTEXT_SLACK = 64
@@ -318,7 +322,7 @@ class Summariser:
                 gens.append(gen)
             if TIERS_ORDER[tier] > TIERS_ORDER[worst]:
                 worst = tier
-            texts.append(text)
+            texts.append(notes.gist(text) if gen is not None else "")  # a part's fallback: its key lines say it
         text = notes.join(texts)
         if self.tokenizer.count(text) > t.normal:
             text, trimmed = clip_at_boundary(text, t.normal, self.tokenizer), CLIPPED
@@ -327,7 +331,13 @@ class Summariser:
             return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
         total = Generation(text, sum(g.prompt_eval_count or 0 for g in gens), sum(g.eval_count or 0 for g in gens),
                            sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
-        got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed)
+        # the figures say what the model did: its gist is measured before the chat's words follow it
+        fid = measure_against(text, request.sources, key=key_count(t.normal))
+        budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
+        lines = quotes.key_lines(request.sources, budget, self.tokenizer)
+        if lines:
+            text, version = f"{text}\n{quotes.HEAD}\n{lines}", version + QUOTES_VERSION
+        got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed, fid)
         return self._finish(text, worst, t.normal, version, got, request, pins, started, state)
 
     async def _part(self, request: SummaryRequest, part: notes.Part, state: _Attempts,

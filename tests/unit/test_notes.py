@@ -15,6 +15,7 @@ import pytest
 from hiermem_tui.summarize import OllamaBackend, Summariser
 from hiermem_tui.summarize import notes
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, NOTES_SUFFIX
+from hiermem_tui.summarize.quotes import split
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
@@ -94,8 +95,10 @@ async def test_a_leaf_in_notes_is_one_call_per_step_in_order(fake: FakeOllama, t
     assert "ModuleNotFoundError" in bodies[0]["messages"][-1]["content"]
     assert "README.md" not in bodies[0]["messages"][-1]["content"].split("This is part")[0]
     assert all("Poetry" not in m["content"] for b in bodies for m in b["messages"])
-    assert res.tier == "normal" and res.prompt_version.endswith(NOTES_SUFFIX)
-    assert res.text.splitlines() == [f"- {NOTES[i]}" for i in (1, 2, 3)]
+    assert res.tier == "normal" and res.prompt_version.endswith(NOTES_SUFFIX + "+quotes")
+    gist, lines = split(res.text)
+    assert gist.splitlines() == [f"- {NOTES[i]}" for i in (1, 2, 3)]
+    assert lines.startswith("- user: CI fails with ModuleNotFoundError: No module named 'foo'.")
     assert res.attempts == 3 and len(res.calls) == 3 and not res.rejections
     assert res.output_tokens == sum(c.eval_count or 0 for c in res.calls)
 
@@ -112,16 +115,16 @@ async def test_a_bad_part_is_retried_on_the_same_prefix_and_only_it(fake: FakeOl
     assert res.calls[2].prompt_eval_count is not None and res.calls[1].prompt_eval_count is not None
     assert res.calls[2].prompt_eval_count < res.calls[1].prompt_eval_count / 3
     assert [r.reason for r in res.rejections] == ["empty"] and res.tier == "aggressive"
-    assert res.text.splitlines()[1] == f"- {NOTES[2]}"
+    assert split(res.text)[0].splitlines()[1] == f"- {NOTES[2]}"
 
 
 async def test_a_part_that_fails_twice_is_its_digest_and_the_summary_says_fallback(
         fake: FakeOllama, tok: Tokenizer) -> None:
     fake.script(Reply(NOTES[1]), Reply(""), Reply(""))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
-    lines = res.text.splitlines()
-    assert lines[0] == f"- {NOTES[1]}" and lines[2] == f"- {NOTES[3]}"
-    assert "pin foo>=1.4" in lines[1] or "1.3 broke" in lines[1]  # the digest of part 2's own sources
+    gist, quoted = split(res.text)
+    assert gist.splitlines() == [f"- {NOTES[1]}", f"- {NOTES[3]}"]  # part 2 has no sentence of its own…
+    assert "- user: Should I pin foo?" in quoted  # …its own words are among the key lines
     assert res.tier == "fallback" and len(res.calls) == 4
 
 
@@ -169,17 +172,20 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
         material = b["messages"][-1]["content"].split("This is part")[0]
         assert leaves[i].split(";")[0][2:40] in material
         assert all(other[2:40] not in material for j, other in enumerate(leaves) if j != i)
-    assert res.text.splitlines() == [f"- {said[i]}" for i in (1, 2, 3)] and res.tier == "normal"
+    assert split(res.text)[0].splitlines() == [f"- {said[i]}" for i in (1, 2, 3)] and res.tier == "normal"
 
 
 @pytest.mark.parametrize("answer", [
     "This is part 2 of 3. The user asked how to pin foo and the assistant said foo>=1.4.",
     "(2025-03-01 09:01 UTC)\nuser: Should I pin foo? Version 1.3 broke our importer last month.",
     "- assistant: Yes: pin foo>=1.4 in setup.cfg, since 1.3 had the import bug you saw.",
+    "[TodoWrite] todos: [1, 2, 3, 4, 5, 6, 7, 8] [TodoWrite] todos: [1, 2, 3,",
+    "This part continues earlier work: the assistant pinned foo>=1.4.",
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
-    """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3." or a log line were kept."""
+    """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as
+    the prompt shows it or the ask's own lead were kept at a model tier."""
     fake.script(Reply(NOTES[1]), Reply(answer))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
     assert [r.reason for r in res.rejections] == ["echo"] and res.tier == "aggressive"
-    assert res.text.splitlines()[1] == f"- {NOTES[2]}"
+    assert split(res.text)[0].splitlines()[1] == f"- {NOTES[2]}"

@@ -13,6 +13,7 @@ import pytest
 
 from hiermem_tui.summarize import OllamaBackend, Summariser, notes
 from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.quotes import split
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama, Reply
@@ -98,7 +99,7 @@ async def test_a_user_made_to_speak_in_an_agents_part_is_not_stored(fake: FakeOl
                                     "was not installed and added it to the Dockerfile."))
     res = await summarise(fake, tok)
     assert res.tier == "normal" and not res.rejections
-    assert res.text.splitlines() == [f"- {FIRST}", "- The assistant found that libfoo-dev was not installed and "
+    assert split(res.text)[0].splitlines() == [f"- {FIRST}", "- The assistant found that libfoo-dev was not installed and "
                                      "added it to the Dockerfile."]
 
 
@@ -107,5 +108,5 @@ async def test_a_note_that_only_makes_a_user_speak_is_retried(fake: FakeOllama, 
                 Reply("The assistant added libfoo-dev to the Dockerfile."))
     res = await summarise(fake, tok)
     assert [r.reason for r in res.rejections] == ["misattributed"] and res.tier == "aggressive"
-    assert res.text.splitlines()[1] == "- The assistant added libfoo-dev to the Dockerfile."
+    assert split(res.text)[0].splitlines()[1] == "- The assistant added libfoo-dev to the Dockerfile."
     assert "the user says nothing in this part" in fake.chat_bodies[2]["messages"][-1]["content"]

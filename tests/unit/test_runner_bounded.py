@@ -11,9 +11,9 @@ from hiermem_tui.compaction import Runner
 from hiermem_tui.config import Policy
 from hiermem_tui.store import Store, Summary
 from hiermem_tui.summarize import OllamaBackend, Summariser
-from hiermem_tui.summarize.prompts import PRIOR_MAX_TOKENS
+from hiermem_tui.summarize.prompts import LEAF_HEADING, PRIOR_MAX_TOKENS
 from hiermem_tui.summarize.speed import ModelSpeed
-from hiermem_tui.summarize.summariser import Targets, targets_for
+from hiermem_tui.summarize.summariser import DEFAULT_CONTEXT, Targets, targets_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeModel, FakeOllama, longer_than_input
@@ -60,9 +60,13 @@ async def test_a_rambling_server_cannot_make_a_pass_run_away(store: Store, token
     # nothing the server said was accepted as a summary: it only ever echoed the prompt
     assert {s.tier for s in made} == {"fallback"}
     assert set(run.rejections) <= {"cut_off", "echo", "loop", "not_shorter", "too_long"}
-    # every prompt is bounded, so the whole pass is linear in the number of episodes
+    # every prompt is bounded, so the whole pass is linear in the number of episodes: a leaf's by
+    # its chunk, a condensation's by its sources (their key lines fill their targets) and the context
     biggest = max(prompt_tokens(tokenizer, b) for b in bodies)
-    assert biggest <= DEFAULT.leaf_chunk_tokens + PRIOR_MAX_TOKENS + 600
+    leaf_prompts = [prompt_tokens(tokenizer, b) for b in bodies if LEAF_HEADING in b["messages"][-1]["content"]]
+    assert leaf_prompts and len(leaf_prompts) < len(bodies)
+    assert max(leaf_prompts) <= DEFAULT.leaf_chunk_tokens + PRIOR_MAX_TOKENS + 600
+    assert biggest <= DEFAULT_CONTEXT
     assert len(bodies) <= 2 * len(made)
     check_invariants(store, "s", fresh_tail=DEFAULT.fresh_tail)
 

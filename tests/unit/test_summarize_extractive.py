@@ -1,4 +1,6 @@
-"""The extractive digest: deterministic, bulleted, de-duplicated, within the target."""
+"""The first-and-last-sentence digest (what the extractive digest falls back to over sources that
+quote nothing): deterministic, bulleted, de-duplicated, within the target. The key lines the
+digest is made of otherwise are tested in ``test_quotes.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ from datetime import datetime, timezone
 import pytest
 
 from hiermem_tui.summarize import ExtractiveBackend, Summariser, extractive_digest
-from hiermem_tui.summarize.extractive import EMPTY_DIGEST, sentences
+from hiermem_tui.summarize.extractive import EMPTY_DIGEST, first_last_digest
+from hiermem_tui.summarize.quotes import sentences
+from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
@@ -37,7 +41,7 @@ TEXTS = [
 
 
 def test_first_and_last_sentences_bulleted(tok: Tokenizer) -> None:
-    digest = extractive_digest(req(tok, TEXTS), tok)
+    digest = first_last_digest(req(tok, TEXTS), tok)
     lines = digest.splitlines()
     assert all(line.startswith("- ") for line in lines)
     assert lines[0] == "- user: The build fails on CI. … The error is ModuleNotFoundError: foo.bar."
@@ -50,14 +54,14 @@ def test_first_and_last_sentences_bulleted(tok: Tokenizer) -> None:
 
 def test_deterministic(tok: Tokenizer) -> None:
     r = req(tok, TEXTS)
-    assert extractive_digest(r, tok) == extractive_digest(r, tok)
+    assert first_last_digest(r, tok) == first_last_digest(r, tok)
 
 
 def test_within_target_and_fair_to_every_source(tok: Tokenizer) -> None:
     huge = "word " * 3000 + "."
     texts = [huge, "The second source says something specific about config.toml.", huge + " Final remark here."]
     r = req(tok, texts, target=120)
-    digest = extractive_digest(r, tok)
+    digest = first_last_digest(r, tok)
     assert tok.count(digest) <= 120
     assert "config.toml" in digest  # the huge first source did not crowd it out
 
@@ -65,11 +69,11 @@ def test_within_target_and_fair_to_every_source(tok: Tokenizer) -> None:
 @pytest.mark.parametrize("target", [5, 17, 60, 333])
 def test_never_over_target(tok: Tokenizer, target: int) -> None:
     texts = [f"Sentence {i} about ünïcödé ✓ and emojis 🎉🎉. Closing line {i}." for i in range(40)]
-    assert tok.count(extractive_digest(req(tok, texts, target=target), tok)) <= target
+    assert tok.count(first_last_digest(req(tok, texts, target=target), tok)) <= target
 
 
 def test_empty_sources_give_a_placeholder(tok: Tokenizer) -> None:
-    assert extractive_digest(req(tok, ["", "```\n---\n```"]), tok) == EMPTY_DIGEST
+    assert first_last_digest(req(tok, ["", "```\n---\n```"]), tok) == EMPTY_DIGEST
 
 
 def test_sentences_split_lines_and_skip_punctuation() -> None:
@@ -77,7 +81,7 @@ def test_sentences_split_lines_and_skip_punctuation() -> None:
 
 
 def test_summaries_have_no_role_prefix(tok: Tokenizer) -> None:
-    digest = extractive_digest(req(tok, ["Leaf one covered setup. It ended well."], kind="summary"), tok)
+    digest = first_last_digest(req(tok, ["Leaf one covered setup. It ended well."], kind="summary"), tok)
     assert digest == "- Leaf one covered setup. … It ended well."
 
 
@@ -85,7 +89,7 @@ async def test_extractive_backend_tiers(tok: Tokenizer) -> None:
     s = Summariser(ExtractiveBackend(tok), tok)
     long_req = req(tok, TEXTS * 5, target=60)
     res = await s.summarise(long_req)
-    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "extractive", None, "extractive-v1")
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("normal", "extractive", None, EXTRACTIVE_VERSION)
     assert res.text == extractive_digest(long_req, tok) and res.tokens < res.source_tokens
     assert res.attempts == 0 and res.llm_seconds == 0
     short = await s.summarise(req(tok, ["ok"], target=60))  # digest "- user: ok" is longer than "ok"
@@ -114,7 +118,7 @@ def test_a_clipped_sentence_never_ends_in_half_a_number_or_name(tok: Tokenizer) 
             '"url":"https://api.github.com/users/Durban-Designer","type":"User"} and more text here.')
     sources = [text, "Short second message."]
     for target in range(8, 60, 3):
-        digest = extractive_digest(req(tok, sources, target=target), tok)
+        digest = first_last_digest(req(tok, sources, target=target), tok)
         assert tok.count(digest) <= target
         assert not measure(digest, [(t, False) for t in sources]).novel, (target, digest)
 
@@ -122,6 +126,6 @@ def test_a_clipped_sentence_never_ends_in_half_a_number_or_name(tok: Tokenizer) 
 def test_a_clipped_first_sentence_is_not_followed_by_a_second_mark(tok: Tokenizer) -> None:
     """Issue 19: the digest read "… … which one" where a clipped first sentence met the gap mark."""
     long_first = "wait on ali theres E22-900M22S and also E22-900T22S for about the same price " * 6 + "and more."
-    digest = extractive_digest(req(tok, [long_first + "\nwhich one, they all say sx1262"], target=40), tok)
+    digest = first_last_digest(req(tok, [long_first + "\nwhich one, they all say sx1262"], target=40), tok)
     assert "… …" not in digest and "E22-900M22S" in digest and "which one, they all say sx1262" in digest
     assert digest.count("…") == 1

@@ -19,6 +19,7 @@ from hiermem_tui.summarize import (
     SummaryEvent,
     extractive_digest,
 )
+from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.summariser import targets_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -187,7 +188,7 @@ async def test_both_fail_gives_fallback(
     fake.script(Fail(400, "invalid option"), second)  # type: ignore[arg-type]
     req = leaf(tok)
     res = await Summariser(backend, tok).summarise(req)
-    assert (res.tier, res.backend, res.model, res.prompt_version) == ("fallback", "extractive", None, "extractive-v1")
+    assert (res.tier, res.backend, res.model, res.prompt_version) == ("fallback", "extractive", None, EXTRACTIVE_VERSION)
     digest = extractive_digest(replace(req, target_tokens=targets_for(req).fallback), tok)
     assert res.text == digest and res.tokens <= targets_for(req).fallback
     # the digest kept too few identifiers: the lost ones are its keywords, not part of its text

@@ -1,0 +1,224 @@
+"""The chat's own words that matter most in a chunk, picked without a model ("key lines").
+
+Why (issue 19, bench/README.md): the first-and-last-sentence digest spends an agent session's budget
+on tool-call JSON cut after a few words (``[tool_use Bash] {"command": "git rebase…``) and tool
+banners ("Todos have been modified successfully"), and a reader learns little from them. What a
+reader asks of a stretch of chat — what was wanted, what was found or went wrong, what was decided,
+what was done and what came of it — is mostly said in a few of its own sentences:
+
+1. the user's own words opening each step (not slash-command markup or interruption markers);
+2. the assistant's conclusion: the opening and closing prose sentences of its last answer in the step;
+3. sentences that decide something ("instead", "dropped", "go with", "can't") in either voice;
+4. error lines quoted by the user or printed by a tool;
+5. what an agent did and planned, as its tool calls say it (``[Bash] command: git filter-branch …``,
+   a to-do list's items);
+6. what a tool answered, when that fits a line ("No matches found", "4 failed, 23 passed");
+7. the assistant's sentences that carry numbers or names (the specifics a reader searches for).
+
+Lines are taken a level at a time across all steps (every step's user words before any step's
+errors), so one long step cannot crowd out the rest, until ``budget`` tokens are used; they are
+shown in chat order, each with who said it. Every line is a quote of the chat (clipped with "…"):
+nothing here can be a statement the chat did not make.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from hiermem_tui.summarize import steps
+from hiermem_tui.summarize.types import SourceItem
+from hiermem_tui.tokens import Tokenizer
+
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
+_HAS_WORD = re.compile(r"\w")
+_SPACES = re.compile(r"\s+")
+# list markers at the start of a sentence: a condensed source is itself a bulleted digest,
+# and re-bulleting it would stack markers ("- - - user: …") level after level
+_MARKER = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)+")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences and lines of ``text`` that contain at least one word character.
+
+    Lines count as boundaries so code, lists and logs split sensibly; fragments with no
+    word character (code fences, rules) are not worth a bullet.
+    """
+    parts = (_MARKER.sub("", _SPACES.sub(" ", p).strip()) for p in _BOUNDARY.split(text))
+    return [p for p in parts if p and _HAS_WORD.search(p)]
+
+
+_PARTIAL_WORD = re.compile(r"[\w.@/+-]*\w$")
+
+
+def word_boundary(original: str, clipped: str) -> str:
+    """``clipped`` without a word it cut in half (kept when nothing else would be left).
+
+    A number or name cut mid-way is a different identifier ("…id":299883" from 2998836):
+    it would be counted as invented by the fidelity check and mislead a reader.
+    """
+    if len(clipped) < len(original) and clipped and clipped[-1:].isalnum() and original[len(clipped)].isalnum():
+        shorter = _PARTIAL_WORD.sub("", clipped).rstrip()
+        if shorter:
+            return shorter
+    return clipped
+
+
+def clip_sentence(sentence: str, max_tokens: int, tokenizer: Tokenizer) -> str:
+    clipped = tokenizer.clip(sentence, max_tokens)
+    return sentence if clipped == sentence else word_boundary(sentence, clipped).rstrip() + "…"
+
+
+LINE_TOKENS = 60
+"""No one quoted line runs longer than this (it is clipped with "…")."""
+_ERRORISH = re.compile(r"error|exception|traceback|failed|failure|uncaught|cannot|can't|not found|denied|refused|"
+                       r"invalid|exceeded|undeclared|undefined", re.I)
+_DECIDES = re.compile(r"\b(?:instead|decid|chose|choose|go with|keep|kept|drop|dropped|reject|won't|can't|cannot|"
+                      r"not possible|infeasible|switch|replace|rather than|stay with|cut|remove|it is:)", re.I)
+_NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
+_ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*|'?/\S+\.(?:png|jpe?g|gif)'?\s*")
+_BANNER = re.compile(r"^(?:Todos have been modified|\[no output\]|Success\.?$)", re.I)
+_HEADING = re.compile(r"^#+\s*|\*\*")
+_SPECIFIC = re.compile(r"\d|`|\b[A-Z][a-z]+[A-Z]\w*|\b\w+[._/]\w+")
+_NUMBERED = re.compile(r"^\s*\d+(?:→|\t)")
+_CODE = re.compile(r"^(?:from |import |raise |def |class |#include|return |except |if |[\w.]+\s*=\s)")
+_TALLY = re.compile(r"\d+ (?:passed|failed|errors?|files?|matches|warnings?)\b|\bno matches\b|\bdone\b", re.I)
+_CALL_PART = re.compile(r"(?=\[(?:tool_use|function_call|custom_tool_call|call) )")
+LEVELS = 7
+MIN_WORDS = 6
+"""An assistant's sentence shorter than this ("Here's the budget.") says too little to quote."""
+
+
+def _words(text: str, least: int = 3) -> list[str]:
+    out = [_HEADING.sub("", s).strip() for s in sentences(text)]
+    return [s for s in out if len(s.split()) >= least and not s.startswith("|")]
+
+
+def _wordy(line: str) -> bool:
+    """Mostly letters and digits, not a rule of ``====`` or a row of punctuation."""
+    return sum(c.isalnum() or c.isspace() for c in line) >= 0.7 * len(line)
+
+
+def _todos(call: str) -> str:
+    """A TodoWrite call's items, as the plan they are ("Analyze test_gpu.c …; Check header …")."""
+    try:
+        items = json.loads(call.split("] ", 1)[1]).get("todos", [])
+    except (IndexError, ValueError, AttributeError):
+        return ""
+    return "; ".join(str(t.get("content", "")) for t in items if isinstance(t, dict) and t.get("content"))
+
+
+def _tool_lines(text: str) -> tuple[list[str], str | None]:
+    """A tool output's error lines (at most two, "error:" lines first) and its result line: the
+    whole output when it is short ("No matches found", "Found 4 files: …"), else its last line
+    when that reads as a tally ("4 failed, 23 passed in 0.12s")."""
+    lines = [" ".join(_NUMBERED.sub("", ln).split()) for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    errors = [ln for ln in lines if 12 <= len(ln) <= 240 and _ERRORISH.search(ln) and not _BANNER.match(ln)
+              and not _CODE.match(ln) and _wordy(ln)]
+    errors.sort(key=lambda ln: "error:" not in ln.lower())
+    result = None
+    if lines and not _BANNER.match(lines[0]):
+        if len(lines) <= 4:
+            result = ": ".join([lines[0], ", ".join(lines[1:])]) if len(lines) > 1 else lines[0]
+        elif _TALLY.search(lines[-1]):
+            result = lines[-1]
+    return errors[:2], result
+
+
+def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[int, str, str]]]:
+    """Per level (1–7 of the module docstring), the (source index, who, sentence) a step offers."""
+    levels: list[list[tuple[int, str, str]]] = [[] for _ in range(LEVELS)]
+    last_answer: tuple[int, list[str]] | None = None
+    for k, s in enumerate(step_items):
+        i = base + k
+        if s.role == "user" and not _NOT_SAID.match(s.text):
+            said = _words(_ATTACHED.sub("", s.text))
+            levels[0] += [(i, "user", x) for x in said[:2]]
+            levels[2] += [(i, "user", x) for x in said[2:] if _DECIDES.search(x)]
+            levels[3] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
+        elif s.role == "assistant":
+            talk = _words(steps.prose(s.text), MIN_WORDS)
+            if talk:
+                last_answer = (i, talk)
+                levels[2] += [(i, "assistant", x) for x in talk[1:-1] if _DECIDES.search(x)]
+                levels[6] += [(i, "assistant", x) for x in talk[1:-1] if _SPECIFIC.search(x)][:3]
+            raw_calls = [c.strip() for c in _CALL_PART.split(s.text) if c.strip().startswith("[")]
+            for call in raw_calls[:3]:
+                if "TodoWrite" in call.split("]", 1)[0]:
+                    plan = _todos(call)
+                    if plan:
+                        levels[4].append((i, "assistant planned", plan))
+                else:
+                    shown = steps.readable_calls(call).strip()
+                    if shown.startswith("[") and "*** Begin Patch" not in shown:
+                        levels[4].append((i, "assistant did", shown.splitlines()[0]))
+        elif s.role == "tool":
+            errors, result = _tool_lines(s.text)
+            levels[3] += [(i, "tool", x) for x in errors]
+            if result and result not in errors:
+                levels[5].append((i, "tool", result))
+    if last_answer is not None:
+        i, talk = last_answer
+        levels[1] += [(i, "assistant", talk[0])] + ([(i, "assistant", talk[-1])] if len(talk) > 1 else [])
+    return levels
+
+
+HEAD = "In the chat's words:"
+"""The line that opens a summary's quoted lines (after the model's notes)."""
+_QUOTE_LINE = re.compile(r"^- (user|assistant|assistant did|assistant planned|tool|system): (.+)$")
+
+
+def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer) -> str:
+    """The chat's key lines (see the module docstring) in at most ``budget`` tokens, bulleted.
+
+    Over summaries (a condensed summary's sources), the lines their own quoted blocks hold are
+    carried up, each source's first ones first: they are still the chat's words."""
+    if any(s.kind == "summary" for s in sources):
+        per_step = [_summary_levels(s, i) for i, s in enumerate(sources)]
+    else:
+        per_step = [_candidates(st.items(sources), st.first) for st in steps.split(sources)]
+    picked: dict[tuple[int, int], tuple[str, str]] = {}
+    seen: set[str] = set()
+    used = 0
+    for level in range(LEVELS):
+        for cands in per_step:
+            for i, who, text in cands[level]:
+                key = text.casefold()
+                if key in seen:
+                    continue
+                line = clip_sentence(text, LINE_TOKENS, tokenizer)
+                cost = tokenizer.count(f"- {who}: {line}") + 1  # and its newline
+                if used + cost > budget:
+                    continue
+                seen.add(key)
+                picked[(i, len(picked))] = (who, line)
+                used += cost
+    return "\n".join(f"- {who}: {line}" for _, (who, line) in sorted(picked.items()))
+
+
+def split(text: str) -> tuple[str, str]:
+    """(what the model wrote, the chat's key lines that follow it) of a summary's text; a summary
+    with no quoted block is all the first."""
+    head, found, rest = text.partition(f"\n{HEAD}\n")
+    return (head, rest) if found else (text, "")
+
+
+def quoted(text: str) -> list[tuple[str, str]]:
+    """The (who, words) lines a summary quotes: those after ``HEAD``, or, in a summary without
+    one (an extractive digest), its ``- user: …`` lines."""
+    lines = text.splitlines()
+    if HEAD in lines:
+        lines = lines[lines.index(HEAD) + 1:]
+    return [(m.group(1), m.group(2)) for m in map(_QUOTE_LINE.match, lines) if m]
+
+
+def _summary_levels(source: SourceItem, i: int) -> list[list[tuple[int, str, str]]]:
+    """A summary's quoted lines carried up, one to a level: every source's first line comes before
+    any source's second, so a condensed summary quotes each of its sources, in order (issue 19:
+    condensed summaries restated their first source only)."""
+    levels: list[list[tuple[int, str, str]]] = [[] for _ in range(LEVELS)]
+    for n, (who, words) in enumerate(quoted(source.text)):
+        levels[min(LEVELS - 1, n)].append((i, who, words))
+    return levels

@@ -1,0 +1,158 @@
+"""The chat's key lines (``quotes.py``, issue 19): what a reader asks of a stretch of chat, in the
+chat's own words — never a word the chat did not say, never over budget, in chat order, the
+user's words before anything else; carried up to condensed summaries; and through the fake
+server, a notes summary is the model's one-sentence gist per part followed by them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from hiermem_tui.summarize import Summariser, quotes
+from hiermem_tui.summarize.extractive import ExtractiveBackend
+from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import FakeOllama
+
+from .test_notes import summarise
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+TODO = json.dumps({"todos": [{"id": "1", "content": "Find where VSLA_BACKEND_CUDA is defined", "status": "pending"},
+                             {"id": "2", "content": "Fix the enum clash", "status": "pending"}]})
+AGENT = [
+    ("user", "<command-name>/clear</command-name>"),
+    ("user", "The GPU tests stopped compiling. Find the root cause rather than patching the test."),
+    ("assistant", f"I'll start with the failing test.\n\n[tool_use TodoWrite] {TODO}"),
+    ("tool", "Todos have been modified successfully. Ensure that you continue to use the todo list."),
+    ("assistant", '[tool_use Bash] {"command": "make test", "description": "Build and run the tests"}'),
+    ("tool", "cc -c tests/test_gpu.c\n" + "from .errors import DurationError\n" * 3
+     + "tests/test_gpu.c:18:20: error: 'VSLA_BACKEND_CUDA' undeclared (first use in this function)\n"
+     + "=" * 40 + "\n1 error generated, 0 passed"),
+    ("assistant", '[tool_use Grep] {"pattern": "VSLA_BACKEND_CUDA", "path": "include"}'),
+    ("tool", "No matches found"),
+    ("assistant", "The root cause is that vsla_backend_t is a struct in vsla_backend.h while the tests expect an "
+                  "enum, so the constant was never declared anywhere. I would rename the struct rather than "
+                  "define the enum twice. That keeps one meaning per name across the 14 source files."),
+    ("user", "[Request interrupted by user]"),
+]
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return Tokenizer()
+
+
+def items(tok: Tokenizer, chat: list[tuple[str, str]] = AGENT) -> list[SourceItem]:
+    return [SourceItem("episode", t, tok.count(t), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i), role=r,
+                       label=f"#{i}") for i, (r, t) in enumerate(chat)]
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def said_in_chat(line: str, chat: list[tuple[str, str]]) -> bool:
+    """A quoted line's words occur in the chat (a clipped line up to its "…"; a to-do list item by
+    item; a tool call as the readable call line the app shows)."""
+    who, _, words = line[2:].partition(": ")
+    pieces = words.removesuffix("…").split("; ") if who == "assistant planned" else [words.removesuffix("…")]
+    if who == "assistant did":
+        return words.startswith(("[Bash] command: make test", "[Grep] "))
+    whole = squash(" ".join(t for _, t in chat))
+    return all(squash(p) in whole for p in pieces)
+
+
+def test_every_line_is_the_chats_own_words_in_order_and_within_budget(tok: Tokenizer) -> None:
+    for budget in (40, 90, 400):
+        text = quotes.key_lines(items(tok), budget, tok)
+        lines = text.splitlines()
+        assert lines and tok.count(text) <= budget
+        assert all(said_in_chat(ln, AGENT) for ln in lines), text
+    full = quotes.key_lines(items(tok), 400, tok).splitlines()
+    order = [next(i for i, (_, t) in enumerate(AGENT) if squash(ln.partition(": ")[2][:30].removesuffix("…"))
+                  in squash(t) or ln.startswith(("- assistant did", "- assistant planned")) and i > 0)
+             for ln in full if not ln.startswith(("- assistant did", "- assistant planned"))]
+    assert order == sorted(order)
+
+
+def test_what_a_reader_asks_is_there_and_the_noise_is_not(tok: Tokenizer) -> None:
+    text = quotes.key_lines(items(tok), 400, tok)
+    assert "- user: The GPU tests stopped compiling." in text
+    assert "error: 'VSLA_BACKEND_CUDA' undeclared" in text          # the error, from the tool's output
+    assert "- tool: No matches found" in text                           # what the search answered
+    assert "- tool: 1 error generated, 0 passed" in text                # the tally at the end of a long output
+    assert "- assistant planned: Find where VSLA_BACKEND_CUDA is defined; Fix the enum clash" in text
+    assert "[Bash] command: make test" in text
+    assert "rename the struct rather than define the enum twice" in text
+    # markup, interruptions, tool banners, code lines and rules are not the chat's say
+    for noise in ("/clear", "Request interrupted", "Todos have been modified", "from .errors", "====", "{\""):
+        assert noise not in text, noise
+
+
+def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
+    text = quotes.key_lines(items(tok), 30, tok)
+    assert text.startswith("- user: The GPU tests stopped compiling.")
+    assert "No matches found" not in text  # a tool's answer is a later level
+
+
+def test_condensed_key_lines_carry_the_quoted_lines_of_their_sources(tok: Tokenizer) -> None:
+    leaf_a = "- The user asked for the root cause.\n" + quotes.HEAD + "\n- user: Find the root cause.\n- tool: No matches found"
+    leaf_b = "- user: rename it then\n- assistant: Renamed vsla_backend_t to vsla_backend_ops_t in 14 files."
+    plain = "The model wrote this without quoting anything."
+    src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}")
+           for i, t in enumerate((leaf_a, leaf_b, plain))]
+    text = quotes.key_lines(src, 200, tok)
+    assert text.splitlines() == ["- user: Find the root cause.", "- tool: No matches found", "- user: rename it then",
+                                 "- assistant: Renamed vsla_backend_t to vsla_backend_ops_t in 14 files."]
+    assert "asked for the root cause" not in text  # the model's sentence is not a quote
+    assert quotes.key_lines(src[2:], 200, tok) == ""
+    # on a tight budget every source's first line comes before any source's second: not the first only
+    assert quotes.key_lines(src, 17, tok).splitlines() == ["- user: Find the root cause.", "- user: rename it then"]
+
+
+async def test_the_extractive_backend_writes_key_lines_and_falls_back_to_first_and_last(tok: Tokenizer) -> None:
+    summariser = Summariser(ExtractiveBackend(tok), tok)
+    res = await summariser.summarise(SummaryRequest(0, items(tok), 300))
+    assert res.prompt_version == EXTRACTIVE_VERSION and res.tier == "normal"
+    assert "- user: The GPU tests stopped compiling." in res.text and "No matches found" in res.text
+    plain = "The model wrote this without quoting anything. It has two sentences and more words than a few."
+    src = [SourceItem("summary", plain * 4, tok.count(plain * 4), T0, T0, depth=0, label="s0"),
+           SourceItem("summary", plain * 4, tok.count(plain * 4), T0, T0, depth=0, label="s1")]
+    res = await summariser.summarise(SummaryRequest(1, src, 300))
+    assert res.text.startswith("- The model wrote this")  # first and last sentence, as before key lines
+
+
+# ---------------------------------------------------------------- through the fake server
+GIST = "The user asked for the root cause of the GPU test failure. The assistant then ran make test. It also grepped."
+_PART = re.compile(r"This is part (\d+) of (\d+)")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    def answer(body: dict[str, Any]) -> str:
+        assert _PART.search(body["messages"][-1]["content"])
+        return GIST
+    with FakeOllama(responder=answer) as server:
+        yield server
+
+
+async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: FakeOllama, tok: Tokenizer) -> None:
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 400))
+    gist, _, lines = res.text.partition("\n" + quotes.HEAD + "\n")
+    assert res.tier == "normal" and res.prompt_version.endswith("+quotes")
+    # one sentence a part is kept, whatever the model wrote on after it
+    assert gist and all(ln.removeprefix("- ") == GIST.split(". ")[0] + "." for ln in gist.splitlines())
+    assert "ran make test" not in gist
+    assert lines.startswith("- user: The GPU tests stopped compiling.")
+    assert all(said_in_chat(ln, AGENT) for ln in lines.splitlines())
+    # each part's answer budget is one sentence's, not a share of the whole target
+    assert all(b["options"]["num_predict"] <= 120 for b in fake.chat_bodies)
+    # the figures say what the model did: measured on its gist, so a name it did not write is lost
+    assert "VSLA_BACKEND_CUDA" not in gist
+    assert res.fidelity is not None and "VSLA_BACKEND_CUDA" in res.fidelity.lost
