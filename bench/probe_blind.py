@@ -1,0 +1,115 @@
+"""Blind reading for the probe benchmark: packets for readers, and their verdicts unblinded.
+
+    probe_blind.py pack RUN,RUN,… OUT GROUPS [--seed N]
+        GROUPS: the chats each reader gets, e.g. bom-trailcam+chatgpt-peer-review,cc-vsla-repair
+        Writes OUT/packetK.md (each leaf: its episodes, its probes with answers and traps, the runs'
+        summaries shuffled as A, B, …; then each chat's condensed summaries), OUT/keymap.json and
+        OUT/RUBRIC.md (bench/probes/RUBRIC.md). A reader writes OUT/verdictsK.json.
+    probe_blind.py unblind OUT SUFFIX "who judged"
+        Writes bench/probes/verdicts/RUN+SUFFIX.json for every run in the packets.
+
+Then ``bench_probes.py score RUN@RUN+SUFFIX --baseline digest@digest+SUFFIX``. Readers used so far
+were helpers (one per chat group), never told which run is which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+from pathlib import Path
+
+from probeset import PROBE_DIR, load_leaves
+
+from bench_probes import pick_condensed
+
+RUNS = PROBE_DIR / "runs"
+VERDICTS = PROBE_DIR / "verdicts"
+EPISODE_CHARS = 12000
+
+
+def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int) -> None:
+    rng = random.Random(seed)
+    texts: dict[tuple[str, str], str] = {}
+    condensed: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    for r in runs:
+        data = json.loads((RUNS / f"{r}.json").read_text(encoding="utf-8"))
+        texts.update({(r, x["leaf"]): x["text"] for x in data["leaves"]})
+        condensed.update({(r, c["file"]): (c["text"], c["sources"]) for c in data["condensed"]})
+    out.mkdir(parents=True, exist_ok=True)
+    leaves = load_leaves()
+    by_key = {leaf.key: leaf for leaf in leaves}
+    keymap: dict[str, dict[str, str]] = {}
+    for k, files in enumerate(groups, 1):
+        items = []
+        for leaf in leaves:
+            if leaf.file not in files or not all((r, leaf.key) in texts for r in runs):
+                continue
+            order = rng.sample(runs, len(runs))
+            keymap[leaf.key] = {chr(65 + i): r for i, r in enumerate(order)}
+            eps = "\n\n".join(f"[{i}] {s.role}: {s.text[:EPISODE_CHARS]}" for i, s in enumerate(leaf.sources))
+            probes = "\n".join(f"{i}. ({p.kind}) {p.question}\n   answer: {p.answer}" for i, p in enumerate(leaf.probes, 1))
+            traps = ("\nTraps (things a summary might wrongly say): " + "; ".join(leaf.traps)) if leaf.traps else ""
+            sums = "\n\n".join(f"### Summary {chr(65 + i)}\n{texts[(r, leaf.key)]}" for i, r in enumerate(order))
+            items.append(f"# LEAF {leaf.key}\n\n## Episodes\n{eps}\n\n## Probes\n{probes}{traps}\n\n## Summaries\n{sums}\n")
+        for f in files:
+            if not all((r, f) in condensed for r in runs):
+                continue
+            order = rng.sample(runs, len(runs))
+            keymap[f"condensed:{f}"] = {chr(65 + i): r for i, r in enumerate(order)}
+            sources = condensed[(runs[0], f)][1]
+            probes = "\n".join(
+                f"{i}. (from {key}; {pick_condensed(by_key[key]).kind}) {pick_condensed(by_key[key]).question}\n"
+                f"   answer: {pick_condensed(by_key[key]).answer}" for i, key in enumerate(sources, 1))
+            sums = "\n\n".join(f"### Summary {chr(65 + i)}\n{condensed[(r, f)][0]}" for i, r in enumerate(order))
+            items.append(f"# CONDENSED condensed:{f}\n\nSummaries of the whole chat (over the leaves {', '.join(sources)} "
+                         f"judged above). Judge the probes only (no unsupported list needed).\n\n## Probes\n{probes}\n\n"
+                         f"## Summaries\n{sums}\n")
+        (out / f"packet{k}.md").write_text("\n\n---\n\n".join(items), encoding="utf-8")
+        print(f"{out / f'packet{k}.md'}: {len(items)} items")
+    (out / "keymap.json").write_text(json.dumps(keymap, indent=1), encoding="utf-8")
+    shutil.copy(PROBE_DIR / "RUBRIC.md", out / "RUBRIC.md")
+
+
+def unblind(out: Path, suffix: str, who: str) -> None:
+    keymap = json.loads((out / "keymap.json").read_text(encoding="utf-8"))
+    runs: dict[str, dict[str, dict[str, object]]] = {}
+    for f in sorted(out.glob("verdicts*.json")):
+        for key, by_label in json.loads(f.read_text(encoding="utf-8")).items():
+            for label, v in by_label.items():
+                d = runs.setdefault(keymap[key][label], {"leaves": {}, "condensed": {}})
+                if key.startswith("condensed:"):
+                    d["condensed"][key.split(":", 1)[1]] = {"verdicts": v["verdicts"]}
+                else:
+                    d["leaves"][key] = {"verdicts": v["verdicts"], "unsupported": v.get("unsupported", [])}
+    for run, d in runs.items():
+        path = VERDICTS / f"{run}{suffix}.json"
+        path.write_text(json.dumps({"run": run, "judged_by": who, **d}, indent=1, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+        print(f"{path}: {len(d['leaves'])} leaves, {len(d['condensed'])} condensed")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("pack")
+    p.add_argument("runs")
+    p.add_argument("out", type=Path)
+    p.add_argument("groups")
+    p.add_argument("--seed", type=int, default=31)
+    u = sub.add_parser("unblind")
+    u.add_argument("out", type=Path)
+    u.add_argument("suffix")
+    u.add_argument("who")
+    args = ap.parse_args(argv)
+    if args.cmd == "pack":
+        pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed)
+    else:
+        unblind(args.out, args.suffix, args.who)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Probe-set runs made from stored ones, no model: the app's key lines, or a stored run's notes cut
+to their gist with the key lines after them (issue 19; how the stop-27 variants were made).
+
+    probe_posthoc.py keylines NEW [--size-of RUN]
+        each leaf's key lines (``quotes.key_lines``) at its normal target, or filled to the size of
+        RUN's summary of it; condensed summaries over those leaves, at a condensed target
+    probe_posthoc.py gist RUN NEW
+        each summary of RUN: the first sentence of each of its notes, then ``quotes.HEAD`` and the key
+        lines in what that left of the target (at least a third), as ``summary_format = "notes"`` now
+        makes them
+
+``keylines`` and ``hybrid-kl`` in bench/probes/runs were made by an earlier ``quotes.py`` (key lines v1);
+``keylines2`` and ``gist-kl2`` by this one before a line's cost was counted exactly (each line was
+counted as its words + 3 tokens, so a few leaves ran up to 34 tokens over target): re-made now, 13 of
+the 27 leaves come out 20–60 tokens shorter, the other 14 the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+from probeset import PROBE_DIR, load_leaves
+
+from hiermem_tui.summarize import notes, quotes
+from hiermem_tui.summarize.summariser import QUOTE_SHARE
+from hiermem_tui.summarize.types import SourceItem
+from hiermem_tui.tokens import Tokenizer
+
+RUNS = PROBE_DIR / "runs"
+T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+
+def leaf_target(source_tokens: int) -> int:
+    return min(1200, max(24, source_tokens // 4))
+
+
+def condensed_target(sources: list[SourceItem]) -> int:
+    total = sum(s.tokens for s in sources)
+    return min(2000, max(total // 4, total // 2, max(s.tokens for s in sources)))
+
+
+def gist_of(text: str) -> str:
+    said = [notes.gist(ln.removeprefix("- ")) for ln in quotes.split(text)[0].splitlines() if ln.strip()]
+    return notes.join([s for s in said if s])
+
+
+def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] | None, tok: Tokenizer) -> dict[str, Any]:
+    leaves = {leaf.key: leaf for leaf in load_leaves()}
+    out = copy.deepcopy(base)
+    out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    sizes = {x["leaf"]: x["tokens"] for x in size_of["leaves"]} if size_of else {}
+    if kind == "keylines":
+        out.update(backend="extractive", model=None, summary_format="key lines (post-hoc)", speed=None)
+    for row in out["leaves"]:
+        sources = leaves[row["leaf"]].sources
+        target = leaf_target(int(row["source_tokens"]))
+        if kind == "keylines":
+            row.update(text=quotes.key_lines(sources, sizes.get(row["leaf"], target), tok), tier="normal", calls=[],
+                       rejections=[])
+        else:
+            gist = gist_of(row["text"])
+            lines = quotes.key_lines(sources, max(target - tok.count(gist), target // QUOTE_SHARE), tok)
+            row["text"] = f"{gist}\n{quotes.HEAD}\n{lines}"
+        row["tokens"] = tok.count(row["text"])
+    by_leaf = {x["leaf"]: x for x in out["leaves"]}
+    for row in out["condensed"]:
+        sources = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
+                   for k in row["sources"] if k in by_leaf]
+        target = condensed_target(sources)
+        if kind == "keylines":
+            row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
+        else:
+            gist = gist_of(row["text"])
+            lines = quotes.key_lines(sources, max(target - tok.count(gist), target // QUOTE_SHARE), tok)
+            row["text"] = f"{gist}\n{quotes.HEAD}\n{lines}"
+        row["tokens"] = tok.count(row["text"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="kind", required=True)
+    k = sub.add_parser("keylines")
+    k.add_argument("new")
+    k.add_argument("--size-of")
+    k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
+    g = sub.add_parser("gist")
+    g.add_argument("run")
+    g.add_argument("new")
+    args = ap.parse_args(argv)
+    load = lambda name: json.loads((RUNS / f"{name}.json").read_text(encoding="utf-8"))  # noqa: E731
+    base = load(args.run if args.kind == "gist" else args.base)
+    size_of = load(args.size_of) if args.kind == "keylines" and args.size_of else None
+    out = build(args.kind, base, args.new, size_of, Tokenizer())
+    path = RUNS / f"{args.new}.json"
+    path.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(f"wrote {path}: {len(out['leaves'])} leaves, mean {sum(x['tokens'] for x in out['leaves']) / len(out['leaves']):.0f} tokens")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
