@@ -82,6 +82,8 @@ _BANNER = re.compile(r"^(?:Todos have been modified|\[no output\]|Success\.?$)",
 _HEADING = re.compile(r"^#+\s*|\*\*")
 _SPECIFIC = re.compile(r"\d|`|\b[A-Z][a-z]+[A-Z]\w*|\b\w+[._/]\w+")
 _NUMBERED = re.compile(r"^\s*\d+(?:→|\t)")
+_CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.S | re.M)
+"""Fenced code in an assistant's answer: its lines are code, not what was said ("/// Start of the window")."""
 _CODE = re.compile(r"^(?:from |import |raise |def |class |#include|return |except |if |[\w.]+\s*=\s)")
 _TALLY = re.compile(r"\d+ (?:passed|failed|errors?|files?|matches|warnings?)\b|\bno matches\b|\bdone\b", re.I)
 _CALL_PART = re.compile(r"(?=\[(?:tool_use|function_call|custom_tool_call|call) )")
@@ -139,7 +141,7 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
             levels[2] += [(i, "user", x) for x in said[2:] if _DECIDES.search(x)]
             levels[3] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
         elif s.role == "assistant":
-            talk = _words(steps.prose(s.text), MIN_WORDS)
+            talk = _words(_CODE_BLOCK.sub("\n", steps.prose(s.text)), MIN_WORDS)
             if talk:
                 last_answer = (i, talk)
                 levels[2] += [(i, "assistant", x) for x in talk[1:-1] if _DECIDES.search(x)]
@@ -215,10 +217,22 @@ def quoted(text: str) -> list[tuple[str, str]]:
 
 
 def _summary_levels(source: SourceItem, i: int) -> list[list[tuple[int, str, str]]]:
-    """A summary's quoted lines carried up, one to a level: every source's first line comes before
-    any source's second, so a condensed summary quotes each of its sources, in order (issue 19:
-    condensed summaries restated their first source only)."""
+    """A summary's quoted lines carried up by what they say: its first line and the lines that decide
+    something first, then the user's, then errors, then the rest in order — one source's lines of a
+    kind before another kind's, every source's first line before any source's second (issue 19:
+    condensed summaries restated their first source only; a condensed summary is asked about the
+    decisions of each part)."""
     levels: list[list[tuple[int, str, str]]] = [[] for _ in range(LEVELS)]
     for n, (who, words) in enumerate(quoted(source.text)):
-        levels[min(LEVELS - 1, n)].append((i, who, words))
+        if n == 0:
+            level = 0
+        elif _DECIDES.search(words):
+            level = 1
+        elif who == "user":
+            level = 2
+        elif _ERRORISH.search(words):
+            level = 3
+        else:
+            level = min(LEVELS - 1, 4 + n // 8)
+        levels[level].append((i, who, words))
     return levels

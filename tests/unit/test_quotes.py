@@ -116,6 +116,25 @@ def test_condensed_key_lines_carry_the_quoted_lines_of_their_sources(tok: Tokeni
     assert quotes.key_lines(src, 17, tok).splitlines() == ["- user: Find the root cause.", "- user: rename it then"]
 
 
+def test_code_in_an_answer_is_not_quoted_as_what_was_said(tok: Tokenizer) -> None:
+    chat = [("user", "Add a --from flag to logslice please."),
+            ("assistant", "Here is the flag, parsed with clap so a bad time is an error before any file is read.\n\n"
+                          "```rust\n/// Start of the window (inclusive), e.g. 10:02\n#[arg(long)]\nfrom: String,\n```\n\n"
+                          "It takes 10:02 or 2024-05-01T10:02 and rejects anything else with exit code 2.")]
+    text = quotes.key_lines(items(tok, chat), 400, tok)
+    assert "rejects anything else with exit code 2" in text and "parsed with clap" in text
+    assert "Start of the window" not in text and "#[arg" not in text
+
+
+def test_condensed_key_lines_put_what_was_decided_before_the_rest(tok: Tokenizer) -> None:
+    leaf = ("- user: Which radio should the cameras use?\n- assistant: The SX1262 draws 5.3 mA in receive at 915 MHz.\n"
+            "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range.")
+    src = [SourceItem("summary", leaf, tok.count(leaf), T0, T0, depth=0, label="s0")]
+    lines = quotes.key_lines(src, 40, tok).splitlines()
+    assert lines == ["- user: Which radio should the cameras use?",
+                     "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range."]
+
+
 async def test_the_extractive_backend_writes_key_lines_and_falls_back_to_first_and_last(tok: Tokenizer) -> None:
     summariser = Summariser(ExtractiveBackend(tok), tok)
     res = await summariser.summarise(SummaryRequest(0, items(tok), 300))
