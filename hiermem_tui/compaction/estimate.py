@@ -7,9 +7,9 @@ An estimate has two halves:
   (``model_speed``), else what one short measuring call showed (:func:`measure`), else — the
   server out of reach — a guess from the model's size, which says it is one. Never "unknown".
   :class:`Estimator` turns it into seconds per planned summary. The default ``notes`` format
-  makes a summary in several calls (~3.8 per leaf measured on the probe set), each asking for one
-  sentence: ~0.75× what one call over the same material and the whole target would cost, so
-  notes estimates carry :data:`NOTES_FACTOR`.
+  makes a summary in several calls (~3.7 per leaf measured on the probe set), each asking for a
+  title: ~0.42× what one call over the same material and the whole target would cost, so notes
+  estimates carry :data:`NOTES_FACTOR`.
 * **during a run**, the run's own pace corrects it (:class:`Pace`): the seconds the finished
   summaries really took over what they were estimated to take scales what is left.
 
@@ -35,10 +35,10 @@ from ..config import Policy
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import MIN_TARGET, SOURCE_FRACTION
 
-NOTES_FACTOR = 0.75
+NOTES_FACTOR = 0.42
 """Model time of a summary made in notes over one call on the same material (issue 19's measure
-with one sentence a part, run ``gist-quotes``: ~3.8 calls per leaf at a median 0.75× the one-call
-floor; notes of three to five sentences took 1.18×)."""
+with a title a part, run ``title-quotes``: ~3.7 calls per leaf at a median 0.42× the one-call floor,
+0.62× at most; one sentence a part took 0.75×, three to five sentences 1.18×)."""
 PROMPT_OVERHEAD = 400
 """Tokens a prompt adds around its material (instructions, role prefixes)."""
 GUESS_PARAMS_B = 3.0

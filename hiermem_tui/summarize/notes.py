@@ -3,24 +3,23 @@
 Measured on the probe set (issue 19, bench/README.md): Qwen2.5-Coder-1.5B given a whole 3,000-token
 chunk and asked for a report — in sections or in bullets — answered fewer of a reader's questions
 than the app's extractive digest, copied the previous summary, and stated things the chat never
-said. Asked about one step of the chat at a time, with the lines the app finds in that step (its
-error messages, the sentences that decide something, its most important names), it answered more,
-but about one sentence in four of its notes was false (the user made to ask what a tool printed,
-proposals reported as done, numbers on the wrong thing). The chat's own key lines (``quotes.py``)
-answered as much with nothing false. So a summary is now the model's **gist** — one sentence per
-part, what happened there — followed by the key lines (``summariser``): the gist orients a reader,
-the chat's words carry the specifics. A part is:
+said. Asked about one step of the chat at a time it answered more, but about one sentence in four
+of its notes was false (the user made to ask what a tool printed, proposals reported as done, an
+agent's searches reported as findings). The chat's own key lines (``quotes.py``) answered as much
+with nothing false. So a summary is now a **title** per part, by the model — what the part is about,
+with its exact names — followed by the key lines (``summariser``): the titles let a reader find the
+part they want, the chat's words carry the specifics. A part is:
 
 * in a **leaf**, a step of its chunk (:mod:`steps`): a user message and what the assistant answered
   and did about it, or a stretch of an agent's work;
-* in a **condensed** summary, one of its sources, oldest first: every source gets its sentence, in
+* in a **condensed** summary, one of its sources, oldest first: every source gets its title, in
   order, so nothing is left out and nothing is merged into the first one.
 
 Each part is one model call whose prompt is the part's material and then the ask (the system text
 and the material are the prefix a retry of that part shares, so the server's prompt cache serves
-it). What the sentence says is the model's; where the parts are, and which lines are pointed out to
-it, is the app's. No previous summary is shown: given one, a 1.5B model wrote it back as the new
-summary (issue 19).
+it). What the title says is the model's; where the parts are, and which lines are pointed out to it,
+is the app's. No previous summary is shown: given one, a 1.5B model wrote it back as the new summary
+(issue 19).
 """
 
 from __future__ import annotations
@@ -34,14 +33,9 @@ from hiermem_tui.summarize.fidelity import extract
 from hiermem_tui.summarize.types import SourceItem
 
 MIN_PART_TARGET = 40
-"""No part is asked for less than this many tokens (one or two sentences)."""
-TOKENS_PER_SENTENCE = 38
-"""About how long one sentence of a note runs (cl100k tokens), to turn a budget into sentences."""
-MAX_SENTENCES = 1
-"""A part's note is its gist: one sentence. Three to five (notes v1) scored no better with a reader
-once the key lines follow, and held three times the false statements (bench/README.md)."""
-GIST_TOKENS = 80
-"""What a part's one sentence may take (a sentence of a note runs ~38 tokens): its answer budget."""
+"""No part is given less than this many tokens."""
+GIST_TOKENS = 40
+"""What a part's title may take: its answer budget (a title runs 8–20 tokens)."""
 MAX_ERRORS, MAX_DECISIONS, MAX_NAMES = 3, 4, 12
 """How many error lines, deciding sentences and names a part's hints show at most."""
 
@@ -58,10 +52,6 @@ class Part:
     """``user``: a user message opens the step; ``continued``: it carries on earlier work;
     ``summary``: a condensed summary's source."""
     target: int
-
-    @property
-    def sentences(self) -> int:
-        return max(1, min(MAX_SENTENCES, round(self.target / TOKENS_PER_SENTENCE)))
 
     @property
     def tokens(self) -> int:
@@ -120,26 +110,19 @@ def hints(items: Sequence[SourceItem]) -> str:
     return "\n".join(blocks)
 
 
-LEAD = {
-    "user": ("Say what the user asked, reported or decided in this part, and what the assistant answered, found, "
-             "decided or did about it."),
-    "continued": ("This part continues earlier work: say what the assistant did, found or concluded in it, and "
-                  "anything the user said."),
-    "summary": "Say what happened in this part of the chat, in order.",
-}
-NOTE_ASK = (
-    "This is part {index} of {count}.{hints} {lead} Give the specific names, numbers, error messages, choices and "
-    "reasons from the {what}; say so when something was rejected, failed or could not be done. Write only what "
-    "the {what} says, in {sentences} plain sentence{s}."
+TITLE_ASK = (
+    "This is part {index} of {count}.{hints} Give this part of the {what} a title of at most twelve words that "
+    "names what it is about: the thing asked about, worked on, found or decided in it, with its exact names. "
+    "Write only the title."
 )
-"""The ask measured on the whole probe set (notes v1). A v2 that said who speaks in a part ("there is
-no user message in this part … do not write about the user"), that tool lines are not messages, and
-to say "suggested" for what was not done scored 40% with 53 unsupported statements on 12 leaves,
-against v1's 43% and 49 judged by the same blind readers: no better, so not kept (bench/README.md)."""
-RETRY_ASK = (
-    "This is part {index} of {count}. Your previous note on it was not usable{why}. Write a shorter one: "
-    "{sentences} plain sentence{s} in your own words on what happened in this part, with the exact names that "
-    "matter, and only what the {what} says."
+"""What a part is asked (stop 27, bench/README.md): a title, not sentences. On the probe set, with the key
+lines after them, titles answered 63% of a reader's probes with 5 false statements in 27 leaves; one
+sentence per part 59–61% with 28–29; three to five sentences (notes v1, whose ask said "Say what the user
+asked … and what the assistant answered, found, decided or did") 46% with 80–106. A title makes no claim
+about who did what, which is where a 1.5B model's sentences went wrong."""
+RETRY_TITLE = (
+    "This is part {index} of {count}. Your previous title for it was not usable{why}. Write a title of at most "
+    "eight words for this part of the {what}, with its exact names, and nothing else."
 )
 
 
@@ -147,23 +130,13 @@ def ask(part: Part, *, aggressive: bool = False, why: str = "") -> str:
     """What the model is asked about ``part`` (it follows the part's material in the prompt)."""
     what = "report" if part.opened_by == "summary" else "log"
     if aggressive:
-        n = max(1, part.sentences // 2)
-        return (RETRY_ASK.replace("{index}", str(part.index)).replace("{count}", str(part.count))
-                .replace("{why}", why).replace("{sentences}", _words(n)).replace("{s}", "s" * (n != 1))
-                .replace("{what}", what))
-    found = hints(part.items) if part.opened_by != "summary" else ""
-    n = part.sentences
-    return (NOTE_ASK.replace("{index}", str(part.index)).replace("{count}", str(part.count))
-            .replace("{hints}", f"\n\n{found}\n\nUse these where they matter." if found else "")
-            .replace("{lead}", LEAD[part.opened_by]).replace("{what}", what)
-            .replace("{sentences}", _words(n)).replace("{s}", "s" * (n != 1)))
-
-
-_NUMBERS = ("one", "two", "three", "four", "five", "six")
-
-
-def _words(n: int) -> str:
-    return _NUMBERS[n - 1] if 1 <= n <= len(_NUMBERS) else str(n)
+        text = RETRY_TITLE
+    else:
+        found = hints(part.items) if part.opened_by != "summary" else ""
+        text = TITLE_ASK.replace("{hints}", f"\n\n{found}\n\nUse these where they matter." if found else "")
+    for key, value in (("{index}", str(part.index)), ("{count}", str(part.count)), ("{why}", why), ("{what}", what)):
+        text = text.replace(key, value)
+    return text
 
 
 def shown(part: Part) -> list[SourceItem]:
@@ -173,12 +146,14 @@ def shown(part: Part) -> list[SourceItem]:
     return [steps.shown(s) for s in part.items]
 
 
-_FRAME = re.compile(r"\bthis is part \d+ of \d+\b", re.I)
+_FRAME = re.compile(r"\bthis is part \d+\b", re.I)
 _LOG_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(?:user|assistant|tool|system):\s|^\s*\(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)",
                        re.I | re.M)
 
 
-_ASK_OPENING = re.compile("|".join(re.escape(lead.split(":")[0].split(" in this part")[0]) for lead in LEAD.values()), re.I)
+_ASK_OPENING = re.compile(r"\b(?:this part continues earlier work|say what the user asked|say what happened in this part|"
+                          r"give this part of the (?:log|report) a title|write only the title)\b", re.I)
+"""The asks' own words (this one's, and the sentence asks' before it, which SmolLM2 wrote back as notes)."""
 _CALL_LINE = re.compile(r"\[[A-Z]\w*\] \w+:")
 
 
@@ -226,11 +201,16 @@ def unheard(part: Part, note: str) -> str:
     return " ".join(x for x in _SENTENCE.split(note) if x.strip() and not _SAYS_USER.match(x))
 
 
+_FIRST_BREAK = re.compile(r"(?<=[.!?])(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)\s+|\n+")
+"""Where a gist ends: a sentence's end, but not "vs." or "e.g." ("LiFePO4 vs." was a title cut short)."""
+_TITLE_MARK = re.compile(r"^\W*(?:title|part \d+(?: of \d+)?)\s*:\s*", re.I)
+
+
 def gist(note: str) -> str:
-    """A note's first sentence: what is kept of a part's note (see ``MAX_SENTENCES``). A model that
-    writes on past the one sentence asked for is not asked again: the rest is simply not kept."""
-    first = next((x for x in _SENTENCE.split(note) if x.strip()), "")
-    return first.strip()
+    """What is kept of a part's answer: its title, the first sentence or line without a "Title:" mark or
+    quotes. A model that writes on past the title is not asked again: the rest is simply not kept."""
+    first = next((x for x in _FIRST_BREAK.split(note, maxsplit=1) if x.strip()), "")
+    return _TITLE_MARK.sub("", first).strip().strip('"“”*').strip()
 
 
 def note_text(answer: str) -> str:

@@ -79,7 +79,7 @@ MIN_TARGET = 24
 SOURCE_FRACTION = 4
 """A summary's target is at most 1/SOURCE_FRACTION of its source tokens."""
 QUOTE_SHARE = 3
-"""A model's gist is followed by the chat's key lines (``quotes.py``) in what the gist left of the
+"""A model's titles are followed by the chat's key lines (``quotes.py``) in what the titles left of the
 target, at least 1/QUOTE_SHARE of it (so a summary stays under 4/3 of its target, well under its input)."""
 QUOTES_VERSION = "+quotes"
 DEFAULT_CONTEXT = 8192
@@ -331,7 +331,7 @@ class Summariser:
             return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
         total = Generation(text, sum(g.prompt_eval_count or 0 for g in gens), sum(g.eval_count or 0 for g in gens),
                            sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
-        # the figures say what the model did: its gist is measured before the chat's words follow it
+        # the figures say what the model did: its titles are measured before the chat's words follow them
         fid = measure_against(text, request.sources, key=key_count(t.normal))
         budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
         lines = quotes.key_lines(request.sources, budget, self.tokenizer)

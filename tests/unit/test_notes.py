@@ -181,6 +181,7 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "- assistant: Yes: pin foo>=1.4 in setup.cfg, since 1.3 had the import bug you saw.",
     "[TodoWrite] todos: [1, 2, 3, 4, 5, 6, 7, 8] [TodoWrite] todos: [1, 2, 3,",
     "This part continues earlier work: the assistant pinned foo>=1.4.",
+    "This is part 2 of the chat.",
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
     """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hiermem_tui.summarize import Summariser, quotes
+from hiermem_tui.summarize import Summariser, notes, quotes
 from hiermem_tui.summarize.extractive import ExtractiveBackend
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -170,8 +170,18 @@ async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: Fak
     assert "ran make test" not in gist
     assert lines.startswith("- user: The GPU tests stopped compiling.")
     assert all(said_in_chat(ln, AGENT) for ln in lines.splitlines())
-    # each part's answer budget is one sentence's, not a share of the whole target
-    assert all(b["options"]["num_predict"] <= 120 for b in fake.chat_bodies)
+    # each part is asked for a title, with an answer budget for one, not a share of the whole target
+    assert all("a title of at most twelve words" in b["messages"][-1]["content"] for b in fake.chat_bodies)
+    assert all(b["options"]["num_predict"] <= 60 for b in fake.chat_bodies)
     # the figures say what the model did: measured on its gist, so a name it did not write is lost
     assert "VSLA_BACKEND_CUDA" not in gist
     assert res.fidelity is not None and "VSLA_BACKEND_CUDA" in res.fidelity.lost
+
+
+@pytest.mark.parametrize(("answer", "kept"), [
+    ('Title: "LiFePO4 vs. Li-ion for a Cold Trail Camera"', "LiFePO4 vs. Li-ion for a Cold Trail Camera"),
+    ("**Fixing the tomli import in config.py**", "Fixing the tomli import in config.py"),
+    ("Part 2 of 3: Choosing 915 MHz. The assistant then explained the sync word.", "Choosing 915 MHz."),
+])
+def test_what_is_kept_of_a_parts_answer_is_its_title(answer: str, kept: str) -> None:
+    assert notes.gist(answer) == kept
