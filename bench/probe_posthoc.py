@@ -12,8 +12,8 @@ to their gist with the key lines after them (issue 19; how the stop-27 variants 
 ``keylines`` and ``hybrid-kl`` in bench/probes/runs were made by an earlier ``quotes.py`` (key lines v1);
 ``keylines2`` and ``gist-kl2`` by this one before a line's cost was counted exactly (each line was
 counted as its words + 3 tokens, so a few leaves ran up to 34 tokens over target): re-made now, 13 of
-the 27 leaves come out 20–60 tokens shorter, the other 14 the same. ``keylines3`` and ``gist-kl3``
-are this code's (stop 27's last commit).
+the 27 leaves come out 20–60 tokens shorter, the other 14 the same. ``keylines3``, ``gist-kl3`` and
+``title-quotes``' key lines are key lines v3; ``keylines4`` and ``title-kl4`` are this code's (v4).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def _bullet(source: SourceItem, first: str | None, last: str | None) -> str:
 def extractive_digest(request: SummaryRequest, tokenizer: Tokenizer) -> str:
     """The app's own summary: the chat's key lines (``quotes.py``), or, over sources that quote
     nothing (model notes made before key lines were), the first and last sentence of each. Key
-    lines answered 63–65% of a reader's probes where first and last sentences answered 38–40%
+    lines answered 61–67% of a reader's probes where first and last sentences answered 38–42%
     (issue 19, bench/README.md)."""
     return key_lines(request.sources, request.target_tokens, tokenizer) or first_last_digest(request, tokenizer)
 

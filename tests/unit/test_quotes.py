@@ -135,6 +135,18 @@ def test_condensed_key_lines_put_what_was_decided_before_the_rest(tok: Tokenizer
                      "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range."]
 
 
+def test_a_long_tool_output_is_quoted_by_its_first_line_of_words(tok: Tokenizer) -> None:
+    header = "/**\n * @file vsla_core.h\n * @brief Backend selection for the VSLA library\n */\n"
+    chat = [("user", "Read vsla_core.h and tell me whether it defines the backend enum."),
+            ("assistant", '[tool_use Read] {"file_path": "/src/vsla_core.h"}'),
+            ("tool", header + "typedef enum { VSLA_BACKEND_CPU = 0 } vsla_backend_kind;\n" * 12),
+            ("tool", "Found 5 files\n/a.c\n/b.c\n/c.c\n/d.c\n/e.c")]
+    text = quotes.key_lines(items(tok, chat), 400, tok)
+    assert "- tool: @brief Backend selection for the VSLA library" in text  # what the file is
+    assert "- tool: Found 5 files: /a.c, /b.c, /c.c, /d.c, /e.c" in text  # a short listing, whole
+    assert "typedef" not in text
+
+
 async def test_the_extractive_backend_writes_key_lines_and_falls_back_to_first_and_last(tok: Tokenizer) -> None:
     summariser = Summariser(ExtractiveBackend(tok), tok)
     res = await summariser.summarise(SummaryRequest(0, items(tok), 300))
