@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     dropped = 0
     for row in data["leaves"]:
         lines = row["text"].split("\n") if row["text"].startswith("- ") else [row["text"]]
-        parts = notes.parts_for(leaves[row["leaf"]].sources, 0, 600)  # the target does not move the cuts
+        parts = notes.parts_for(leaves[row["leaf"]].sources, 0)
         if len(parts) != len(lines):
             print(f"{row['leaf']}: {len(lines)} lines for {len(parts)} parts, left as it is", file=sys.stderr)
             continue

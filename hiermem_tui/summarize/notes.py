@@ -28,14 +28,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hiermem_tui.summarize import steps
+from hiermem_tui.summarize import quotes, steps
 from hiermem_tui.summarize.fidelity import extract
 from hiermem_tui.summarize.types import SourceItem
 
-MIN_PART_TARGET = 40
-"""No part is given less than this many tokens."""
 GIST_TOKENS = 40
-"""What a part's title may take: its answer budget (a title runs 8–20 tokens)."""
+"""What a part's title may take: every part's target and answer budget (a title runs 8–20 tokens)."""
 MAX_ERRORS, MAX_DECISIONS, MAX_NAMES = 3, 4, 12
 """How many error lines, deciding sentences and names a part's hints show at most."""
 
@@ -43,7 +41,7 @@ MAX_ERRORS, MAX_DECISIONS, MAX_NAMES = 3, 4, 12
 @dataclass(frozen=True, slots=True)
 class Part:
     """One call's worth of a summary: sources ``items`` (shown as they are given), part ``index``
-    (1-based) of ``count``, who opened it, and the tokens its note may take."""
+    (1-based) of ``count``, who opened it, and the tokens its title may take."""
 
     index: int
     count: int
@@ -58,27 +56,17 @@ class Part:
         return sum(s.tokens for s in self.items)
 
 
-def parts_for(sources: Sequence[SourceItem], depth: int, target: int) -> list[Part]:
-    """The parts of a summary of ``sources`` and each part's share of ``target`` (by its size)."""
+def parts_for(sources: Sequence[SourceItem], depth: int) -> list[Part]:
+    """The parts of a summary of ``sources``: a leaf's steps, a condensed summary's sources."""
     if not sources:
         return []
     if depth == 0:
         groups = [(tuple(step.items(sources)), step.opened_by) for step in steps.split(sources)]
     else:
         groups = [((s,), "summary") for s in sources]
-    total = max(1, sum(s.tokens for s in sources))
-    out = []
-    for i, (items, who) in enumerate(groups, 1):
-        size = sum(s.tokens for s in items)
-        share = max(MIN_PART_TARGET, target * size // total)
-        out.append(Part(i, len(groups), items, who, min(share, max(MIN_PART_TARGET, size), GIST_TOKENS)))
-    return out
+    return [Part(i, len(groups), items, who, GIST_TOKENS) for i, (items, who) in enumerate(groups, 1)]
 
 
-_ERRORISH = re.compile(r"error|exception|traceback|failed|failure|uncaught|cannot|can't|not found|denied|refused|"
-                       r"invalid|exceeded|undeclared|undefined", re.I)
-_DECIDES = re.compile(r"\b(?:instead|decid|chose|choose|go with|keep|kept|drop|dropped|reject|won't|can't|cannot|"
-                      r"not possible|infeasible|switch|replace|rather than|stay with|cut|remove)", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -92,12 +80,12 @@ def hints(items: Sequence[SourceItem]) -> str:
         if s.role in ("user", "tool"):
             for line in s.text.splitlines():
                 line = " ".join(line.split())
-                if 12 <= len(line) <= 220 and _ERRORISH.search(line) and line not in errors:
+                if 12 <= len(line) <= 220 and quotes.ERRORISH.search(line) and line not in errors:
                     errors.append(line)
         if s.role in ("user", "assistant"):
             for sentence in _SENTENCE.split(steps.prose(s.text) or s.text):
                 sentence = " ".join(sentence.split())
-                if 20 <= len(sentence) <= 240 and _DECIDES.search(sentence):
+                if 20 <= len(sentence) <= 240 and quotes.DECIDES.search(sentence):
                     decisions.append(f"{s.role}: {sentence}")
     names = [i.text for i in extract([(s.text, s.role == "tool") for s in items])][:MAX_NAMES]
     blocks = []

@@ -443,7 +443,7 @@ def first_prompt(request: SummaryRequest, summary_format: str, *, aggressive: bo
     preview): a notes summary's first part, else the one prompt of sections or plain."""
     prompts = prompts or PromptSet()
     if summary_format == "notes" and uses_sections(prompts.get(request.depth, aggressive)):
-        parts = notes.parts_for(request.sources, request.depth, request.target_tokens)
+        parts = notes.parts_for(request.sources, request.depth)
         if parts:
             return build_part_prompt(request.depth, parts[0], aggressive=aggressive, prompts=prompts,
                                      tokenizer=tokenizer)

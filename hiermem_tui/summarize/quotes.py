@@ -75,9 +75,9 @@ def clip_sentence(sentence: str, max_tokens: int, tokenizer: Tokenizer) -> str:
 LINE_TOKENS = 90
 """No one quoted line runs longer than this (it is clipped with "…"). Readers' commonest miss was an
 answer cut off by "…": 90 (with key lines v4's other changes) read 67% where 60 read 65% (bench/README.md)."""
-_ERRORISH = re.compile(r"error|exception|traceback|failed|failure|uncaught|cannot|can't|not found|denied|refused|"
+ERRORISH = re.compile(r"error|exception|traceback|failed|failure|uncaught|cannot|can't|not found|denied|refused|"
                        r"invalid|exceeded|undeclared|undefined", re.I)
-_DECIDES = re.compile(r"\b(?:instead|decid|chose|choose|go with|keep|kept|drop|dropped|reject|won't|can't|cannot|"
+DECIDES = re.compile(r"\b(?:instead|decid|chose|choose|go with|keep|kept|drop|dropped|reject|won't|can't|cannot|"
                       r"not possible|infeasible|switch|replace|rather than|stay with|cut|remove|it is:)", re.I)
 _NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
 _ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*|'?/\S+\.(?:png|jpe?g|gif)'?\s*")
@@ -89,7 +89,6 @@ _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.S | re.M)
 """Fenced code in an assistant's answer: its lines are code, not what was said ("/// Start of the window")."""
 _CODE = re.compile(r"^(?:from |import |raise |def |class |#include|return |except |if |[\w.]+\s*=\s)")
 _TALLY = re.compile(r"\d+ (?:passed|failed|errors?|files?|matches|warnings?)\b|\bno matches\b|\bdone\b", re.I)
-_CALL_PART = re.compile(r"(?=\[(?:tool_use|function_call|custom_tool_call|call) )")
 LEVELS = 8
 SHORT_OUTPUT = 6
 """A tool output of at most this many lines is quoted whole, on one line (a grep's file list)."""
@@ -124,7 +123,7 @@ def _tool_lines(text: str) -> tuple[list[str], str | None]:
     else its last line when that reads as a tally ("4 failed, 23 passed in 0.12s")."""
     lines = [" ".join(_NUMBERED.sub("", ln).split()) for ln in text.splitlines()]
     lines = [ln for ln in lines if ln]
-    errors = [ln for ln in lines if 12 <= len(ln) <= 240 and _ERRORISH.search(ln) and not _BANNER.match(ln)
+    errors = [ln for ln in lines if 12 <= len(ln) <= 240 and ERRORISH.search(ln) and not _BANNER.match(ln)
               and not _CODE.match(ln) and _wordy(ln)]
     errors.sort(key=lambda ln: "error:" not in ln.lower())
     result = None
@@ -155,15 +154,15 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
         if s.role == "user" and not _NOT_SAID.match(s.text):
             said = _words(_ATTACHED.sub("", s.text))
             levels[0] += [(i, "user", x) for x in said[:2]]
-            levels[2] += [(i, "user", x) for x in said[2:] if _DECIDES.search(x)]
+            levels[2] += [(i, "user", x) for x in said[2:] if DECIDES.search(x)]
             levels[3] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
         elif s.role == "assistant":
             talk = _words(_CODE_BLOCK.sub("\n", steps.prose(s.text)), MIN_WORDS)
             if talk:
                 last_answer = (i, talk)
-                levels[2] += [(i, "assistant", x) for x in talk[1:-1] if _DECIDES.search(x)]
+                levels[2] += [(i, "assistant", x) for x in talk[1:-1] if DECIDES.search(x)]
                 levels[6] += [(i, "assistant", x) for x in talk[1:-1] if _SPECIFIC.search(x)][:SPECIFICS]
-            raw_calls = [c.strip() for c in _CALL_PART.split(s.text) if c.strip().startswith("[")]
+            raw_calls = steps.calls(s.text)
             for call in raw_calls[:3]:
                 if "TodoWrite" in call.split("]", 1)[0]:
                     plan = _todos(call)
@@ -245,11 +244,11 @@ def _summary_levels(source: SourceItem, i: int) -> list[list[tuple[int, str, str
     for n, (who, words) in enumerate(quoted(source.text)):
         if n == 0:
             level = 0
-        elif _DECIDES.search(words):
+        elif DECIDES.search(words):
             level = 1
         elif who == "user":
             level = 2
-        elif _ERRORISH.search(words):
+        elif ERRORISH.search(words):
             level = 3
         else:
             level = min(LEVELS - 1, 4 + n // 8)

@@ -115,6 +115,11 @@ def _join_small(groups: list[list[int]], sources: Sequence[SourceItem]) -> list[
     return out
 
 
+def calls(text: str) -> list[str]:
+    """The tool calls in an assistant message, each as written (``[tool_use Bash] {…}``)."""
+    return [c.strip() for c in _CALL_PART.split(text) if _CALL.match(c.strip())]
+
+
 def readable_calls(text: str) -> str:
     """Tool calls in ``text`` as ``[Bash] command: …; description: …`` instead of their JSON."""
     if not _CALL.search(text):

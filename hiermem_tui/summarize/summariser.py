@@ -310,7 +310,7 @@ class Summariser:
         rules alone and retried once at the aggressive tier (same system text and material: the
         prompt cache serves them), else that part's extractive digest. The summary's tier is the
         worst of its parts'; its text the notes in order, clipped at a boundary if over target."""
-        parts = notes.parts_for(request.sources, request.depth, t.normal)
+        parts = notes.parts_for(request.sources, request.depth)
         texts: list[str] = []
         worst: Tier = "normal"
         gens: list[Generation] = []
@@ -322,7 +322,7 @@ class Summariser:
                 gens.append(gen)
             if TIERS_ORDER[tier] > TIERS_ORDER[worst]:
                 worst = tier
-            texts.append(notes.gist(text) if gen is not None else "")  # a part's fallback: its key lines say it
+            texts.append(notes.gist(text))
         text = notes.join(texts)
         if self.tokenizer.count(text) > t.normal:
             text, trimmed = clip_at_boundary(text, t.normal, self.tokenizer), CLIPPED
@@ -342,7 +342,7 @@ class Summariser:
 
     async def _part(self, request: SummaryRequest, part: notes.Part, state: _Attempts,
                     on_event: EventCallback | None) -> tuple[str, Tier, Generation | None, str]:
-        """One part's note: (text, tier, the accepted answer or None, prompt version)."""
+        """One part's title: (text, tier, the accepted answer or None, prompt version); "" at fallback."""
         def tagged(ev: SummaryEvent) -> None:
             if on_event is not None:
                 on_event(replace(ev, part=part.index, parts=part.count))
@@ -378,8 +378,7 @@ class Summariser:
             if await self._measured(text, gen, tier, request, state, "", where) is None:
                 continue
             return text, tier, gen, version
-        digest = extractive_digest(SummaryRequest(request.depth, list(part.items), part.target), self.tokenizer)
-        return notes.note_text(" ".join(ln.removeprefix("- ") for ln in digest.splitlines())), "fallback", None, version
+        return "", "fallback", None, version  # no title: the part's key lines speak for it
 
     def _digest(self, request: SummaryRequest, target: int) -> str:
         return extractive_digest(replace(request, target_tokens=target), self.tokenizer)

@@ -79,11 +79,11 @@ async def summarise(fake: FakeOllama, tok: Tokenizer, req: SummaryRequest) -> An
 
 
 def test_a_leaf_is_cut_into_its_steps_and_every_source_is_in_one_part(tok: Tokenizer) -> None:
-    parts = notes.parts_for(items(tok), 0, 600)
+    parts = notes.parts_for(items(tok), 0)
     assert [p.index for p in parts] == [1, 2, 3] and {p.count for p in parts} == {3}
     assert [s.label for p in parts for s in p.items] == [f"#{i}" for i in range(6)]
     assert all(p.opened_by == "user" for p in parts)
-    assert sum(p.target for p in parts) <= 600 + notes.MIN_PART_TARGET * 3
+    assert all(p.target == notes.GIST_TOKENS for p in parts)
 
 
 async def test_a_leaf_in_notes_is_one_call_per_step_in_order(fake: FakeOllama, tok: Tokenizer) -> None:

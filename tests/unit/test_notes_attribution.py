@@ -52,7 +52,7 @@ def agent(tok: Tokenizer) -> list[SourceItem]:
 
 
 def test_the_agent_chat_has_a_part_where_no_user_speaks(tok: Tokenizer) -> None:
-    parts = notes.parts_for(agent(tok), 0, 600)
+    parts = notes.parts_for(agent(tok), 0)
     assert [(p.opened_by, notes.spoke(p)) for p in parts] == [("user", True), ("continued", False)]
 
 
