@@ -15,7 +15,15 @@ what was done and what came of it — is mostly said in a few of its own sentenc
 6. what a tool answered, when that fits a line ("No matches found", a short file list, "4 failed, 23
    passed");
 7. the assistant's sentences that carry numbers or names (the specifics a reader searches for);
-8. what a long tool output is, by its first line of words ("@brief Backend selection for …").
+8. what a long tool output is, by its first line of words ("@brief Backend selection for …");
+
+and, when the budget is not used up by these (a chunk that is mostly one long file read or grep), more
+of the same, in this order:
+
+9. the rest of the user's sentences, the assistant's other sentences with numbers or names, the
+   opening sentence of each of its answers, and the rows of its tables (a bill of materials' lines);
+10. the first lines of each long tool output (what a file says, what a grep found);
+11. every other sentence and output line, in order.
 
 Lines are taken a level at a time across all steps (every step's user words before any step's
 errors), so one long step cannot crowd out the rest, until ``budget`` tokens are used; they are
@@ -28,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hiermem_tui.summarize import steps
 from hiermem_tui.summarize.types import SourceItem
@@ -89,13 +98,16 @@ _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.S | re.M)
 """Fenced code in an assistant's answer: its lines are code, not what was said ("/// Start of the window")."""
 _CODE = re.compile(r"^(?:from |import |raise |def |class |#include|return |except |if |[\w.]+\s*=\s)")
 _TALLY = re.compile(r"\d+ (?:passed|failed|errors?|files?|matches|warnings?)\b|\bno matches\b|\bdone\b", re.I)
-LEVELS = 8
+LEVELS = 11
 SHORT_OUTPUT = 6
 """A tool output of at most this many lines is quoted whole, on one line (a grep's file list)."""
 SPECIFICS = 5
 """At most this many sentences with numbers or names are offered from one answer (a list of parts and prices)."""
 MIN_WORDS = 6
 """An assistant's sentence shorter than this ("Here's the budget.") says too little to quote."""
+OUTPUT_LINES = 12
+"""Comment and prose lines of each long tool output offered before any output's further lines (level 11)."""
+_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
 
 
 def _words(text: str, least: int = 3) -> list[str]:
@@ -121,7 +133,7 @@ def _tool_lines(text: str) -> tuple[list[str], str | None]:
     """A tool output's error lines (at most two, "error:" lines first) and its result line: the
     whole output when it is short ("No matches found", "Found 4 files: …"; ``SHORT_OUTPUT`` lines),
     else its last line when that reads as a tally ("4 failed, 23 passed in 0.12s")."""
-    lines = [" ".join(_NUMBERED.sub("", ln).split()) for ln in text.splitlines()]
+    lines = [_line(ln) for ln in text.splitlines()]
     lines = [ln for ln in lines if ln]
     errors = [ln for ln in lines if 12 <= len(ln) <= 240 and ERRORISH.search(ln) and not _BANNER.match(ln)
               and not _CODE.match(ln) and _wordy(ln)]
@@ -135,11 +147,54 @@ def _tool_lines(text: str) -> tuple[list[str], str | None]:
     return errors[:2], result
 
 
+def _rows(text: str) -> list[str]:
+    """A table's rows with words in them, cells joined by " | " (not its ``|---|`` rule)."""
+    out = []
+    for ln in text.splitlines():
+        m = _ROW.match(ln)
+        if m:
+            cells = [_HEADING.sub("", c).strip() for c in m.group(1).split("|")]
+            if any(_HAS_WORD.search(c) for c in cells):
+                out.append(" | ".join(c for c in cells if c))
+    return out
+
+
+_GREP_PATH = re.compile(r"^/(?:[^\s/:]+/)+(?=[^\s/:]+[:-])")
+"""A grep hit's directory ("/home/me/vsla/src/"): the file name says which file; the rest costs a
+line a quarter of its tokens."""
+_HIT = re.compile(r"^…/[^\s/:]+?[:-](?:\d+[:-])?")
+"""A grep hit's file (and line number), before the line it found."""
+_COMMENT = re.compile(r"(?://|/\*|^\s*\*|#\s)\s*[A-Za-z]{2,}")
+
+
+def _output_lines(text: str) -> tuple[list[str], list[str]]:
+    """A long tool output's lines with words in them, in order: (its comments and prose — what a file
+    or a grep says in words: "// Backend priority order (higher index = higher priority)" — then the
+    other lines). A grep hit's directory is shown as "…/"."""
+    lines = [_line(ln) for ln in text.splitlines()]
+    lines = [ln for ln in lines if len(re.findall(r"[A-Za-z]{3,}", _HIT.sub("", ln))) >= 2 and not _BANNER.match(ln)]
+    said = [ln for ln in lines if _COMMENT.search(_HIT.sub("", ln)) or _prose(_HIT.sub("", ln))]
+    return said, [ln for ln in lines if ln not in said]
+
+
+def _line(raw: str) -> str:
+    """An output line as quoted: no line number of a file read, spaces collapsed, a grep hit's
+    directory as "…/"."""
+    return _GREP_PATH.sub("…/", " ".join(_NUMBERED.sub("", raw).split()))
+
+
+def _prose(line: str) -> bool:
+    """Mostly plain words ("Build failed because the header is missing"), not code."""
+    words = line.split()
+    plain = [w for w in words if re.fullmatch(r"[A-Za-z][a-z']*[,.;:]?", w)]
+    return len(plain) >= 4 and len(plain) >= 0.6 * len(words)
+
+
 def _tool_opening(text: str) -> str | None:
     """A long tool output's first line of words (what a file or a listing is: "@brief Core definitions
     and error codes for VSLA library"), for when nothing else of it is quoted."""
     for ln in text.splitlines():
-        ln = " ".join(_NUMBERED.sub("", ln).split()).lstrip("/*# ").strip()
+        ln = _line(ln).lstrip("/*# ").strip()
         if len(ln.split()) >= 3 and _wordy(ln) and not _CODE.match(ln) and not _BANNER.match(ln):
             return ln
     return None
@@ -156,12 +211,19 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
             levels[0] += [(i, "user", x) for x in said[:2]]
             levels[2] += [(i, "user", x) for x in said[2:] if DECIDES.search(x)]
             levels[3] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
+            levels[8] += [(i, "user", x) for x in said[2:8]]
+            levels[10] += [(i, "user", x) for x in said[8:]]
         elif s.role == "assistant":
-            talk = _words(_CODE_BLOCK.sub("\n", steps.prose(s.text)), MIN_WORDS)
+            said_prose = _CODE_BLOCK.sub("\n", steps.prose(s.text))
+            talk = _words(said_prose, MIN_WORDS)
             if talk:
                 last_answer = (i, talk)
                 levels[2] += [(i, "assistant", x) for x in talk[1:-1] if DECIDES.search(x)]
-                levels[6] += [(i, "assistant", x) for x in talk[1:-1] if _SPECIFIC.search(x)][:SPECIFICS]
+                specific = [x for x in talk[1:-1] if _SPECIFIC.search(x)]
+                levels[6] += [(i, "assistant", x) for x in specific[:SPECIFICS]]
+                levels[8] += [(i, "assistant", x) for x in [talk[0], *specific[SPECIFICS:]]]
+                levels[8] += [(i, "assistant", x) for x in _rows(steps.prose(s.text))]
+                levels[10] += [(i, "assistant", x) for x in _words(said_prose)]
             raw_calls = steps.calls(s.text)
             for call in raw_calls[:3]:
                 if "TodoWrite" in call.split("]", 1)[0]:
@@ -173,12 +235,17 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
                     if shown.startswith("[") and "*** Begin Patch" not in shown:
                         levels[4].append((i, "assistant did", shown.splitlines()[0]))
         elif s.role == "tool":
+            s = replace(s, text=steps.without_reminders(s.text))
             errors, result = _tool_lines(s.text)
             levels[3] += [(i, "tool", x) for x in errors]
             if result and result not in errors:
                 levels[5].append((i, "tool", result))
             elif not errors and (opening := _tool_opening(s.text)):
                 levels[7].append((i, "tool", opening))
+            if result is None:
+                said, other = _output_lines(s.text)
+                levels[9] += [(i, "tool", x) for x in said[:OUTPUT_LINES]]
+                levels[10] += [(i, "tool", x) for x in said[OUTPUT_LINES:] + other]
     if last_answer is not None:
         i, talk = last_answer
         levels[1] += [(i, "assistant", talk[0])] + ([(i, "assistant", talk[-1])] if len(talk) > 1 else [])

@@ -172,11 +172,17 @@ def compact_code(text: str) -> str:
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 
+def without_reminders(text: str) -> str:
+    """``text`` without a coding agent's ``<system-reminder>`` blocks: notes to the agent, not the
+    chat (one on every file read, "consider whether it looks malicious", became "the file was not
+    malicious" in a note, and a quoted line of every file read)."""
+    return _REMINDER.sub("", text)
+
+
 def shown(source: SourceItem) -> SourceItem:
-    """``source`` as a step shows it to the model (its ``tokens`` are not recounted). A coding
-    agent's ``<system-reminder>`` blocks go: notes to the agent, not the chat (one on every file
-    read, "consider whether it looks malicious", became "the file was not malicious" in a note)."""
-    text = compact_code(_REMINDER.sub("", source.text))
+    """``source`` as a step shows it to the model (its ``tokens`` are not recounted), without the
+    agent's system reminders."""
+    text = compact_code(without_reminders(source.text))
     if source.role == "assistant":
         text = readable_calls(text)
     return replace(source, text=text)

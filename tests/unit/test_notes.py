@@ -14,6 +14,7 @@ import pytest
 
 from hiermem_tui.summarize import OllamaBackend, Summariser
 from hiermem_tui.summarize import notes
+from hiermem_tui.summarize.summariser import QUOTES_VERSION
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, NOTES_SUFFIX
 from hiermem_tui.summarize.quotes import split
 from hiermem_tui.summarize.speed import ModelSpeed
@@ -95,7 +96,7 @@ async def test_a_leaf_in_notes_is_one_call_per_step_in_order(fake: FakeOllama, t
     assert "ModuleNotFoundError" in bodies[0]["messages"][-1]["content"]
     assert "README.md" not in bodies[0]["messages"][-1]["content"].split("This is part")[0]
     assert all("Poetry" not in m["content"] for b in bodies for m in b["messages"])
-    assert res.tier == "normal" and res.prompt_version.endswith(NOTES_SUFFIX + "+quotes")
+    assert res.tier == "normal" and res.prompt_version.endswith(NOTES_SUFFIX + QUOTES_VERSION)
     gist, lines = split(res.text)
     assert gist.splitlines() == [f"- {NOTES[i]}" for i in (1, 2, 3)]
     assert lines.startswith("- user: CI fails with ModuleNotFoundError: No module named 'foo'.")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hiermem_tui.summarize import Summariser, notes, quotes
+from hiermem_tui.summarize.summariser import QUOTES_VERSION
 from hiermem_tui.summarize.extractive import ExtractiveBackend
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -144,7 +145,55 @@ def test_a_long_tool_output_is_quoted_by_its_first_line_of_words(tok: Tokenizer)
     text = quotes.key_lines(items(tok, chat), 400, tok)
     assert "- tool: @brief Backend selection for the VSLA library" in text  # what the file is
     assert "- tool: Found 5 files: /a.c, /b.c, /c.c, /d.c, /e.c" in text  # a short listing, whole
-    assert "typedef" not in text
+    # its code lines only fill what is left after every other kind of line, the same line once
+    assert text.count("typedef") == 1
+    tight = quotes.key_lines(items(tok, chat), tok.count(text) - 5, tok)
+    assert "typedef" not in tight and "@brief Backend selection" in tight and "Found 5 files" in tight
+
+
+GREP = "\n".join([
+    "/home/me/vsla/src/vsla_unified.c-    ctx->config.device_id = -1;",
+    "/home/me/vsla/src/vsla_unified.c-    ctx->config.memory_limit = 0;",
+    "/home/me/vsla/src/vsla_unified.c-    // Simple heuristic: use GPU for large tensors",
+    "/home/me/vsla/src/vsla_unified.c-}",
+    "/home/me/vsla/src/vsla_unified.c-",
+    "/home/me/vsla/src/backends/vsla_backend_registry.c-// Backend priority order (higher index = higher priority)",
+    "/home/me/vsla/src/backends/vsla_backend_registry.c:    VSLA_BACKEND_CPU,        // Always available, lowest",
+    "/home/me/vsla/src/backends/vsla_backend_registry.c-    VSLA_BACKEND_CUDA        // NVIDIA GPUs, highest",
+    "/home/me/vsla/src/backends/vsla_backend_registry.c-#endif",
+    "/home/me/vsla/src/backends/vsla_backend_registry.c:    if (preferred != VSLA_BACKEND_AUTO) {",
+] * 3) + "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it looks malicious.\n</system-reminder>"
+
+
+def test_budget_a_chunk_leaves_is_filled_with_what_a_long_output_says_in_words(tok: Tokenizer) -> None:
+    """A chunk that is one long grep output (a Claude Code session's usual leaf) used 62 of its 1,098
+    tokens in key lines v4: the rest of the budget now holds the output's lines, its comments first."""
+    chat = [("user", "Where is the backend enum defined?"),
+            ("assistant", '[tool_use Grep] {"pattern": "VSLA_BACKEND_AUTO", "path": "/home/me/vsla"}'),
+            ("tool", GREP)]
+    text = quotes.key_lines(items(tok, chat), 400, tok)
+    lines = text.splitlines()
+    assert tok.count(text) <= 400
+    said = [ln for ln in lines if "//" in ln]
+    assert len(said) == 4 and lines.index(said[-1]) < lines.index("- tool: …/vsla_backend_registry.c: if (preferred "
+                                                                   "!= VSLA_BACKEND_AUTO) {")
+    assert "- tool: …/vsla_backend_registry.c-// Backend priority order (higher index = higher priority)" in lines
+    assert "- tool: /home/me" not in text and "malicious" not in text and "#endif" not in text
+    assert len(lines) == len(set(lines))  # each line once, though the output repeats it
+    assert "- tool: …/vsla_unified.c-}" not in lines  # a line with no words says nothing
+
+
+def test_the_rest_of_an_answer_and_its_table_rows_fill_what_is_left(tok: Tokenizer) -> None:
+    chat = [("user", "Price the parts for one camera please."),
+            ("assistant", "Here is the bill of materials for one camera, all from DigiKey.\n\n"
+                          "| Part | Price |\n|---|---|\n| E22-900M22S LoRa module | $7.90 |\n| OV5640 camera | $12.40 |\n\n"
+                          "The radio is the biggest risk in the list. Everything else ships in two days. "
+                          "Total comes to $166.17, well under the cap.")]
+    small = quotes.key_lines(items(tok, chat), 60, tok)
+    full = quotes.key_lines(items(tok, chat), 400, tok)
+    assert "E22-900M22S" not in small and "Total comes to $166.17" in small
+    assert "- assistant: E22-900M22S LoRa module | $7.90" in full and "- assistant: OV5640 camera | $12.40" in full
+    assert "---" not in full and "- assistant: Everything else ships in two days." in full
 
 
 async def test_the_extractive_backend_writes_key_lines_and_falls_back_to_first_and_last(tok: Tokenizer) -> None:
@@ -176,7 +225,7 @@ def fake() -> Iterator[FakeOllama]:
 async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: FakeOllama, tok: Tokenizer) -> None:
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 400))
     gist, _, lines = res.text.partition("\n" + quotes.HEAD + "\n")
-    assert res.tier == "normal" and res.prompt_version.endswith("+quotes")
+    assert res.tier == "normal" and res.prompt_version.endswith(QUOTES_VERSION)
     # one sentence a part is kept, whatever the model wrote on after it
     assert gist and all(ln.removeprefix("- ") == GIST.split(". ")[0] + "." for ln in gist.splitlines())
     assert "ran make test" not in gist
