@@ -6,10 +6,13 @@ banners ("Todos have been modified successfully"), and a reader learns little fr
 reader asks of a stretch of chat — what was wanted, what was found or went wrong, what was decided,
 what was done and what came of it — is mostly said in a few of its own sentences:
 
-1. the user's own words opening each step (not slash-command markup or interruption markers);
+1. the user's own words opening each step (not slash-command markup or interruption markers), and
+   the first error line the user pasted in it: in a chat, the user's message *is* the error ("calling
+   saveRule in a loop and now:" + "QUOTA_BYTES_PER_ITEM quota exceeded"; before v6 the error came
+   fourth, and a chunk of long answers spent its budget on 2 and 3 first);
 2. the assistant's conclusion: the opening and closing prose sentences of its last answer in the step;
 3. sentences that decide something ("instead", "dropped", "go with", "can't") in either voice;
-4. error lines quoted by the user or printed by a tool;
+4. error lines printed by a tool;
 5. what an agent did and planned, as its tool calls say it (``[Bash] command: git filter-branch …``,
    a to-do list's items);
 6. what a tool answered, when that fits a line ("No matches found", a short file list, "4 failed, 23
@@ -26,7 +29,7 @@ of the same, in this order:
 11. every other sentence and output line, in order.
 
 Lines are taken a level at a time across all steps (every step's user words before any step's
-errors), so one long step cannot crowd out the rest, until ``budget`` tokens are used; they are
+tools' errors), so one long step cannot crowd out the rest, until ``budget`` tokens are used; they are
 shown in chat order, each with who said it. Every line is a quote of the chat (clipped with "…"):
 nothing here can be a statement the chat did not make.
 """
@@ -209,8 +212,8 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
         if s.role == "user" and not _NOT_SAID.match(s.text):
             said = _words(_ATTACHED.sub("", s.text))
             levels[0] += [(i, "user", x) for x in said[:2]]
+            levels[0] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
             levels[2] += [(i, "user", x) for x in said[2:] if DECIDES.search(x)]
-            levels[3] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
             levels[8] += [(i, "user", x) for x in said[2:8]]
             levels[10] += [(i, "user", x) for x in said[8:]]
         elif s.role == "assistant":
@@ -263,15 +266,18 @@ def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer) 
     Over summaries (a condensed summary's sources), the lines their own quoted blocks hold are
     carried up, each source's first ones first: they are still the chat's words."""
     if any(s.kind == "summary" for s in sources):
-        per_step = [_summary_levels(s, i) for i, s in enumerate(sources)]
+        per_step, first = [], 0
+        for s in sources:
+            per_step.append(_summary_ranks(s, first))
+            first += len(per_step[-1])
     else:
         per_step = [_candidates(st.items(sources), st.first) for st in steps.split(sources)]
     picked: dict[tuple[int, int], tuple[str, str]] = {}
     seen: set[str] = set()
     used = 0
-    for level in range(LEVELS):
+    for level in range(max((len(c) for c in per_step), default=0)):
         for cands in per_step:
-            for i, who, text in cands[level]:
+            for i, who, text in cands[level] if level < len(cands) else ():
                 key = text.casefold()
                 if key in seen:
                     continue
@@ -301,23 +307,28 @@ def quoted(text: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in map(_QUOTE_LINE.match, lines) if m]
 
 
-def _summary_levels(source: SourceItem, i: int) -> list[list[tuple[int, str, str]]]:
-    """A summary's quoted lines carried up by what they say: its first line and the lines that decide
-    something first, then the user's, then errors, then the rest in order — one source's lines of a
-    kind before another kind's, every source's first line before any source's second (issue 19:
-    condensed summaries restated their first source only; a condensed summary is asked about the
-    decisions of each part)."""
-    levels: list[list[tuple[int, str, str]]] = [[] for _ in range(LEVELS)]
+def _summary_ranks(source: SourceItem, first: int) -> list[list[tuple[int, str, str]]]:
+    """A summary's quoted lines carried up, one per level, most telling first: its first line; the
+    lines that decide something; what the user said in words ("ok box swap yes, pir stays."); errors;
+    the assistant's lines with numbers or names; then the rest (a pasted log, a file's lines), each kind
+    in order. One line per level means every source's k-th line comes before any source's (k+1)-th:
+    each source gets its share of the condensed summary (issue 19: condensed summaries restated their
+    first source only; by kind across sources, one leaf's pasted log crowded out the next leaf's
+    decisions and its condensed probe went unanswered). A line's place is ``first`` + its place in
+    ``source``: picked lines are shown in the order the sources said them."""
+    ranked: list[tuple[int, int, str, str]] = []
     for n, (who, words) in enumerate(quoted(source.text)):
         if n == 0:
-            level = 0
+            kind = 0
         elif DECIDES.search(words):
-            level = 1
-        elif who == "user":
-            level = 2
+            kind = 1
+        elif who == "user" and _prose(words):
+            kind = 2
         elif ERRORISH.search(words):
-            level = 3
+            kind = 3
+        elif who.startswith("assistant") and _SPECIFIC.search(words):
+            kind = 4
         else:
-            level = min(LEVELS - 1, 4 + n // 8)
-        levels[level].append((i, who, words))
-    return levels
+            kind = 5
+        ranked.append((kind, n, who, words))
+    return [[(first + n, who, words)] for _, n, who, words in sorted(ranked)]

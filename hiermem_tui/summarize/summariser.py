@@ -81,9 +81,10 @@ SOURCE_FRACTION = 4
 QUOTE_SHARE = 3
 """A model's titles are followed by the chat's key lines (``quotes.py``) in what the titles left of the
 target, at least 1/QUOTE_SHARE of it (so a summary stays under 4/3 of its target, well under its input)."""
-QUOTES_VERSION = "+quotes-v5"
+QUOTES_VERSION = "+quotes-v6"
 """Marks a summary whose model text is followed by key lines, and which key lines (v5: the budget a
-chunk leaves is filled with long outputs' lines and the rest of the answers; ``quotes.py``)."""
+chunk leaves is filled with long outputs' lines and the rest of the answers; v6: an error the user
+pasted comes with their words, and a condensed summary gives each source its share; ``quotes.py``)."""
 DEFAULT_CONTEXT = 8192
 """Assumed context of a model that does not report one."""
 CONTEXT_SLACK = 64

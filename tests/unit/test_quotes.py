@@ -136,6 +136,41 @@ def test_condensed_key_lines_put_what_was_decided_before_the_rest(tok: Tokenizer
                      "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range."]
 
 
+def test_condensed_key_lines_give_each_source_its_share_before_one_sources_pasted_log(tok: Tokenizer) -> None:
+    log = "\n".join(f"- user: E ({10452 + k}) trailcam: FB-OVF" for k in range(12))
+    leaf_a = "- user: ok breadboarded cam #1 on the bench.\n" + log
+    leaf_b = ("- user: 166 is ok but can we get it down.\n- assistant: Paint it brown and it disappears on a tree.\n"
+              "- user: ok the box swap yes, but the panasonic pir stays where it is.\n- assistant: Order 3 E22-900M22S modules for phase 1.")
+    src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}") for i, t in enumerate((leaf_a, leaf_b))]
+    lines = quotes.key_lines(src, 90, tok).splitlines()
+    # the second leaf's decision in the user's words is there, though the first leaf has twelve more user lines
+    assert "- user: ok the box swap yes, but the panasonic pir stays where it is." in lines
+    assert sum("trailcam:" in ln for ln in lines) < 12
+    # shown in the order the sources said them: the first leaf's lines, then the second's, each in order
+    assert lines[0] == "- user: ok breadboarded cam #1 on the bench."
+    b = [ln for ln in lines if "trailcam" not in ln and "breadboarded" not in ln]
+    assert lines[-len(b):] == b and b[0] == "- user: 166 is ok but can we get it down."
+    assert b.index("- user: ok the box swap yes, but the panasonic pir stays where it is.") > 0
+
+
+def test_an_error_the_user_pasted_comes_with_their_words_before_the_answers(tok: Tokenizer) -> None:
+    answer = ("Rules are a table keyed by domain, read on every click because the worker is stopped after 30 "
+              "seconds. The options page writes them with saveRule and the worker reads them with getRules. "
+              "Reload the extension once and the new permission shows up on the details page.")
+    chat = [("user", "i want custom names and colours per domain."), ("assistant", answer),
+            ("user", "i wrote a script that turns my bookmark folders into rules. calling saveRule in a loop and now:"
+                     "\n\n```\nUncaught (in promise) Error: QUOTA_BYTES_PER_ITEM quota exceeded\n"
+                     "    at async saveRule (lib/rules.js:9:3)\n```"),
+            ("assistant", answer.replace("Rules", "Sync storage").replace("Reload", "Switch to local storage, reload")),
+            ("user", "ok go local, ill export and import a json file between the two machines."), ("assistant", answer)]
+    lines = quotes.key_lines(items(tok, chat), 110, tok).splitlines()
+    # the error is what the user said in that message: it is there though the answers' conclusions do not all fit
+    assert "- user: Uncaught (in promise) Error: QUOTA_BYTES_PER_ITEM quota exceeded" in lines
+    assert lines[:3] == ["- user: i want custom names and colours per domain.",
+                         "- user: i wrote a script that turns my bookmark folders into rules.",
+                         "- user: calling saveRule in a loop and now:"]
+
+
 def test_a_long_tool_output_is_quoted_by_its_first_line_of_words(tok: Tokenizer) -> None:
     header = "/**\n * @file vsla_core.h\n * @brief Backend selection for the VSLA library\n */\n"
     chat = [("user", "Read vsla_core.h and tell me whether it defines the backend enum."),
