@@ -1,6 +1,6 @@
 """Blind reading for the probe benchmark: packets for readers, and their verdicts unblinded.
 
-    probe_blind.py pack RUN,RUN,… OUT GROUPS [--seed N]
+    probe_blind.py pack RUN,RUN,… OUT GROUPS [--seed N] [--condensed-only]
         GROUPS: the chats each reader gets, e.g. bom-trailcam+chatgpt-peer-review,cc-vsla-repair
         Writes OUT/packetK.md (each leaf: its episodes, its probes with answers and traps, the runs'
         summaries shuffled as A, B, …; then each chat's condensed summaries), OUT/keymap.json and
@@ -30,7 +30,7 @@ VERDICTS = PROBE_DIR / "verdicts"
 EPISODE_CHARS = 12000
 
 
-def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int) -> None:
+def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condensed_only: bool = False) -> None:
     rng = random.Random(seed)
     texts: dict[tuple[str, str], str] = {}
     condensed: dict[tuple[str, str], tuple[str, list[str]]] = {}
@@ -45,7 +45,7 @@ def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int) -> None
     for k, files in enumerate(groups, 1):
         items = []
         for leaf in leaves:
-            if leaf.file not in files or not all((r, leaf.key) in texts for r in runs):
+            if condensed_only or leaf.file not in files or not all((r, leaf.key) in texts for r in runs):
                 continue
             order = rng.sample(runs, len(runs))
             keymap[leaf.key] = {chr(65 + i): r for i, r in enumerate(order)}
@@ -65,7 +65,7 @@ def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int) -> None
                 f"   answer: {pick_condensed(by_key[key]).answer}" for i, key in enumerate(sources, 1))
             sums = "\n\n".join(f"### Summary {chr(65 + i)}\n{condensed[(r, f)][0]}" for i, r in enumerate(order))
             items.append(f"# CONDENSED condensed:{f}\n\nSummaries of the whole chat (over the leaves {', '.join(sources)} "
-                         f"judged above). Judge the probes only (no unsupported list needed).\n\n## Probes\n{probes}\n\n"
+                         f"{'' if condensed_only else 'judged above'}). Judge the probes only (no unsupported list needed).\n\n## Probes\n{probes}\n\n"
                          f"## Summaries\n{sums}\n")
         (out / f"packet{k}.md").write_text("\n\n---\n\n".join(items), encoding="utf-8")
         print(f"{out / f'packet{k}.md'}: {len(items)} items")
@@ -99,13 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path)
     p.add_argument("groups")
     p.add_argument("--seed", type=int, default=31)
+    p.add_argument("--condensed-only", action="store_true", help="only the condensed summaries (runs whose leaves are the same)")
     u = sub.add_parser("unblind")
     u.add_argument("out", type=Path)
     u.add_argument("suffix")
     u.add_argument("who")
     args = ap.parse_args(argv)
     if args.cmd == "pack":
-        pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed)
+        pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed, args.condensed_only)
     else:
         unblind(args.out, args.suffix, args.who)
     return 0

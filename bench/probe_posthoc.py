@@ -40,9 +40,10 @@ def leaf_target(source_tokens: int) -> int:
     return min(1200, max(24, source_tokens // 4))
 
 
-def condensed_target(sources: list[SourceItem]) -> int:
+def condensed_target(sources: list[SourceItem], share: float = 0.5) -> int:
+    """``summariser.targets_for`` at depth 1 (a condensed summary of ``share`` of its sources, at least its largest)."""
     total = sum(s.tokens for s in sources)
-    return min(2000, max(total // 4, total // 2, max(s.tokens for s in sources)))
+    return min(2000, max(total // 4, int(total * share), max(s.tokens for s in sources)))
 
 
 def gist_of(text: str) -> str:
@@ -50,7 +51,8 @@ def gist_of(text: str) -> str:
     return notes.join([s for s in said if s])
 
 
-def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] | None, tok: Tokenizer) -> dict[str, Any]:
+def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] | None, tok: Tokenizer,
+          share: float = 0.5) -> dict[str, Any]:
     leaves = {leaf.key: leaf for leaf in load_leaves()}
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -72,7 +74,7 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
     for row in out["condensed"]:
         sources = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
                    for k in row["sources"] if k in by_leaf]
-        target = condensed_target(sources)
+        target = condensed_target(sources, share)
         if kind == "keylines":
             row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
         else:
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("new")
     k.add_argument("--size-of")
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
+    k.add_argument("--condensed-share", type=float, default=0.5, help="a condensed summary's target, of its sources")
     g = sub.add_parser("gist")
     g.add_argument("run")
     g.add_argument("new")
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     load = lambda name: json.loads((RUNS / f"{name}.json").read_text(encoding="utf-8"))  # noqa: E731
     base = load(args.run if args.kind == "gist" else args.base)
     size_of = load(args.size_of) if args.kind == "keylines" and args.size_of else None
-    out = build(args.kind, base, args.new, size_of, Tokenizer())
+    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", 0.5))
     path = RUNS / f"{args.new}.json"
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"wrote {path}: {len(out['leaves'])} leaves, mean {sum(x['tokens'] for x in out['leaves']) / len(out['leaves']):.0f} tokens")
