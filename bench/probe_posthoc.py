@@ -23,6 +23,7 @@ import copy
 import json
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from probeset import PROBE_DIR, load_leaves
@@ -101,10 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     base = load(args.run if args.kind == "gist" else args.base)
     size_of = load(args.size_of) if args.kind == "keylines" and args.size_of else None
     out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", 0.5))
-    path = RUNS / f"{args.new}.json"
-    path.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    path = write_run(args.new, out)
     print(f"wrote {path}: {len(out['leaves'])} leaves, mean {sum(x['tokens'] for x in out['leaves']) / len(out['leaves']):.0f} tokens")
     return 0
+
+
+def write_run(name: str, out: dict[str, Any]) -> Path:
+    path = RUNS / f"{name}.json"
+    path.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import ollama
-from probe_posthoc import RUNS, T0, condensed_target, leaf_target
+from probe_posthoc import RUNS, T0, condensed_target, leaf_target, write_run
 from probeset import load_leaves
 
 from hiermem_tui.summarize import quotes
@@ -137,9 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         row.update(text=quotes.key_lines(src, condensed_target(src), tok), tier="normal", calls=[], rejections=[])
         row["tokens"] = tok.count(row["text"])
     out["wall_seconds"] = round(time.monotonic() - started, 1)
-    path = RUNS / f"{args.new}.json"
-    path.write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(f"wrote {path} in {out['wall_seconds']} s")
+    print(f"wrote {write_run(args.new, out)} in {out['wall_seconds']} s")
     return 0
 
 
