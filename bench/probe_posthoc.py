@@ -29,7 +29,7 @@ from typing import Any
 from probeset import PROBE_DIR, load_leaves
 
 from hiermem_tui.summarize import notes, quotes
-from hiermem_tui.summarize.summariser import QUOTE_SHARE
+from hiermem_tui.summarize.summariser import CONDENSED_SHARE, QUOTE_SHARE
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
@@ -41,7 +41,7 @@ def leaf_target(source_tokens: int) -> int:
     return min(1200, max(24, source_tokens // 4))
 
 
-def condensed_target(sources: list[SourceItem], share: float = 0.5) -> int:
+def condensed_target(sources: list[SourceItem], share: float = CONDENSED_SHARE[0] / CONDENSED_SHARE[1]) -> int:
     """``summariser.targets_for`` at depth 1 (a condensed summary of ``share`` of its sources, at least its largest)."""
     total = sum(s.tokens for s in sources)
     return min(2000, max(total // 4, int(total * share), max(s.tokens for s in sources)))
@@ -53,7 +53,7 @@ def gist_of(text: str) -> str:
 
 
 def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] | None, tok: Tokenizer,
-          share: float = 0.5) -> dict[str, Any]:
+          share: float = CONDENSED_SHARE[0] / CONDENSED_SHARE[1]) -> dict[str, Any]:
     leaves = {leaf.key: leaf for leaf in load_leaves()}
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("new")
     k.add_argument("--size-of")
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
-    k.add_argument("--condensed-share", type=float, default=0.5, help="a condensed summary's target, of its sources")
+    k.add_argument("--condensed-share", type=float, default=CONDENSED_SHARE[0] / CONDENSED_SHARE[1],
+                   help="a condensed summary's least target, of its sources (keylines6: 0.5)")
     g = sub.add_parser("gist")
     g.add_argument("run")
     g.add_argument("new")
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     load = lambda name: json.loads((RUNS / f"{name}.json").read_text(encoding="utf-8"))  # noqa: E731
     base = load(args.run if args.kind == "gist" else args.base)
     size_of = load(args.size_of) if args.kind == "keylines" and args.size_of else None
-    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", 0.5))
+    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", CONDENSED_SHARE[0] / CONDENSED_SHARE[1]))
     path = write_run(args.new, out)
     print(f"wrote {path}: {len(out['leaves'])} leaves, mean {sum(x['tokens'] for x in out['leaves']) / len(out['leaves']):.0f} tokens")
     return 0

@@ -81,6 +81,11 @@ SOURCE_FRACTION = 4
 QUOTE_SHARE = 3
 """A model's titles are followed by the chat's key lines (``quotes.py``) in what the titles left of the
 target, at least 1/QUOTE_SHARE of it (so a summary stays under 4/3 of its target, well under its input)."""
+CONDENSED_SHARE = (2, 3)
+"""A condensed summary's least target, as a fraction of its sources' tokens (then capped by the depth's
+target, ``condensed_target_tokens``). Its key lines are its sources' own: at half, readers answered
+66–69% of one probe per source, at two thirds 81–84% (bench/README.md, j11–j12); the leaves
+themselves answer 84% of the same probes. The depth's cap still makes the levels above shrink."""
 QUOTES_VERSION = "+quotes-v6"
 """Marks a summary whose model text is followed by key lines, and which key lines (v5: the budget a
 chunk leaves is filled with long outputs' lines and the rest of the answers; v6: an error the user
@@ -107,14 +112,14 @@ class Targets:
 
 def targets_for(request: SummaryRequest, pinned_tokens: int = 0) -> Targets:
     """See the module docstring: scaled with the input, never above the depth's target. A
-    condensed summary's target is at least half its sources and at least its largest source: it
-    never shrinks below the summaries it stands for (issue 19: with a quarter, three condensed
-    summaries of two leaves restated their first source in 44–74 tokens)."""
+    condensed summary's target is at least ``CONDENSED_SHARE`` of its sources and at least its largest
+    source: it never shrinks below the summaries it stands for (issue 19: with a quarter, three
+    condensed summaries of two leaves restated their first source in 44–74 tokens)."""
     source = max(1, request.source_tokens - pinned_tokens)
     normal = min(request.target_tokens, max(MIN_TARGET, source // SOURCE_FRACTION))
     if request.depth > 0:
         largest = max((s.tokens for s in request.sources), default=0)
-        normal = min(request.target_tokens, max(normal, source // 2, largest))
+        normal = min(request.target_tokens, max(normal, source * CONDENSED_SHARE[0] // CONDENSED_SHARE[1], largest))
     if normal >= source:
         normal = max(1, source - 1)
     aggressive = max(1, min(normal, max(12, normal // 2)))
