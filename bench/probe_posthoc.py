@@ -13,7 +13,9 @@ to their gist with the key lines after them (issue 19; how the stop-27 variants 
 ``keylines2`` and ``gist-kl2`` by this one before a line's cost was counted exactly (each line was
 counted as its words + 3 tokens, so a few leaves ran up to 34 tokens over target): re-made now, 13 of
 the 27 leaves come out 20–60 tokens shorter, the other 14 the same. ``keylines3``, ``gist-kl3`` and
-``title-quotes``' key lines are key lines v3; ``keylines4`` and ``title-kl4`` are this code's (v4).
+``title-quotes``' key lines are key lines v3; ``keylines4`` and ``title-kl4`` are v4; ``keylines5``,
+``title-kl5`` and ``topic-kl5`` v5; ``keylines6`` (condensed at half its sources, ``--condensed-share 0.5``),
+``keylines6-c23`` (0.667) and ``title-kl6c`` (gist of ``title-kl6``, two thirds) are this code's (v6).
 """
 
 from __future__ import annotations
