@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..store import Episode, Store, Summary, parse_iso
+from ..store.models import synthetic_stamp
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem, SummaryRequest
 
@@ -24,9 +25,11 @@ def episode_item(ep: Episode) -> SourceItem:
 
 
 def summary_item(s: Summary, text: str | None = None) -> SourceItem:
+    """A summary as a condensed summary's source. The times of an undated chat (a ShareGPT export) are the
+    store's own: flagged, so no prompt shows them (issue 19: a part titled "Merge of 2000-01-01 chat logs")."""
     body = strip_pinned(s.content if text is None else text)
     return SourceItem("summary", body, s.tokens, parse_iso(s.start_at), parse_iso(s.end_at), depth=s.depth,
-                      label=s.id)
+                      label=s.id, synthetic_time=synthetic_stamp(s.start_at) and synthetic_stamp(s.end_at))
 
 
 def _pins(store: Store, session_id: str, first: int, last: int,

@@ -7,6 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from hiermem_tui.compaction.requests import summary_item
+from hiermem_tui.store.models import Summary
+from hiermem_tui.summarize import notes
 from hiermem_tui.summarize.prompts import (
     AGGRESSIVE_TEMPERATURE,
     DEFAULT_TEMPLATES,
@@ -15,6 +18,7 @@ from hiermem_tui.summarize.prompts import (
     TOOL_MAX_TOKENS,
     PromptSet,
     answer_budget,
+    build_part_prompt,
     build_prompt,
     fmt_time,
     prompt_version,
@@ -185,3 +189,25 @@ def test_a_tool_result_is_shown_by_its_head_and_tail(tok: Tokenizer) -> None:
     assert tok.count(shown) <= TOOL_MAX_TOKENS + 8 and "[…]" in shown
     assert shown.startswith("   0→ line 0") and "799→ line 799" in shown
     assert "It defines parse_row at line 412." in p.prompt  # what the people said is whole
+
+
+def test_a_condensed_prompt_over_an_undated_chat_shows_no_invented_dates() -> None:
+    """A ShareGPT export keeps no times: the store dates it from 2000-01-01, one second apart. A
+    condensed summary's sources carried those dates into the prompt, and a 1.5B model titled a part
+    "Merge of 2000-01-01 chat logs"; a dated chat's summaries still show their time ranges."""
+    def leaf(i: int, start: str, end: str) -> Summary:
+        return Summary(f"s{i}", "sess", 0, "leaf", "active", "normal", "extractive", None, "x",
+                       f"- user: leaf {i} text about tab groups.", 9, 90, None, None, i * 10, i * 10 + 9,
+                       start, end, None, None, None, "2026-01-01T00:00:00.000Z", 0.0, 0.0, None)
+
+    undated = [summary_item(leaf(i, f"2000-01-01T00:00:{i * 10:02d}.000Z", f"2000-01-01T00:00:{i * 10 + 9:02d}.000Z"))
+               for i in range(2)]
+    dated = [summary_item(leaf(i, f"2025-03-0{i + 1}T09:00:00.000Z", f"2025-03-0{i + 1}T10:00:00.000Z"))
+             for i in range(2)]
+    for request in (SummaryRequest(1, undated, 200), SummaryRequest(1, dated, 200)):
+        texts = [build_prompt(request).prompt] + [build_part_prompt(1, part).prompt
+                                                  for part in notes.parts_for(request.sources, 1)]
+        if request.sources is undated:
+            assert all("2000-01" not in t and "UTC" not in t for t in texts)
+        else:
+            assert all("2025-03-0" in t for t in texts[1:]) and "2025-03-01 09:00 UTC" in texts[0]
