@@ -264,6 +264,26 @@ _FILLER = frozenset("a an the and or of to in on for with each every all any non
                     "it this that these those".split())
 
 
+FRAME_GRAM = 4
+"""Words in a run that, found in the prompt's own wording, mark a title as copying it."""
+_PLACEHOLDER = re.compile(r"\{\w+\}")
+
+
+def frame_copy(title: str, frame: str) -> str | None:
+    """The first run of ``FRAME_GRAM`` words a title shares with ``frame`` (the prompt's wording
+    without the chat: its system text, template and ask, placeholders dropped), or None. A title is
+    a dozen words; one run of the ask in it is the ask written back: SmolLM2 answered "The report is
+    about the thing asked about, worked on, …" and "… the chat log to report on"; of Qwen's 262
+    stored titles only two share such a run, both "Report on the chat log to report on: …" (stop 29)."""
+    frame_words = _WORD.findall(_PLACEHOLDER.sub(" ", frame).lower())
+    grams = {tuple(frame_words[i : i + FRAME_GRAM]) for i in range(len(frame_words) - FRAME_GRAM + 1)}
+    words = _WORD.findall(title.lower())
+    for i in range(len(words) - FRAME_GRAM + 1):
+        if tuple(words[i : i + FRAME_GRAM]) in grams:
+            return " ".join(words[i : i + FRAME_GRAM])
+    return None
+
+
 def find_ask_copy(text: str, ask: str | None) -> str | None:
     """The request copied back: two lines or more, or a fifth of the answer's words."""
     if not ask:

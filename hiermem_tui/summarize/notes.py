@@ -134,14 +134,17 @@ def shown(part: Part) -> list[SourceItem]:
     return [steps.shown(s) for s in part.items]
 
 
-_FRAME = re.compile(r"\bthis is part \d+\b", re.I)
+_FRAME = re.compile(r"\bthis is part \d+\b|\bis part \d+ of \d+\b", re.I)
+"""The ask's opening, whatever the subject: SmolLM2 wrote "The report is part 1 of 4." (stop 29)."""
 _LOG_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(?:user|assistant|tool|system):\s|^\s*\(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)",
                        re.I | re.M)
 
 
 _ASK_OPENING = re.compile(r"\b(?:this part continues earlier work|say what the user asked|say what happened in this part|"
-                          r"give this part of the (?:log|report) a title|write only the title)\b", re.I)
-"""The asks' own words (this one's, and the sentence asks' before it, which SmolLM2 wrote back as notes)."""
+                          r"give this part of the (?:log|report) a title|write only the title|"
+                          r"previous (?:title|summary|answer)\b[^.]{0,20}\bnot usable)\b", re.I)
+"""The asks' own words (this one's, the retry's "Your previous title … was not usable", and the sentence asks'
+before it, which SmolLM2 wrote back as notes)."""
 _CALL_LINE = re.compile(r"\[[A-Z]\w*\] \w+:")
 
 

@@ -379,6 +379,9 @@ class Summariser:
                 state.reject(tier, "misattributed", where + "only makes the user speak, who says nothing in this part", gen)
                 continue
             text = heard
+            if text and (framed := self._copies_frame_words(text, request.depth, aggressive)):
+                state.reject(tier, "echo", where + framed, gen)
+                continue
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
                 continue
             if gen.done_reason == "length":
@@ -387,6 +390,13 @@ class Summariser:
                 continue
             return text, tier, gen, version
         return "", "fallback", None, version  # no title: the part's key lines speak for it
+
+    def _copies_frame_words(self, title: str, depth: int, aggressive: bool) -> str | None:
+        """Whether a part's title writes back a run of the prompt's own wording (``acceptance.frame_copy``)."""
+        template = self.prompts.get(depth, aggressive)
+        run = acceptance.frame_copy(title, " ".join((template.system, template.instruction, notes.TITLE_ASK,
+                                                     notes.RETRY_TITLE)))
+        return f"copies the prompt's wording ({run!r})" if run else None
 
     def _digest(self, request: SummaryRequest, target: int) -> str:
         return extractive_digest(replace(request, target_tokens=target), self.tokenizer)

@@ -60,7 +60,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
     with FakeOllama() as server:
-        server.script(*[Reply("A short summary of this part of the chat.", latency_s=0.05) for _ in range(GATE)], Hang())
+        server.script(*[Reply("Date parsing fix for the logslice importer.", latency_s=0.05) for _ in range(GATE)], Hang())
         yield server
 
 

@@ -41,7 +41,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def slow_fake() -> Iterator[FakeOllama]:
     with FakeOllama() as fake:
-        fake.script(*[Reply("A short summary of this part of the chat.", latency_s=0.1) for _ in range(400)])
+        fake.script(*[Reply("Date parsing fix for the logslice importer.", latency_s=0.1) for _ in range(400)])
         yield fake
 
 

@@ -173,7 +173,7 @@ def test_twenty_random_sigkills_over_one_full_pass(
     log: list[str] = []
 
     with FakeOllama() as fake:
-        fake.script(*[Reply("A short summary of this part of the chat.", latency_s=LATENCY_S) for _ in range(600)])
+        fake.script(*[Reply("Date parsing fix for the logslice importer.", latency_s=LATENCY_S) for _ in range(600)])
         for kill in kills:
             chats0 = len(fake.chat_requests)
             _, made0 = state_after_kill(db)

@@ -183,10 +183,15 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "[TodoWrite] todos: [1, 2, 3, 4, 5, 6, 7, 8] [TodoWrite] todos: [1, 2, 3,",
     "This part continues earlier work: the assistant pinned foo>=1.4.",
     "This is part 2 of the chat.",
+    "The report is part 1 of 4.",
+    "The report is about the thing asked about, worked on, and found to decide what went wrong.",
+    "The report is about the chat log to report on, and it's a bit of a long one.",
+    "Your previous summary was not usable.",
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
     """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as
-    the prompt shows it or the ask's own lead were kept at a model tier."""
+    the prompt shows it, the ask's own lead, or a run of the prompt's wording ("the thing asked about,
+    worked on", "chat log to report on", the retry's "not usable") were kept at a model tier."""
     fake.script(Reply(NOTES[1]), Reply(answer))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
     assert [r.reason for r in res.rejections] == ["echo"] and res.tier == "aggressive"
