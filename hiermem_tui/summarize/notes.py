@@ -161,6 +161,23 @@ def copies_frame(answer: str) -> str | None:
     return None
 
 
+_OF_THE_FRAME = re.compile(r"^\W*(?:the|this) (?:report|log|summary|conversation|chat log|part)(?:'s)? (?:is|was)\b",
+                           re.I)
+_CODE_TITLE = re.compile(r"#\s*(?:include|define|ifn?def|endif|import)\b|```|[\w\])]\s*=\s*[^=\s][^;]{0,40};")
+
+
+def title_frame(title: str) -> str | None:
+    """What in a kept title is not a title of the chat: a statement about the prompt's material ("The
+    report is part of a longer conversation, and the summary was not applicable.", "The report is: …")
+    or a line of the log's code ("#define VSLA_ENABLE_CUDA #include …"). SmolLM2-135M's condensed and
+    leaf titles were kept so at a model tier (stop 29); none of Qwen's 262 stored titles matches."""
+    for pattern, what in ((_OF_THE_FRAME, "speaks of the prompt's material"), (_CODE_TITLE, "copies code of the log")):
+        m = pattern.search(title)
+        if m:
+            return f"{what} ({m.group(0).strip()!r})"
+    return None
+
+
 _SAYS_USER = re.compile(r"^\W*(?:the\s+)?user(?:'s)?\b", re.I)
 _NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
 _ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*")

@@ -379,7 +379,7 @@ class Summariser:
                 state.reject(tier, "misattributed", where + "only makes the user speak, who says nothing in this part", gen)
                 continue
             text = heard
-            if text and (framed := self._copies_frame_words(text, request.depth, aggressive)):
+            if text and (framed := notes.title_frame(text) or self._copies_frame_words(text, request.depth, aggressive)):
                 state.reject(tier, "echo", where + framed, gen)
                 continue
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):

@@ -187,6 +187,9 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "The report is about the thing asked about, worked on, and found to decide what went wrong.",
     "The report is about the chat log to report on, and it's a bit of a long one.",
     "Your previous summary was not usable.",
+    "The report is part of a longer conversation, and the summary was not applicable.",
+    "The report is: document.addonsEnabled = true; ``` The user cannot edit tabs right now.",
+    '#define VSLA_ENABLE_CUDA #include "vsla.h" #ifdef VSLA_ENABLE_CUDA',
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
     """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as
