@@ -37,13 +37,14 @@ from hiermem_tui.tokens import Tokenizer
 
 RUNS = PROBE_DIR / "runs"
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+SHARE = CONDENSED_SHARE[0] / CONDENSED_SHARE[1]
 
 
 def leaf_target(source_tokens: int) -> int:
     return min(1200, max(24, source_tokens // 4))
 
 
-def condensed_target(sources: list[SourceItem], share: float = CONDENSED_SHARE[0] / CONDENSED_SHARE[1]) -> int:
+def condensed_target(sources: list[SourceItem], share: float = SHARE) -> int:
     """``summariser.targets_for`` at depth 1 (a condensed summary of ``share`` of its sources, at least its largest)."""
     total = sum(s.tokens for s in sources)
     return min(2000, max(total // 4, int(total * share), max(s.tokens for s in sources)))
@@ -55,7 +56,7 @@ def gist_of(text: str) -> str:
 
 
 def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] | None, tok: Tokenizer,
-          share: float = CONDENSED_SHARE[0] / CONDENSED_SHARE[1]) -> dict[str, Any]:
+          share: float = SHARE) -> dict[str, Any]:
     leaves = {leaf.key: leaf for leaf in load_leaves()}
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("new")
     k.add_argument("--size-of")
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
-    k.add_argument("--condensed-share", type=float, default=CONDENSED_SHARE[0] / CONDENSED_SHARE[1],
+    k.add_argument("--condensed-share", type=float, default=SHARE,
                    help="a condensed summary's least target, of its sources (keylines6: 0.5)")
     g = sub.add_parser("gist")
     g.add_argument("run")
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     load = lambda name: json.loads((RUNS / f"{name}.json").read_text(encoding="utf-8"))  # noqa: E731
     base = load(args.run if args.kind == "gist" else args.base)
     size_of = load(args.size_of) if args.kind == "keylines" and args.size_of else None
-    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", CONDENSED_SHARE[0] / CONDENSED_SHARE[1]))
+    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", SHARE))
     path = write_run(args.new, out)
     print(f"wrote {path}: {len(out['leaves'])} leaves, mean {sum(x['tokens'] for x in out['leaves']) / len(out['leaves']):.0f} tokens")
     return 0

@@ -237,13 +237,18 @@ ASK_LINE_SHARE = 0.5
 """A line of the answer copies the request when this share of its word runs are the request's."""
 
 
+def _runs(words: list[str], n: int) -> list[tuple[str, ...]]:
+    """Every run of ``n`` consecutive words, in order."""
+    return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+
+
 def ask_copies(text: str, ask: str) -> list[str]:
     """The lines of ``text`` that copy the request ``ask`` back: its sentences ("Write the report
     now as …"), its list of what to name ("file paths, commands, functions …"), or a field name
     standing alone as an item. A small model does this when the chat gives it little to say, and
     a server that ignores ``format`` and echoes the prompt's tail answers with nothing else."""
     ask_words = _WORD.findall(ask.lower())
-    grams = {tuple(ask_words[i : i + ASK_GRAM]) for i in range(len(ask_words) - ASK_GRAM + 1)}
+    grams = set(_runs(ask_words, ASK_GRAM))
     vocabulary = set(ask_words)
     out = []
     for line in text.splitlines():
@@ -251,7 +256,7 @@ def ask_copies(text: str, ask: str) -> list[str]:
         if not words:
             continue
         if len(words) >= ASK_GRAM:
-            runs = [tuple(words[i : i + ASK_GRAM]) for i in range(len(words) - ASK_GRAM + 1)]
+            runs = _runs(words, ASK_GRAM)
             if sum(r in grams for r in runs) >= ASK_LINE_SHARE * len(runs):
                 out.append(line)
                 continue
@@ -275,13 +280,8 @@ def frame_copy(title: str, frame: str) -> str | None:
     a dozen words; one run of the ask in it is the ask written back: SmolLM2 answered "The report is
     about the thing asked about, worked on, …" and "… the chat log to report on"; of Qwen's 262
     stored titles only two share such a run, both "Report on the chat log to report on: …" (stop 29)."""
-    frame_words = _WORD.findall(_PLACEHOLDER.sub(" ", frame).lower())
-    grams = {tuple(frame_words[i : i + FRAME_GRAM]) for i in range(len(frame_words) - FRAME_GRAM + 1)}
-    words = _WORD.findall(title.lower())
-    for i in range(len(words) - FRAME_GRAM + 1):
-        if tuple(words[i : i + FRAME_GRAM]) in grams:
-            return " ".join(words[i : i + FRAME_GRAM])
-    return None
+    grams = set(_runs(_WORD.findall(_PLACEHOLDER.sub(" ", frame).lower()), FRAME_GRAM))
+    return next((" ".join(run) for run in _runs(_WORD.findall(title.lower()), FRAME_GRAM) if run in grams), None)
 
 
 def find_ask_copy(text: str, ask: str | None) -> str | None:

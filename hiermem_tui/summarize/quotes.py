@@ -174,10 +174,13 @@ def _output_lines(text: str) -> tuple[list[str], list[str]]:
     """A long tool output's lines with words in them, in order: (its comments and prose — what a file
     or a grep says in words: "// Backend priority order (higher index = higher priority)" — then the
     other lines). A grep hit's directory is shown as "…/"."""
-    lines = [_line(ln) for ln in text.splitlines()]
-    lines = [ln for ln in lines if len(re.findall(r"[A-Za-z]{3,}", _HIT.sub("", ln))) >= 2 and not _BANNER.match(ln)]
-    said = [ln for ln in lines if _COMMENT.search(_HIT.sub("", ln)) or _prose(_HIT.sub("", ln))]
-    return said, [ln for ln in lines if ln not in said]
+    said: list[str] = []
+    other: list[str] = []
+    for ln in map(_line, text.splitlines()):
+        found = _HIT.sub("", ln)  # what the line says, without the grep hit's file
+        if len(re.findall(r"[A-Za-z]{3,}", found)) >= 2 and not _BANNER.match(ln):
+            (said if _COMMENT.search(found) or _prose(found) else other).append(ln)
+    return said, other
 
 
 def _line(raw: str) -> str:
@@ -225,7 +228,7 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
                 specific = [x for x in talk[1:-1] if _SPECIFIC.search(x)]
                 levels[6] += [(i, "assistant", x) for x in specific[:SPECIFICS]]
                 levels[8] += [(i, "assistant", x) for x in [talk[0], *specific[SPECIFICS:]]]
-                levels[8] += [(i, "assistant", x) for x in _rows(steps.prose(s.text))]
+                levels[8] += [(i, "assistant", x) for x in _rows(said_prose)]
                 levels[10] += [(i, "assistant", x) for x in _words(said_prose)]
             raw_calls = steps.calls(s.text)
             for call in raw_calls[:3]:
