@@ -7,6 +7,13 @@
         OUT/RUBRIC.md (bench/probes/RUBRIC.md). A reader writes OUT/verdictsK.json.
     probe_blind.py unblind OUT SUFFIX "who judged"
         Writes bench/probes/verdicts/RUN+SUFFIX.json for every run in the packets.
+    probe_blind.py titles TITLES.json OUT GROUPS [--seed N] [--stored RUN …]
+        Packets of part titles (``probe_titles.py``'s output) for a truth reading: each part's
+        material, then every distinct title the variants (and the stored runs' titles of that part)
+        gave it, shuffled as T1, T2, …. A reader writes OUT/verdictsK.json:
+        ``{leaf: {part: {label: "true" | "false: why"}}}``.
+    probe_blind.py count OUT
+        False titles per variant, unblinded.
 
 Then ``bench_probes.py score RUN@RUN+SUFFIX --baseline digest@digest+SUFFIX``. Readers used so far
 were helpers (one per chat group), never told which run is which.
@@ -73,6 +80,78 @@ def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condens
     shutil.copy(PROBE_DIR / "RUBRIC.md", out / "RUBRIC.md")
 
 
+TITLE_RUBRIC = """# Judging part titles
+
+Each item is one part of a chat (a user's message and what the assistant said and did about it, or a
+stretch of an agent's work), then several titles someone wrote for that part, in random order.
+
+For every title write `"true"` or `"false: <a few words why>"`:
+- **false**: the title says or implies something the part contradicts or does not contain: a wrong
+  relation between names it holds ("X for Y" when X was for Z), something proposed or deferred told
+  as done, a thing the part rejected told as chosen, a document, plan, phase or version the part does
+  not have, a wrong actor.
+- **true**: everything it says is in the part. A vague or incomplete title is true (do not judge
+  usefulness); so is a title whose words differ from the part's as long as the meaning holds.
+Judge against the part's material only, as shown. Write valid JSON.
+"""
+
+
+def titles_pack(path: Path, out: Path, groups: list[list[str]], seed: int, stored: list[str]) -> None:
+    from hiermem_tui.summarize import quotes
+
+    rng = random.Random(seed)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    kept: dict[tuple[str, str], list[str]] = {}
+    for r in stored:
+        for x in json.loads((RUNS / f"{r}.json").read_text(encoding="utf-8"))["leaves"]:
+            kept[(r, x["leaf"])] = [ln.removeprefix("- ") for ln in quotes.split(x["text"])[0].splitlines() if ln.strip()]
+    out.mkdir(parents=True, exist_ok=True)
+    keymap: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for k, files in enumerate(groups, 1):
+        items = []
+        for leaf in data["leaves"]:
+            if leaf["leaf"].split("#")[0] not in files:
+                continue
+            n = len(leaf["parts"])
+            for part in leaf["parts"]:
+                by_title: dict[str, list[str]] = {}
+                for name, t in part["titles"].items():
+                    by_title.setdefault(t["title"], []).append(name)
+                for r in stored:
+                    got = kept.get((r, leaf["leaf"]), [])
+                    if len(got) == n and got[part["index"] - 1]:
+                        by_title.setdefault(got[part["index"] - 1], []).append(r)
+                order = rng.sample(sorted(t for t in by_title if t), len([t for t in by_title if t]))
+                labels = {f"T{i}": by_title[t] for i, t in enumerate(order, 1)}
+                keymap.setdefault(leaf["leaf"], {})[str(part["index"])] = labels
+                listed = "\n".join(f"- T{i}: {t}" for i, t in enumerate(order, 1))
+                items.append(f"# LEAF {leaf['leaf']} PART {part['index']} of {n}\n\n## Material\n{part['material']}"
+                             f"\n\n## Titles\n{listed}\n")
+        (out / f"packet{k}.md").write_text("\n\n---\n\n".join(items), encoding="utf-8")
+        print(f"{out / f'packet{k}.md'}: {len(items)} parts")
+    (out / "keymap.json").write_text(json.dumps(keymap, indent=1), encoding="utf-8")
+    (out / "RUBRIC.md").write_text(TITLE_RUBRIC, encoding="utf-8")
+
+
+def titles_count(out: Path) -> dict[str, list[int]]:
+    """Per variant: [false, judged], and the false titles listed."""
+    keymap = json.loads((out / "keymap.json").read_text(encoding="utf-8"))
+    counts: dict[str, list[int]] = {}
+    for f in sorted(out.glob("verdicts*.json")):
+        for leaf, parts in json.loads(f.read_text(encoding="utf-8")).items():
+            for index, labels in parts.items():
+                for label, verdict in labels.items():
+                    for name in keymap[leaf][index][label]:
+                        c = counts.setdefault(name, [0, 0])
+                        c[1] += 1
+                        if str(verdict).lower().startswith("false"):
+                            c[0] += 1
+                            print(f"{name}: {leaf} part {index}: {verdict}")
+    for name, (false, judged) in sorted(counts.items()):
+        print(f"{name}: {false} false of {judged} titles ({false / max(judged, 1):.0%})")
+    return counts
+
+
 def unblind(out: Path, suffix: str, who: str) -> None:
     keymap = json.loads((out / "keymap.json").read_text(encoding="utf-8"))
     runs: dict[str, dict[str, dict[str, object]]] = {}
@@ -104,8 +183,20 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("out", type=Path)
     u.add_argument("suffix")
     u.add_argument("who")
+    t = sub.add_parser("titles")
+    t.add_argument("titles", type=Path)
+    t.add_argument("out", type=Path)
+    t.add_argument("groups")
+    t.add_argument("--seed", type=int, default=31)
+    t.add_argument("--stored", nargs="*", default=[])
+    c = sub.add_parser("count")
+    c.add_argument("out", type=Path)
     args = ap.parse_args(argv)
-    if args.cmd == "pack":
+    if args.cmd == "titles":
+        titles_pack(args.titles, args.out, [g.split("+") for g in args.groups.split(",")], args.seed, args.stored)
+    elif args.cmd == "count":
+        titles_count(args.out)
+    elif args.cmd == "pack":
         pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed, args.condensed_only)
     else:
         unblind(args.out, args.suffix, args.who)
