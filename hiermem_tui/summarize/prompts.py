@@ -408,7 +408,7 @@ def build_prompt(
                   shows_prior=bool(values["context"]))
 
 
-NOTES_SUFFIX = "+title"
+NOTES_SUFFIX = "+topic"
 PART_TOKENS = 1400
 """A part's material is fitted to this (a step is cut near it; a long message shows head and tail)."""
 

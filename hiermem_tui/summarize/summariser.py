@@ -378,7 +378,12 @@ class Summariser:
             if text and not heard:
                 state.reject(tier, "misattributed", where + "only makes the user speak, who says nothing in this part", gen)
                 continue
-            text = heard
+            text, title = heard, notes.gist(heard)
+            if title and (bare := notes.unframed(title, part)) != title:
+                if not bare:
+                    state.reject(tier, "echo", where + f"only names the prompt's material ({title!r})", gen)
+                    continue
+                text = bare  # only the title is kept (``notes.gist``): what followed it goes either way
             if text and (framed := notes.title_frame(text) or self._copies_frame_words(text, request.depth, aggressive)):
                 state.reject(tier, "echo", where + framed, gen)
                 continue

@@ -190,6 +190,9 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "The report is part of a longer conversation, and the summary was not applicable.",
     "The report is: document.addonsEnabled = true; ``` The user cannot edit tabs right now.",
     '#define VSLA_ENABLE_CUDA #include "vsla.h" #ifdef VSLA_ENABLE_CUDA',
+    "Report on Chat Log Part 3",
+    "Merge of Reports",
+    "What is this part of the log about? Pinning foo.",
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
     """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as
@@ -199,3 +202,17 @@ async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
     assert [r.reason for r in res.rejections] == ["echo"] and res.tier == "aggressive"
     assert split(res.text)[0].splitlines()[1] == f"- {NOTES[2]}"
+
+
+async def test_a_title_naming_its_part_a_report_loses_the_word_unless_the_chat_uses_it(
+        fake: FakeOllama, tok: Tokenizer) -> None:
+    """The prompt asks for a report on a chat log and Qwen titled parts so ("BOM v2 Report", "Report on the
+    import failure …"): the word is the prompt's, not the chat's, and is left out without asking again."""
+    fake.script(Reply("Missing foo Module in CI Report"), Reply("Report on the foo>=1.4 pin."), Reply(NOTES[3]))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    assert split(res.text)[0].splitlines()[:2] == ["- Missing foo Module in CI", "- foo>=1.4 pin."]
+    assert res.tier == "normal" and not res.rejections and len(res.calls) == 3
+    said = [(r, t.replace("README.md", "the weekly report")) for r, t in CHAT]
+    fake.script(Reply("Missing foo Module in CI Report"), Reply(NOTES[2]), Reply("Weekly report update"))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok, said), 1200))
+    assert split(res.text)[0].splitlines()[::2] == ["- Missing foo Module in CI", "- Weekly report update"]

@@ -266,8 +266,11 @@ async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: Fak
     assert "ran make test" not in gist
     assert lines.startswith("- user: The GPU tests stopped compiling.")
     assert all(said_in_chat(ln, AGENT) for ln in lines.splitlines())
-    # each part is asked for a title, with an answer budget for one, not a share of the whole target
-    assert all("a title of at most twelve words" in b["messages"][-1]["content"] for b in fake.chat_bodies)
+    # each part is asked for a short title, with an answer budget for one, not a share of the whole target, and
+    # nothing of the part is pointed out after the material (names pointed out were tied together wrongly)
+    asks = [b["messages"][-1]["content"].rsplit("\n\n", 1)[-1] for b in fake.chat_bodies]
+    assert asks and all(a.startswith("This is part ") and "a short title of at most eight words" in a for a in asks)
+    assert not any("VSLA_BACKEND_CUDA" in a or "Names and numbers" in a for a in asks)
     assert all(b["options"]["num_predict"] <= 60 for b in fake.chat_bodies)
     # the figures say what the model did: measured on its gist, so a name it did not write is lost
     assert "VSLA_BACKEND_CUDA" not in gist
