@@ -291,11 +291,13 @@ class HiermemApp(AppBase):
 
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
-        background index build stops after its batch (cancelled with the other workers), and quitting
-        waits for it, so the store is never closed under it. A backlog stops after its call in flight."""
+        background index build stops after its batch and the follower after its poll (both cancelled
+        here), and quitting waits for them, so the store is never closed under them. A backlog stops after its call in flight."""
         await self.backlog.shutdown()
         await self.runs.shutdown()
         self.workers.cancel_group(self, "app-index")
+        self.workers.cancel_group(self, "live")
+        self.follower.stop()
         for finished in self._store_threads:
             if not finished.is_set():
                 await asyncio.to_thread(finished.wait, STORE_THREAD_WAIT_S)

@@ -228,3 +228,14 @@ async def test_a_watch_process_feeds_the_open_app(tmp_path: Path, store: Store) 
         await wait_for(pilot, lambda: screen.table.row_count == 3)
         ids = [screen.table.session_at(i).id for i in range(3)]  # type: ignore[union-attr]
         assert "watched" in ids
+
+
+async def test_quitting_waits_for_the_follower_to_let_go_of_the_store(tmp_path: Path, store: Store) -> None:
+    """The store is closed after the app returns; a follower thread still stepping its connection then
+    crashed the test process (a segfault in ``ChangeFeed.poll`` under ``store.close``, once in CI)."""
+    async with running(tmp_path, store) as (app, pilot):
+        await wait_for(pilot, lambda: app.follower.done is not None and not app.follower.done.is_set()
+                       and any(w.name == "follow-store" and w.state.name == "RUNNING" for w in app.workers))
+    done = app.follower.done
+    assert done is not None and done.is_set()
+    assert not any(w.name == "follow-store" and not w.is_finished for w in app.workers)
