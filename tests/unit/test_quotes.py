@@ -272,6 +272,7 @@ async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: Fak
     assert asks and all(a.startswith("This is part ") and "a short title of at most eight words" in a for a in asks)
     assert not any("VSLA_BACKEND_CUDA" in a or "Names and numbers" in a for a in asks)
     assert all(b["options"]["num_predict"] <= 60 for b in fake.chat_bodies)
+    assert all(b["options"]["temperature"] == 0 for b in fake.chat_bodies)  # titles are asked greedily
     # the figures say what the model did: measured on its gist, so a name it did not write is lost
     assert "VSLA_BACKEND_CUDA" not in gist
     assert res.fidelity is not None and "VSLA_BACKEND_CUDA" in res.fidelity.lost
