@@ -149,6 +149,7 @@ def title_frame(title: str) -> str | None:
 
 
 _FRAME_NOUN = re.compile(r"^\W*(?:(?:an?|the) )?(?:factual )?(?:report|summary) (?:on|of|about) (?:the )?"
+                         r"|^\W*(?:reports?|summary)\s*[:—-]\s*"
                          r"|^\W*merged? (?:of )?(?:the )?(?:reports? )?(?:on |of )?"
                          r"|\s*[-—:]?\s*\b(?:reports?|summary)\W*$", re.I)
 _SAYS_FRAME_NOUN = re.compile(r"\breport|\bsummar|\bmerg", re.I)
@@ -156,11 +157,11 @@ _SAYS_FRAME_NOUN = re.compile(r"\breport|\bsummar|\bmerg", re.I)
 
 def unframed(title: str, part: Part) -> str:
     """``title`` without the prompt's own nouns for what it asks, where the part's material never uses
-    them: "BOM v2 Report" → "BOM v2", "Report on the import failure …" → "the import failure …" is
-    not kept so — "import failure …", "Merge of Reports" → "". The prompt asks for a report on a chat
-    log (a condensed one merges reports), and the model named what it titled so: 5 of Qwen's 98 titles
-    in stop 30, one a reader found false ("Eastgate Heat Pump Energy Efficiency Report" for a
-    paragraph). In a chat that speaks of reports or summaries the word may be the chat's and stays."""
+    them: "BOM v2 Report" → "BOM v2", "Report on the import failure …" → "import failure …", "Reports:
+    Import Failed …" → "Import Failed …", "Merge of Reports" → "". The prompt asks for a report on a chat
+    log (a condensed one merges reports), and the model named what it titled so: 4 of 98 leaf titles and
+    1 of 16 condensed ones in a run of stop 30 (bench/README.md). In a chat that speaks of reports or
+    summaries the word may be the chat's, and stays."""
     material = " ".join(s.text for s in part.items)
     if part.opened_by == "summary":
         material = material.replace(quotes.HEAD, "")

@@ -208,9 +208,11 @@ async def test_a_title_naming_its_part_a_report_loses_the_word_unless_the_chat_u
         fake: FakeOllama, tok: Tokenizer) -> None:
     """The prompt asks for a report on a chat log and Qwen titled parts so ("BOM v2 Report", "Report on the
     import failure …"): the word is the prompt's, not the chat's, and is left out without asking again."""
-    fake.script(Reply("Missing foo Module in CI Report"), Reply("Report on the foo>=1.4 pin."), Reply(NOTES[3]))
+    fake.script(Reply("Missing foo Module in CI Report"), Reply("Report on the foo>=1.4 pin."),
+                Reply("Reports: README.md Installation"))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
-    assert split(res.text)[0].splitlines()[:2] == ["- Missing foo Module in CI", "- foo>=1.4 pin."]
+    assert split(res.text)[0].splitlines() == ["- Missing foo Module in CI", "- foo>=1.4 pin.",
+                                                "- README.md Installation"]
     assert res.tier == "normal" and not res.rejections and len(res.calls) == 3
     said = [(r, t.replace("README.md", "the weekly report")) for r, t in CHAT]
     fake.script(Reply("Missing foo Module in CI Report"), Reply(NOTES[2]), Reply("Weekly report update"))
