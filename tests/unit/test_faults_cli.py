@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from hiermem_tui.summarize.prompts import AGGRESSIVE_TEMPERATURE, TITLE_TEMPERATURE
 from hiermem_tui.summarize.quotes import split
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.store import Store
@@ -193,7 +194,8 @@ def test_http_500_retries_the_same_call_once_then_goes_to_the_next_tier(
     assert leaves[2].backend == "extractive" and leaves[2].model is None
     bodies = fake.chat_bodies
     temps = [b["options"]["temperature"] for b in bodies[:9]]
-    assert temps == [0.2, 0.2, 0.2, 0.2, 0.2, 0.1, 0.1, 0.2, 0.2]
+    normal, aggressive = TITLE_TEMPERATURE, AGGRESSIVE_TEMPERATURE  # notes: a title per part, asked greedily
+    assert temps == [normal] * 5 + [aggressive] * 2 + [normal] * 2
     for first, again in ((0, 1), (3, 4), (5, 6), (7, 8)):  # each retry is the very same request
         assert bodies[again]["messages"] == bodies[first]["messages"]
         assert bodies[again]["options"] == bodies[first]["options"]
