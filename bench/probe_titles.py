@@ -7,12 +7,14 @@ Every part of every leaf (``notes.parts_for``) is shown to the model as the app 
 turn, so the server's prompt cache serves the material and only the ask is evaluated anew. Each
 answer is kept as the app keeps a title (``notes.gist`` of ``notes.note_text``). OUT (JSON) gets, per
 leaf and part, the part's material and every variant's title, to be judged true or false beside the
-material (``probe_blind.py titles``) and counted with ``--count``.
+material (``probe_blind.py titles``) and counted with ``probe_blind.py count``.
 
 Why: across j8–j13 the app's titles added 0 ± 1 reader points over the key lines and carried every
 false statement found (2–3 per 10 leaves): wrong relations between names the part holds ("… with
 940 nm PIR Trigger", "LoRaWAN Radio Settings …"). The ask pointed out the part's names and asked
-for them "exact" in the title; these variants ask for less.
+for them "exact" in the title; these variants ask for less. ``app`` is the ask as the app sends it
+now (since stop 30 it is ``topic``'s, greedy); the lab's own rows in bench/README.md were made with the
+stop-29 ask under that name.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from hiermem_tui.summarize.prompts import build_part_prompt
 from hiermem_tui.tokens import Tokenizer
 
 VARIANTS: dict[str, str] = {
-    "app": "",  # the app's ask as it is (notes.ask, with its hints)
+    "app": "",  # the app's ask as it is (notes.ask), at the app's temperature
     "nohints": (
         "This is part {index} of {count}. Give this part of the {what} a title of at most twelve words that names "
         "what it is about: the thing asked about, worked on, found or decided in it, with its exact names. "
@@ -47,7 +49,15 @@ VARIANTS: dict[str, str] = {
         "This is part {index} of {count}. What is this part of the {what} about? Answer with a short title of at "
         "most eight words, using the words it uses. Write only the title."
     ),
+    "label": (
+        "This is part {index} of {count}. What is this part of the {what} about? Answer with a label of two to four "
+        "words, using the words it uses. Write only the label."
+    ),
 }
+LAB_TEMPERATURE = 0.2
+"""Every variant but ``app`` is asked at this (the app's part temperature before stop 30) …"""
+TEMPERATURES = {"topic0": 0.0}
+"""… except these, another variant's ask at another temperature (``topic0``: ``topic`` greedy)."""
 ASKED = (
     "Give this request a title of at most eight words that names what the user asks for, with its exact "
     "names. Write only the title."
@@ -64,6 +74,7 @@ def asked_prompt(base_system: str, part: notes.Part) -> str | None:
 
 
 def ask_for(name: str, part: notes.Part) -> str:
+    name = name.rstrip("0") if name in TEMPERATURES else name
     if name == "app":
         return notes.ask(part)
     what = "report" if part.opened_by == "summary" else "log"
@@ -92,7 +103,7 @@ async def run(args: argparse.Namespace) -> int:
                     prompt = asked_prompt(base.system, part) or base.prompt
                 else:
                     prompt = base.prompt.replace(base.ask or "", ask_for(name, part)) if name != "app" else base.prompt
-                gen = await backend.generate(base.system, prompt, temperature=base.temperature,
+                gen = await backend.generate(base.system, prompt, temperature=base.temperature if name == "app" else TEMPERATURES.get(name, LAB_TEMPERATURE),
                                              num_predict=base.num_predict)
                 title = notes.gist(notes.note_text(acceptance.strip_preamble(gen.text)))
                 titles[name] = {"title": title, "seconds": round(gen.seconds, 2), "eval": gen.eval_count}
@@ -113,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out")
     ap.add_argument("--ollama-host", required=True)
     ap.add_argument("--model", required=True)
-    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=[*VARIANTS, "asked"])
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=[*VARIANTS, *TEMPERATURES, "asked"])
     ap.add_argument("--only", nargs="*")
     return asyncio.run(run(ap.parse_args(argv)))
 
