@@ -18,8 +18,8 @@ part they want, the chat's words carry the specifics. A part is:
 Each part is one model call whose prompt is the part's material and then the ask (the system text
 and the material are the prefix a retry of that part shares, so the server's prompt cache serves
 it). What the title says is the model's; where the parts are is the app's, and nothing in a part is
-pointed out to the model (names pointed out were tied together wrongly, see ``TITLE_ASK``). No previous summary is shown: given one, a 1.5B model wrote it back as the new summary
-(issue 19).
+pointed out to the model (names pointed out were tied together wrongly, see ``TITLE_ASK``). No previous
+summary is shown: given one, a 1.5B model wrote it back as the new summary (issue 19).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hiermem_tui.summarize import quotes, steps
+from hiermem_tui.summarize import steps
 from hiermem_tui.summarize.types import SourceItem
 
 GIST_TOKENS = 40
@@ -78,9 +78,6 @@ RETRY_TITLE = (
     "This is part {index} of {count}. Your previous title for it was not usable{why}. Write a title of at most "
     "eight words for this part of the {what}, using the words it uses, and nothing else."
 )
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def ask(part: Part, *, aggressive: bool = False, why: str = "") -> str:
@@ -140,7 +137,8 @@ def title_frame(title: str) -> str | None:
     or a line of the log's code ("#define VSLA_ENABLE_CUDA #include …"). SmolLM2-135M's condensed and
     leaf titles were kept so at a model tier (stop 29). Also a title that names the material as the prompt
     does, "chat log" or "part 3" (Qwen, 1 of 98 titles in stop 30)."""
-    for pattern, what in ((_OF_THE_FRAME, "speaks of the prompt's material"), (_NAMES_THE_FRAME, "speaks of the prompt's material"),
+    for pattern, what in ((_OF_THE_FRAME, "speaks of the prompt's material"),
+                          (_NAMES_THE_FRAME, "speaks of the prompt's material"),
                           (_CODE_TITLE, "copies code of the log")):
         m = pattern.search(title)
         if m:
@@ -162,16 +160,12 @@ def unframed(title: str, part: Part) -> str:
     log (a condensed one merges reports), and the model named what it titled so: 4 of 98 leaf titles and
     1 of 16 condensed ones in a run of stop 30 (bench/README.md). In a chat that speaks of reports or
     summaries the word may be the chat's, and stays."""
-    material = " ".join(s.text for s in part.items)
-    if part.opened_by == "summary":
-        material = material.replace(quotes.HEAD, "")
-    kept = title
-    for m in list(_FRAME_NOUN.finditer(title))[::-1]:
-        if not _SAYS_FRAME_NOUN.search(material):
-            kept = kept[: m.start()] + " " + kept[m.end():]
-    return " ".join(kept.split()).strip(" -—:")
+    if not _FRAME_NOUN.search(title) or _SAYS_FRAME_NOUN.search(" ".join(s.text for s in part.items)):
+        return title
+    return " ".join(_FRAME_NOUN.sub(" ", title).split()).strip(" -—:")
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SAYS_USER = re.compile(r"^\W*(?:the\s+)?user(?:'s)?\b", re.I)
 _NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
 _ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*")

@@ -384,7 +384,8 @@ class Summariser:
                     state.reject(tier, "echo", where + f"only names the prompt's material ({title!r})", gen)
                     continue
                 text = bare  # only the title is kept (``notes.gist``): what followed it goes either way
-            if text and (framed := notes.title_frame(text) or self._copies_frame_words(text, request.depth, aggressive)):
+            framed = (notes.title_frame(text) or self._copies_frame_words(text, request.depth, aggressive)) if text else None
+            if framed:
                 state.reject(tier, "echo", where + framed, gen)
                 continue
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):

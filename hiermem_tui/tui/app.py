@@ -292,7 +292,8 @@ class HiermemApp(AppBase):
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
         background index build stops after its batch and the follower after its poll (both cancelled
-        here), and quitting waits for them, so the store is never closed under them. A backlog stops after its call in flight."""
+        here), and quitting waits for them, so the store is never closed under them. A backlog stops
+        after its call in flight."""
         await self.backlog.shutdown()
         await self.runs.shutdown()
         self.workers.cancel_group(self, "app-index")
