@@ -10,7 +10,6 @@ all. Three plain objects the app owns do the rest of its work: ``nav`` (every sc
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -26,7 +25,7 @@ from hiermem_tui.backend_status import probe_backend
 from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.store.search_index import BATCH, build_search_index
-from hiermem_tui.tui.app_base import AppBase, Clock
+from hiermem_tui.tui.app_base import AppBase, Clock, StoreHold
 from hiermem_tui.tui.backlog_run import BacklogController
 from hiermem_tui.tui.backlog_view import BacklogRunState
 from hiermem_tui.tui.keymap import app_bindings, keymap_problems
@@ -60,6 +59,8 @@ from hiermem_tui.tui.runs import RunController
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 
 if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
     from hiermem_tui.redact import Redactor
 
 FALLBACK_THEME = "textual-dark"
@@ -77,7 +78,7 @@ BACKGROUND_BATCH = 5_000
 """Rows the background index build writes per transaction: small enough that quitting (which waits
 for the batch in hand) is quick, large enough that a million rows take few commits."""
 STORE_THREAD_WAIT_S = 30.0
-"""On quit, the longest wait for a worker thread to be done with the store."""
+"""On quit, the longest wait for a thread to let go of the store (:class:`StoreHold`)."""
 
 
 class IndexStopped(Exception):
@@ -107,7 +108,8 @@ class HiermemApp(AppBase):
         self._follow = follow
         self._index_search = index_search
         self._plan_backlog = plan_backlog
-        self._store_threads: list[threading.Event] = []
+        self._store_holds: list[StoreHold] = []
+        self._quitting = False
         self.last_input_at = 0.0
         self.nav = Navigator(self)
         self.runs = RunController(self, announce_changes=not follow)
@@ -143,13 +145,47 @@ class HiermemApp(AppBase):
             # after the first frame too; then the app says what is waiting ("380 summaries waiting, ~3 h 10 m")
             self.call_after_refresh(lambda: self.backlog.plan_waiting(say=True))
 
+    # ------------------------------------------------------------------ threads that use the store
+    def store_worker(self, node: DOMNode, body: Callable[[], object], *, group: str, name: str = "",
+                     exclusive: bool = False) -> StoreHold:
+        """Run ``body`` in a thread worker of ``node`` (cancelled when ``node`` goes, as ``@work`` does)
+        under a :class:`StoreHold` made now, before the thread starts: quitting cancels the worker and
+        waits until its thread has released its connection, and a thread that had not begun by then
+        never runs ``body``."""
+        hold = self.store_thread()
+
+        def in_thread() -> None:
+            if not hold.begin():
+                return
+            try:
+                body()
+            finally:
+                self.store.release_thread()
+                hold.let_go()
+
+        hold.worker = node.run_worker(in_thread, name=name, group=group, exclusive=exclusive, thread=True,
+                                      exit_on_error=False)
+        return hold
+
+    def store_thread(self) -> StoreHold:
+        """A hold quitting waits for (see :meth:`store_worker`); on the UI thread. One made once quitting
+        has begun is stopped at once: its thread must not begin."""
+        hold = StoreHold()
+        if self._quitting:
+            hold.stop()
+        self._store_holds = [h for h in self._store_holds if not h.done]
+        self._store_holds.append(hold)
+        return hold
+
     # ------------------------------------------------------------------ search index
-    @work(thread=True, exclusive=True, group="app-index", exit_on_error=False)
     def _index_in_background(self) -> None:
         """Index what is not searchable yet (an upgraded file, a big import) while the user browses:
         the first start after a million-episode import shows its sessions at once instead of
         waiting ~20 s on the index. Each batch is its own transaction, so quitting mid-way keeps what
         is done and the next start (or the first search) resumes."""
+        self.store_worker(self, self._index_all, group="app-index", exclusive=True)
+
+    def _index_all(self) -> None:
         if self.build_index_here(self._index_progress, batch=BACKGROUND_BATCH):
             self.post_message(IndexProgress(0, 0, finished=True))
 
@@ -157,12 +193,11 @@ class HiermemApp(AppBase):
         self.post_message(IndexProgress(done, total))
 
     def build_index_here(self, on_progress: Callable[[int, int], None], *, batch: int = BATCH) -> bool:
-        """From a worker thread (the app's background build, the search screen's): make every row
-        searchable, ``on_progress`` told before the first batch and after each. False when the worker
-        was cancelled: it stops after the batch in hand (the next start resumes), and quitting waits
-        for it to let go of the store."""
+        """From a store worker's thread (the app's background build, the search screen's): make every
+        row searchable, ``on_progress`` told before the first batch and after each. False when the
+        worker was cancelled (the screen closed, the app quits): it stops after the batch in hand and
+        the next start resumes."""
         worker = get_current_worker()
-        finished = self.store_thread()
 
         def progress(done: int, total: int) -> None:
             if worker.is_cancelled:
@@ -174,17 +209,6 @@ class HiermemApp(AppBase):
             return True
         except IndexStopped:
             return False
-        finally:
-            self.store.release_thread()
-            finished.set()
-
-    def store_thread(self) -> threading.Event:
-        """An event a worker thread that uses the store sets when it is done with it: quitting waits
-        for every such thread before the store is closed (closing a connection another thread is
-        stepping crashes SQLite)."""
-        finished = threading.Event()
-        self._store_threads.append(finished)
-        return finished
 
     def on_index_progress(self, message: IndexProgress) -> None:
         """The background build's progress (and a search screen's own catch-up, which bubbles here)."""
@@ -291,17 +315,24 @@ class HiermemApp(AppBase):
 
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
-        background index build stops after its batch and the follower after its poll (both cancelled
-        here), and quitting waits for them, so the store is never closed under them. A backlog stops
-        after its call in flight."""
+        backlog stops after its call in flight. Every thread using the store is waited for (a
+        background index build stops after its batch, the follower after its poll, a doctor or a
+        backup at its next step, an import after the source in hand), so the store, closed after
+        the app returns, is never closed under one: no thread begins with it any more, each worker
+        still using it is cancelled (loops stop at their next check) and waited for, up to
+        :data:`STORE_THREAD_WAIT_S` for the step in hand."""
+        self._quitting = True
+        holds = list(self._store_holds)
+        for hold in holds:
+            hold.stop()
         await self.backlog.shutdown()
         await self.runs.shutdown()
-        self.workers.cancel_group(self, "app-index")
-        self.workers.cancel_group(self, "live")
-        self.follower.stop()
-        for finished in self._store_threads:
-            if not finished.is_set():
-                await asyncio.to_thread(finished.wait, STORE_THREAD_WAIT_S)
+        for hold in holds:
+            if hold.worker is not None:
+                hold.worker.cancel()
+        for hold in holds:
+            if not hold.done:
+                await asyncio.to_thread(hold.wait, STORE_THREAD_WAIT_S)
 
     # ------------------------------------------------------------------ a run's messages (from its worker)
     def watch_run_state(self, old: RunProgress | None, new: RunProgress | None) -> None:

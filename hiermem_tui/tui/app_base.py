@@ -23,6 +23,7 @@ from textual.reactive import var
 from hiermem_tui.config import Settings
 
 if TYPE_CHECKING:
+    from textual.dom import DOMNode
     from textual.worker import Worker
 
     from hiermem_tui.backend_status import BackendStatus
@@ -36,6 +37,50 @@ if TYPE_CHECKING:
     from hiermem_tui.tui.runs import RunController
 
 Clock = Callable[[], datetime]
+
+
+class StoreHold:
+    """One thread's hold on the app's store, from before the thread starts until it has let go.
+
+    Why: the store is closed after the app quits, and closing a connection another thread is stepping
+    crashes SQLite (a segfault in CI, once). So quitting waits for every hold (``app.store_worker``
+    makes one per worker). It is made on the UI thread before the thread starts, so a quit that comes
+    first still waits; and quitting stops it, so a thread that has not begun by then (its worker was
+    cancelled before it ran, or it is still queued) never touches the store and is no wait.
+    """
+
+    def __init__(self) -> None:
+        self.worker: Worker[None] | None = None
+        """The worker whose thread holds the store (quitting cancels it); None for a thread of one's own."""
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._began = self._stopped = False
+
+    @property
+    def done(self) -> bool:
+        """The thread has let go of the store, or will never touch it."""
+        return self._done.is_set()
+
+    def begin(self) -> bool:
+        """Before the thread first touches the store; False if quitting came first: it must not."""
+        with self._lock:
+            self._began = not self._stopped
+            return self._began
+
+    def let_go(self) -> None:
+        """The thread is done with the store (its connection released)."""
+        self._done.set()
+
+    def stop(self) -> None:
+        """Quitting: a thread that has not begun never will, and is done now."""
+        with self._lock:
+            self._stopped = True
+            if not self._began:
+                self._done.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until :attr:`done` (True) or ``timeout`` seconds (False); from a thread, not the UI's."""
+        return self._done.wait(timeout)
 
 
 class AppBase(App[None]):
@@ -84,8 +129,14 @@ class AppBase(App[None]):
         """Names (keywords, lost or made-up names) as the screen shows them."""
 
     @abstractmethod
-    def store_thread(self) -> threading.Event:
-        """For a worker thread that uses the store: set the event when done with it (quitting waits)."""
+    def store_worker(self, node: DOMNode, body: Callable[[], object], *, group: str, name: str = "",
+                     exclusive: bool = False) -> StoreHold:
+        """Run ``body`` in a thread worker of ``node`` that may use the store: quitting cancels the worker
+        and waits for its thread to let go of the store. Every thread worker that uses the store starts here."""
+
+    @abstractmethod
+    def store_thread(self) -> StoreHold:
+        """A hold for a thread of one's own that uses the store (not a worker: see :meth:`store_worker`)."""
 
     @abstractmethod
     def refresh_backend(self) -> Worker[None] | None:
@@ -93,4 +144,4 @@ class AppBase(App[None]):
 
     @abstractmethod
     def build_index_here(self, on_progress: Callable[[int, int], None], *, batch: int = ...) -> bool:
-        """From a worker thread: make every row searchable; False when the worker was cancelled."""
+        """From a store worker's thread: make every row searchable; False when the worker was cancelled."""

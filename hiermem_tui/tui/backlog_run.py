@@ -17,7 +17,6 @@ import, and per session as runs change them; the sessions list's state column dr
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
@@ -44,7 +43,7 @@ from hiermem_tui.tui.messages import (
 from hiermem_tui.tui.run_job import engine_label
 
 if TYPE_CHECKING:
-    from hiermem_tui.tui.app_base import AppBase
+    from hiermem_tui.tui.app_base import AppBase, StoreHold
     from hiermem_tui.tui.screens.run_dialog import RunChoice
 
 STOP_WAIT_EXTRA_S = 5.0
@@ -95,7 +94,7 @@ class BacklogController:
         self.control: BacklogControl | None = None
         """The running backlog's control (None: none runs, or it is still being planned)."""
         self._cancel: CancelToken | None = None
-        self._done: threading.Event | None = None
+        self._hold: StoreHold | None = None
 
     @property
     def active(self) -> bool:
@@ -104,37 +103,27 @@ class BacklogController:
     # ------------------------------------------------------------------ what is waiting
     def plan_waiting(self, *, say: bool = False) -> None:
         """Plan every summary due across the file in a worker; ``say``: tell the user what is waiting."""
-        self.app.run_worker(lambda: self._plan_all(say), thread=True, exclusive=True, group="backlog-plan",
-                            exit_on_error=False, name="backlog-plan")
+        app = self.app
+        app.store_worker(app, lambda: self._plan_all(say), group="backlog-plan", exclusive=True, name="backlog-plan")
 
     def _plan_all(self, say: bool) -> None:
         app = self.app
-        finished = app.store_thread()
-        try:
-            plan = Job(app.store, app.settings).plan(order="newest")
-            app.post_message(BacklogWaiting(waiting_of(plan), say))
-        finally:
-            app.store.release_thread()
-            finished.set()
+        plan = Job(app.store, app.settings).plan(order="newest")
+        app.post_message(BacklogWaiting(waiting_of(plan), say))
 
     def replan(self, session_ids: Iterable[str]) -> None:
         """Re-count what is due in a few sessions (a run or another process changed them)."""
         ids = tuple(session_ids)
         if not ids or self.app.backlog_waiting is None:
             return
-        self.app.run_worker(lambda: self._plan_some(ids), thread=True, group="backlog-replan",
-                            exit_on_error=False, name="backlog-replan")
+        app = self.app
+        app.store_worker(app, lambda: self._plan_some(ids), group="backlog-replan", name="backlog-replan")
 
     def _plan_some(self, ids: tuple[str, ...]) -> None:
         app = self.app
-        finished = app.store_thread()
-        try:
-            policy = app.settings.policy
-            counts = {sid: len(plan_pass(app.store, policy, sid, "full")) for sid in ids}
-            app.call_from_thread(self._recount, counts)
-        finally:
-            app.store.release_thread()
-            finished.set()
+        policy = app.settings.policy
+        counts = {sid: len(plan_pass(app.store, policy, sid, "full")) for sid in ids}
+        app.call_from_thread(self._recount, counts)
 
     def _recount(self, counts: dict[str, int]) -> None:
         old = self.app.backlog_waiting
@@ -185,22 +174,17 @@ class BacklogController:
         settings = replace(app.settings, backend=choice.backend, model=choice.model)
         pass_: PassKind = choice.action if choice.action in ("leaf", "condense") else "full"
         order = cast(Order, choice.order)
-        cancel, done = CancelToken(), threading.Event()
-        self._cancel, self._done, self.control = cancel, done, None
+        cancel = self._cancel = CancelToken()
+        self.control = None
         app.backlog_run = BacklogRunState(job_id)
         app.notify(f"Compacting everything in the background with {engine_label(choice.backend, choice.model)}.",
                    timeout=4, markup=False)
 
         def drive() -> None:
-            try:
-                asyncio.run(drive_backlog(app.store, job_id, settings, order, pass_, choice.if_over, cancel,
-                                          app.post_message))
-            finally:
-                app.store.release_thread()
-                done.set()
+            asyncio.run(drive_backlog(app.store, job_id, settings, order, pass_, choice.if_over, cancel,
+                                      app.post_message))
 
-        app.run_worker(drive, thread=True, exclusive=True, group="backlog", exit_on_error=False,
-                       name=f"backlog-{job_id}")
+        self._hold = app.store_worker(app, drive, group="backlog", exclusive=True, name=f"backlog-{job_id}")
 
     def promote(self, session_id: str) -> None:
         """The user opened a session: it goes to the front of the backlog."""
@@ -230,13 +214,13 @@ class BacklogController:
 
     async def shutdown(self) -> None:
         """On quit: stop after the call in flight (it has the model's call time to end), then abort."""
-        done, cancel = self._done, self._cancel
-        if done is None or done.is_set() or cancel is None:
+        hold, cancel = self._hold, self._cancel
+        if hold is None or hold.done or cancel is None:
             return
         self.stop()
-        if not await asyncio.to_thread(done.wait, self.app.settings.timeout_s):
+        if not await asyncio.to_thread(hold.wait, self.app.settings.timeout_s):
             cancel.cancel()
-            await asyncio.to_thread(done.wait, STOP_WAIT_EXTRA_S)
+            await asyncio.to_thread(hold.wait, STOP_WAIT_EXTRA_S)
 
     # ------------------------------------------------------------------ messages from the worker
     def _state(self, job: int) -> BacklogRunState | None:

@@ -11,7 +11,6 @@ A thread, not a timer on the UI thread, so a reader stuck behind a busy disk nev
 from __future__ import annotations
 
 import sqlite3
-import threading
 from typing import TYPE_CHECKING
 
 from textual.worker import get_current_worker
@@ -22,6 +21,7 @@ from hiermem_tui.tui.messages import SessionsChanged
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app import HiermemApp
+    from hiermem_tui.tui.app_base import StoreHold
 
 LIVE_POLL_S = 0.5
 """How often the file is asked whether anyone committed (a pragma: microseconds)."""
@@ -32,45 +32,23 @@ class StoreFollower:
 
     def __init__(self, app: HiermemApp) -> None:
         self.app = app
-        self.done: threading.Event | None = None
-        """Set when the poller's thread has let go of the store, or will never touch it (quitting
-        waits for it: closing a connection another thread is stepping crashes SQLite, as a test
-        run once did)."""
-        self._lock = threading.Lock()
-        self._began = self._stopped = False
+        self.hold: StoreHold | None = None
+        """The poller's hold on the store (quitting cancels the poller and waits for the poll in hand:
+        closing a connection another thread is stepping crashes SQLite, as a test run once did)."""
 
     def start(self) -> None:
-        """Start the poller (once, on mount). Its event is registered here, before the thread
-        runs, so a quit that comes first still waits for it."""
-        done = self.done = self.app.store_thread()
-        self.app.run_worker(lambda: self._poll(done), thread=True, exclusive=True, group="live", exit_on_error=False,
-                            name="follow-store")
+        """Start the poller (once, on mount)."""
+        self.hold = self.app.store_worker(self.app, self._poll, group="live", exclusive=True, name="follow-store")
 
-    def stop(self) -> None:
-        """On quitting, after the worker is cancelled: a poller whose thread never began will not
-        begin, and is done now; one that began sets ``done`` after its poll in hand."""
-        with self._lock:
-            self._stopped = True
-            if not self._began and self.done is not None:
-                self.done.set()
-
-    def _poll(self, done: threading.Event) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            self._began = True
+    def _poll(self) -> None:
         app = self.app
         worker = get_current_worker()
         feed = ChangeFeed(app.store)  # polled from this thread only: data_version is per connection
-        try:
-            while not worker.is_cancelled:
-                try:
-                    changed = feed.poll()
-                except (sqlite3.Error, StoreError):
-                    changed = None  # a transient read error: the next poll tries again
-                if changed is not None:
-                    app.post_message(SessionsChanged(changed))
-                worker.cancelled_event.wait(LIVE_POLL_S)
-        finally:
-            app.store.release_thread()
-            done.set()
+        while not worker.is_cancelled:
+            try:
+                changed = feed.poll()
+            except (sqlite3.Error, StoreError):
+                changed = None  # a transient read error: the next poll tries again
+            if changed is not None:
+                app.post_message(SessionsChanged(changed))
+            worker.cancelled_event.wait(LIVE_POLL_S)

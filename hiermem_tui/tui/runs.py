@@ -19,7 +19,6 @@ are one line each: they hand the message to the controller.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -48,7 +47,7 @@ from hiermem_tui.tui.run_notices import outcome
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from hiermem_tui.tui.app_base import AppBase
+    from hiermem_tui.tui.app_base import AppBase, StoreHold
     from hiermem_tui.tui.screens.run_dialog import RunChoice
 
 CHANGED_EVERY_S = 0.5
@@ -72,7 +71,7 @@ class RunController:
         self.announce_changes = announce_changes
         self._seq = 0
         self._cancel: CancelToken | None = None
-        self._done: threading.Event | None = None
+        self._hold: StoreHold | None = None
         self._changed_at = 0.0
         self._changed_timer: Timer | None = None
 
@@ -138,11 +137,10 @@ class RunController:
             return None
         self._seq += 1
         job = RunJob(self._seq, action, session_id, replace(app.settings, backend=backend, model=model), summary_id)
-        cancel, done = CancelToken(), threading.Event()
-        self._cancel, self._done = cancel, done
+        cancel = self._cancel = CancelToken()
         app.run_state = RunProgress(job)
-        app.run_worker(lambda: self._drive(job, cancel, done), thread=True, exclusive=True, group="compaction",
-                       exit_on_error=False, name=f"run-{job.id}")
+        self._hold = app.store_worker(app, lambda: self._drive(job, cancel), group="compaction", exclusive=True,
+                                      name=f"run-{job.id}")
         return job
 
     def cancel(self) -> bool:
@@ -158,21 +156,17 @@ class RunController:
 
     async def shutdown(self) -> None:
         """On quit: cancel a running job and give it a moment to record itself as cancelled."""
-        done = self._done
+        hold = self._hold
         if self._cancel is not None:
             self._cancel.cancel()
-        if done is not None and not done.is_set():
-            await asyncio.to_thread(done.wait, SHUTDOWN_WAIT_S)
+        if hold is not None and not hold.done:
+            await asyncio.to_thread(hold.wait, SHUTDOWN_WAIT_S)
 
-    def _drive(self, job: RunJob, cancel: CancelToken, done: threading.Event) -> None:
+    def _drive(self, job: RunJob, cancel: CancelToken) -> None:
         """The worker thread: the job on its own event loop; everything it tells the app is a message."""
         app = self.app
-        try:
-            # a backlog running in the background lets this job go before its next call
-            asyncio.run(drive_job(app.store, job, cancel, app.post_message, goes_before=app.backlog.control))
-        finally:
-            app.store.release_thread()
-            done.set()
+        # a backlog running in the background lets this job go before its next call
+        asyncio.run(drive_job(app.store, job, cancel, app.post_message, goes_before=app.backlog.control))
 
     # ------------------------------------------------------------------ messages from the worker
     def _state_for(self, job: RunJob) -> RunProgress | None:

@@ -234,8 +234,8 @@ async def test_quitting_waits_for_the_follower_to_let_go_of_the_store(tmp_path: 
     """The store is closed after the app returns; a follower thread still stepping its connection then
     crashed the test process (a segfault in ``ChangeFeed.poll`` under ``store.close``, once in CI)."""
     async with running(tmp_path, store) as (app, pilot):
-        await wait_for(pilot, lambda: app.follower.done is not None and not app.follower.done.is_set()
+        await wait_for(pilot, lambda: app.follower.hold is not None and not app.follower.hold.done
                        and any(w.name == "follow-store" and w.state.name == "RUNNING" for w in app.workers))
-    done = app.follower.done
-    assert done is not None and done.is_set()
+    hold = app.follower.hold
+    assert hold is not None and hold.done
     assert not any(w.name == "follow-store" and not w.is_finished for w in app.workers)

@@ -108,10 +108,9 @@ class SearchScreen(ReportScreen):
         elif status.missing >= SHOW_PROGRESS_FROM:  # an upgraded file, or a big import: index while the user types
             self.indexing = (status.done, status.total)
             self._status_indexing()
-            self._build_index()
+            self.app.store_worker(self, self._build_index, group="search-index", exclusive=True)
 
     # ------------------------------------------------------------------ index building
-    @work(thread=True, exclusive=True, group="search-index", exit_on_error=False)
     def _build_index(self) -> None:
         # cancelled when the screen closes: it stops after the batch in hand (the next start resumes)
         if self.app.build_index_here(self._post_progress):
