@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -53,10 +52,11 @@ class BackupScreen(AppModal[Path | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._copy(self._ticket)
+        ticket = self._ticket
+        self.app.store_worker(self, lambda: self._copy(ticket), group="backup", exclusive=True)
 
-    @work(thread=True, exclusive=True, group="backup", exit_on_error=False)
     def _copy(self, ticket: int) -> None:
+        """In a store worker: the copy, stopped at its next step by esc or by quitting (nothing is left)."""
         worker = get_current_worker()
         store = self.store
 
@@ -72,8 +72,6 @@ class BackupScreen(AppModal[Path | None]):
         except StoreError as exc:
             self.post_message(BackupDone(ticket, None, error=one_line(str(exc), 300)))
             return
-        finally:
-            store.release_thread()
         self.post_message(BackupDone(ticket, result.path, f"{counted(result.episodes, 'episode')}, {result.bytes / 1e6:,.1f} MB"))
 
     def on_backup_progress(self, message: BackupProgress) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -208,18 +208,17 @@ class ContextScreen(ReportScreen):
         self.app.nav.save_path(default_path(self.sid),
                                lambda path: self._export(Path(path).expanduser()) if path else None)
 
-    @work(thread=True, exclusive=True, group="context-export", exit_on_error=False)
     def _export(self, target: Path | None) -> None:
+        self.app.store_worker(self, lambda: self._export_here(target), group="context-export", exclusive=True)
+
+    def _export_here(self, target: Path | None) -> None:
         """Build the whole text (a page of items at a time) and copy it or write it atomically; with
         secrets masked on screen (f4), masked as the screen shows them: what is shared by copying or
         saving must not carry what the screen hides."""
         view = self.view
         assert view is not None
         masked = self.app.settings.mask_secrets
-        try:
-            text = "".join(render_context(self.store, view, self.app.shown if masked else None))
-        finally:
-            self.store.release_thread()
+        text = "".join(render_context(self.store, view, self.app.shown if masked else None))
         size = f"{len(view.items):,} items, {fmt.tokens(view.total_tokens)} tokens" + (", secrets masked" if masked else "")
         if target is None:
             self.post_message(ContextReady(text, size))

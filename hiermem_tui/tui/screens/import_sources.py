@@ -24,6 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Footer, Input, Label, ProgressBar, SelectionList, Static
 from textual.widgets.selection_list import Selection
+from textual.worker import get_current_worker
 
 from hiermem_tui.tui.widgets.lists import KeyedSelectionList
 from hiermem_tui.importers import FormatError, ImportReport, detect, import_paths
@@ -214,20 +215,23 @@ class ImportScreen(AppScreen[None]):
         self._log = []
         self._count()
         self._note("Importing: each source is one transaction, so nothing is half-written; esc stops after this one.")
-        self._import(self._job, chosen)
+        job = self._job
+        self.app.store_worker(self, lambda: self._import(job, chosen), group="import-run")
 
     @on(Button.Pressed, "#import-start")
     def _start_pressed(self) -> None:
         self.action_start()
 
-    @work(thread=True, group="import-run", exit_on_error=False)
     def _import(self, job: int, chosen: list[Source]) -> None:
+        """In a store worker: one source after the other, each one transaction; esc (or quitting, which
+        cancels the worker) stops after the source in hand."""
         store = self.store
+        worker = get_current_worker()
         created = appended = 0
         stopped = False
         try:
             for index, source in enumerate(chosen):
-                if self._stop.is_set():
+                if self._stop.is_set() or worker.is_cancelled:
                     stopped = True
                     break
 
@@ -251,7 +255,6 @@ class ImportScreen(AppScreen[None]):
                     if report.problems.count else ()
                 self.post_message(ImportSourceDone(job, index, source, report.describe(), True, details))
         finally:
-            store.release_thread()
             self.post_message(ImportFinished(job, created, appended, stopped))
 
     def on_import_progressed(self, message: ImportProgressed) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -60,15 +59,9 @@ class ReportScreen(AppScreen[None]):
     def load(self) -> None:
         """Read the data again in a worker; what an older request returns is dropped."""
         self._ticket += 1
-        self._fetch_worker(self._ticket)
-
-    @work(thread=True, exclusive=True, group="report-load", exit_on_error=False)
-    def _fetch_worker(self, ticket: int) -> None:
-        try:
-            data = self.fetch()
-        finally:
-            self.store.release_thread()
-        self.post_message(Loaded(ticket, data))
+        ticket = self._ticket
+        self.app.store_worker(self, lambda: self.post_message(Loaded(ticket, self.fetch())), group="report-load",
+                              exclusive=True)
 
     def on_loaded(self, message: Loaded) -> None:
         message.stop()

@@ -167,19 +167,17 @@ class RunDialog(AppModal[RunChoice | None]):
         self._probe()
 
     # ------------------------------------------------------------------ data
-    @work(thread=True, exclusive=True, group="run-plan", exit_on_error=False)
     def _plan(self) -> None:
-        store = self.app.store
-        try:
-            if self.action == "backlog":
-                ticket = self._ticket
-                plan = self.app.planner.backlog(self.order, self.pass_, self.if_over)  # type: ignore[arg-type]
-                self.post_message(BacklogPlanReady(plan, ticket))
-                return
-            preview = self.app.planner.preview(self.session_id)
-        finally:
-            store.release_thread()
-        self.post_message(PlanReady(preview))
+        """Plan the run again in a worker (a newer plan cancels the older)."""
+        self.app.store_worker(self, self._plan_here, group="run-plan", exclusive=True)
+
+    def _plan_here(self) -> None:
+        if self.action == "backlog":
+            ticket = self._ticket
+            plan = self.app.planner.backlog(self.order, self.pass_, self.if_over)  # type: ignore[arg-type]
+            self.post_message(BacklogPlanReady(plan, ticket))
+            return
+        self.post_message(PlanReady(self.app.planner.preview(self.session_id)))
 
     def on_backlog_plan_ready(self, message: BacklogPlanReady) -> None:
         plan = message.plan

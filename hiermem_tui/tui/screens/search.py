@@ -98,6 +98,9 @@ class SearchScreen(ReportScreen):
         return out
 
     def on_mount(self) -> None:
+        # the database thread's hold on the store: quitting waits until it has run the release in on_unmount
+        self._db_hold = self.app.store_thread()
+        self._db_hold.begin()
         self.query_one("#search-results").display = False
         self.query_one("#search-preview").display = False
         self.query_one("#search-input", Input).focus()
@@ -189,7 +192,15 @@ class SearchScreen(ReportScreen):
         return Found(result, {sid: (mask(title) if mask else title) or sid for sid, title in titles.items()})
 
     def on_unmount(self) -> None:
-        self._db.submit(self.store.release_thread)  # close that thread's connection, then the thread
+        hold = self._db_hold
+
+        def let_go() -> None:  # after the query in hand: close that thread's connection, then the thread
+            try:
+                self.store.release_thread()
+            finally:
+                hold.let_go()
+
+        self._db.submit(let_go)
         self._db.shutdown(wait=False)
 
     def on_search_done(self, message: SearchDone) -> None:

@@ -471,7 +471,7 @@ class SessionScreen(AppScreen[None]):
     def action_measure(self) -> None:
         """``M``: measure the session's summaries made before fidelity was measured (a thread worker:
         a long session reads all its episodes once), then reload."""
-        store, planner, session_id = self.store, self.app.planner, self.session_id
+        planner, session_id = self.app.planner, self.session_id
         threshold = self.settings.policy.fidelity_threshold
 
         def work() -> None:
@@ -480,14 +480,12 @@ class SessionScreen(AppScreen[None]):
             except StoreError as exc:
                 self.post_message(FidelityMeasured(session_id, "", one_line(str(exc), 300)))
                 return
-            finally:
-                store.release_thread()
             text = (f"{counted(measured, 'summary')} measured; {low} keep under {fmt.percent(threshold)} of their "
                     "key names" + (": x repairs the selected one, X all of them" if low else ""))
             self.post_message(FidelityMeasured(session_id, text))
 
         self.notify("Measuring what each summary kept of its sources…", title="Measure fidelity", timeout=2)
-        self.run_worker(work, thread=True, exclusive=True, group="measure", exit_on_error=False)
+        self.app.store_worker(self, work, group="measure", exclusive=True)
 
     def on_fidelity_measured(self, message: FidelityMeasured) -> None:
         """The measure worker's answer, on the UI thread: reload and say what was found."""

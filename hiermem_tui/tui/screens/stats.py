@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -232,15 +231,16 @@ class StatsScreen(ReportScreen):
         self.doctor_progress = ("pages", 0, 0)
         self.doctor_error = None
         self._show_doctor()
-        self._doctor_worker(self._doctor_ticket)
+        ticket = self._doctor_ticket
+        self.app.store_worker(self, lambda: self._doctor(ticket), group="doctor", exclusive=True)
 
-    @work(thread=True, exclusive=True, group="doctor", exit_on_error=False)
-    def _doctor_worker(self, ticket: int) -> None:
+    def _doctor(self, ticket: int) -> None:
+        """In a store worker: the checks, stopped at the next step when the screen closes or the app quits."""
         worker = get_current_worker()
         store = self.store
 
         def progress(phase: str, done: int, total: int) -> None:
-            if worker.is_cancelled:  # the screen closed: stop where the check is
+            if worker.is_cancelled:  # the screen closed or the app quits: stop where the check is
                 raise CheckCancelled
             self.post_message(DoctorProgress(ticket, phase, done, total))
 
@@ -252,8 +252,6 @@ class StatsScreen(ReportScreen):
         except Exception as exc:  # any failure must end the "checking…" line with a reason
             self.post_message(DoctorDone(ticket, None, one_line(str(exc) or type(exc).__name__, 200)))
             return
-        finally:
-            store.release_thread()
         self.post_message(DoctorDone(ticket, record))
 
     def on_doctor_progress(self, message: DoctorProgress) -> None:
