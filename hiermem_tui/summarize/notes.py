@@ -1,25 +1,27 @@
-"""Notes: the default way a model is asked (``summary_format = "notes"``), one part at a time.
+"""Notes: the default way a model is asked (``summary_format = "notes"``): a title, then the chat's words.
 
 Measured on the probe set (issue 19, bench/README.md): Qwen2.5-Coder-1.5B given a whole 3,000-token
 chunk and asked for a report — in sections or in bullets — answered fewer of a reader's questions
 than the app's extractive digest, copied the previous summary, and stated things the chat never
 said. Asked about one step of the chat at a time it answered more, but about one sentence in four
-of its notes was false (the user made to ask what a tool printed, proposals reported as done, an
-agent's searches reported as findings). The chat's own key lines (``quotes.py``) answered as much
-with nothing false. So a summary is now a **title** per part, by the model — a short one, what the part
-is about in its own words — followed by the key lines (``summariser``): the titles let a reader find the
-part they want, the chat's words carry the specifics. A part is:
+of its notes was false. The chat's own key lines (``quotes.py``) answered as much with nothing
+false. So a summary is a **title** by the model — a short one, what it is about in the chat's own
+words — followed by key lines (``summariser``): the title lets a reader find the summary they want,
+the chat's words carry the specifics. What is titled:
 
-* in a **leaf**, a step of its chunk (:mod:`steps`): a user message and what the assistant answered
-  and did about it, or a stretch of an agent's work;
-* in a **condensed** summary, one of its sources, oldest first: every source gets its title, in
+* a **leaf** as a whole, from its key lines (extract, then title; stop 31): the model reads the lines
+  the summary will show and titles them. Titles of each step of the chunk (stops 27–30) were false
+  in 4–8 of 98 steps, and a leaf of 3–7 steps carried one false title in 4–5 of 27 leaves; one title
+  of the key lines was false in 1 of 27, and costs one call on ~720 tokens instead of one per step
+  on the whole chunk;
+* in a **condensed** summary, each of its sources, oldest first: every source gets its title, in
   order, so nothing is left out and nothing is merged into the first one.
 
-Each part is one model call whose prompt is the part's material and then the ask (the system text
-and the material are the prefix a retry of that part shares, so the server's prompt cache serves
-it). What the title says is the model's; where the parts are is the app's, and nothing in a part is
-pointed out to the model (names pointed out were tied together wrongly, see ``TITLE_ASK``). No previous
-summary is shown: given one, a 1.5B model wrote it back as the new summary (issue 19).
+Each title is one model call whose prompt is the material and then the ask (the system text and the
+material are the prefix a retry shares, so the server's prompt cache serves it). What the title
+says is the model's; nothing in the material is pointed out to it (names pointed out were tied
+together wrongly, see ``TITLE_ASK``). No previous summary is shown: given one, a 1.5B model wrote it
+back as the new summary (issue 19).
 """
 
 from __future__ import annotations
@@ -37,54 +39,72 @@ GIST_TOKENS = 40
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One call's worth of a summary: sources ``items`` (shown as they are given), part ``index``
-    (1-based) of ``count``, who opened it, and the tokens its title may take."""
+    """One call's worth of a summary: sources ``items``, part ``index`` (1-based) of ``count``, who
+    opened it, the tokens its title may take, and for a leaf the key lines the model reads of it."""
 
     index: int
     count: int
     items: tuple[SourceItem, ...]
     opened_by: str
-    """``user``: a user message opens the step; ``continued``: it carries on earlier work;
+    """``user``: a user speaks in the leaf; ``continued``: it carries on earlier work (an agent's steps);
     ``summary``: a condensed summary's source."""
     target: int
+    lines: str = ""
+    """A leaf's key lines (``quotes.key_lines``), the material its title is asked of; "" when it has none
+    (then the model reads its sources as the log shows them)."""
 
     @property
     def tokens(self) -> int:
         return sum(s.tokens for s in self.items)
 
 
-def parts_for(sources: Sequence[SourceItem], depth: int) -> list[Part]:
-    """The parts of a summary of ``sources``: a leaf's steps, a condensed summary's sources."""
+def parts_for(sources: Sequence[SourceItem], depth: int, lines: str = "") -> list[Part]:
+    """The parts of a summary of ``sources``: a leaf is one, titled from its key lines ``lines``; a
+    condensed summary has one per source."""
     if not sources:
         return []
     if depth == 0:
-        groups = [(tuple(step.items(sources)), step.opened_by) for step in steps.split(sources)]
-    else:
-        groups = [((s,), "summary") for s in sources]
-    return [Part(i, len(groups), items, who, GIST_TOKENS) for i, (items, who) in enumerate(groups, 1)]
+        who = "user" if any(said(s) for s in sources) else "continued"
+        return [Part(1, 1, tuple(sources), who, GIST_TOKENS, lines)]
+    return [Part(i, len(sources), (s,), "summary", GIST_TOKENS) for i, s in enumerate(sources, 1)]
 
 
-TITLE_ASK = (
-    "This is part {index} of {count}. What is this part of the {what} about? Answer with a short title of at most "
-    "eight words, using the words it uses. Write only the title."
+LEAF_ASK = (
+    "What is this log about? Answer with a title of at most twelve words, using the words it uses. "
+    "Write only the title."
 )
-"""What a part is asked (stop 30, bench/README.md). A title, not sentences: one sentence per part answered
-59–61% of a reader's probes with 28–29 false statements in 27 leaves, titles 63% with 5 (stop 27). And a short
-one about what the part is about, with nothing pointed out: the ask before it listed the part's errors,
-deciding lines and names and wanted them "exact" in a title of twelve words, and the model tied them together
-wrongly ("… with 940 nm PIR Trigger", 940 nm being the LEDs). Judged title by title against their parts
-(98 parts, six blind readers), that ask's titles were false in 17 of 98, this one's in 8."""
+"""What a leaf is asked, of its key lines (stop 31, bench/README.md). Judged title by title beside the whole
+chunk by six blind readers, its titles were false in 1 of 27 leaves, the step titles' (``TITLE_ASK`` per
+step) in 5 of 27; asked of the whole chunk instead of its key lines, the same (1 of 27) at 4× the seconds."""
+RETRY_LEAF = (
+    "Your previous title for this log was not usable{why}. Write a title of at most twelve words for it, "
+    "using the words it uses, and nothing else."
+)
+TITLE_ASK = (
+    "This is part {index} of {count}. What is this part of the report about? Answer with a short title of at "
+    "most eight words, using the words it uses. Write only the title."
+)
+"""What a condensed summary's source is asked (stop 30). A title, not sentences: one sentence per part
+answered 59–61% of a reader's probes with 28–29 false statements in 27 leaves, titles 63% with 5 (stop 27).
+And a short one, with nothing pointed out: an ask that listed a part's errors, deciding lines and names and
+wanted them "exact" in a title of twelve words had the model tie them together wrongly ("… with 940 nm PIR
+Trigger", 940 nm being the LEDs); judged title by title, that ask's step titles were false in 17 of 98, this
+one's in 8 (5 asked greedily)."""
 RETRY_TITLE = (
     "This is part {index} of {count}. Your previous title for it was not usable{why}. Write a title of at most "
-    "eight words for this part of the {what}, using the words it uses, and nothing else."
+    "eight words for this part of the report, using the words it uses, and nothing else."
 )
+ASKS = (LEAF_ASK, RETRY_LEAF, TITLE_ASK, RETRY_TITLE)
+"""Every ask's wording, which no title may write back (``summariser``)."""
 
 
 def ask(part: Part, *, aggressive: bool = False, why: str = "") -> str:
     """What the model is asked about ``part`` (it follows the part's material in the prompt)."""
-    what = "report" if part.opened_by == "summary" else "log"
-    text = RETRY_TITLE if aggressive else TITLE_ASK
-    for key, value in (("{index}", str(part.index)), ("{count}", str(part.count)), ("{why}", why), ("{what}", what)):
+    if part.opened_by == "summary":
+        text = RETRY_TITLE if aggressive else TITLE_ASK
+    else:
+        text = RETRY_LEAF if aggressive else LEAF_ASK
+    for key, value in (("{index}", str(part.index)), ("{count}", str(part.count)), ("{why}", why)):
         text = text.replace(key, value)
     return text
 
@@ -104,7 +124,7 @@ _LOG_LINE = re.compile(r"^\s*(?:[-*•]\s*)?(?:user|assistant|tool|system):\s|^\
 
 _ASK_OPENING = re.compile(r"\b(?:this part continues earlier work|say what the user asked|say what happened in this part|"
                           r"give this part of the (?:log|report) a title|write only the title|"
-                          r"what is this part of the (?:log|report) about|using the words it uses|"
+                          r"what is this (?:part of the (?:log|report)|log) about|using the words it uses|"
                           r"previous (?:title|summary|answer)\b[^.]{0,20}\bnot usable)\b", re.I)
 """The asks' own words (this one's, the retry's "Your previous title … was not usable", and the sentence asks'
 before it, which SmolLM2 wrote back as notes)."""

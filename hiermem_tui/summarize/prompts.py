@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from datetime import datetime, timedelta, timezone
 
-from hiermem_tui.summarize import notes
+from hiermem_tui.summarize import notes, quotes
 from hiermem_tui.summarize.notes import Part
 from hiermem_tui.summarize.sections import Layout, layout_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -409,6 +409,9 @@ def build_prompt(
 
 
 NOTES_SUFFIX = "+topic"
+"""A condensed summary asked in parts, one title per source (``notes.TITLE_ASK``)."""
+LEAF_NOTES_SUFFIX = "+lines-title"
+"""A leaf asked for one title of its key lines (``notes.LEAF_ASK``, stop 31)."""
 TITLE_TEMPERATURE = 0.0
 """A part's title is asked greedily: judged title by title by blind readers (stop 30, bench/README.md), the
 same ask's titles were false in 5 of 98 parts at 0 against 8 of 98 at 0.2 (three readings). A title is
@@ -426,19 +429,23 @@ def build_part_prompt(depth: int, part: Part, *, aggressive: bool = False, why: 
     prompts = prompts or PromptSet()
     key = template_key(depth, aggressive)
     template = prompts.templates[key]
-    items = notes.shown(part)
-    if tokenizer is not None:
-        if depth == 0:
-            items = [replace(s, text=_clip_middle(s.text, TOOL_MAX_TOKENS, tokenizer)) if s.role == "tool" else s
-                     for s in items]
-        items = fit_sources(items, PART_TOKENS, tokenizer)
-    material = render_transcript(items) if depth == 0 else render_part(items)
+    if part.lines:
+        material = part.lines
+    else:
+        items = notes.shown(part)
+        if tokenizer is not None:
+            if depth == 0:
+                items = [replace(s, text=_clip_middle(s.text, TOOL_MAX_TOKENS, tokenizer)) if s.role == "tool" else s
+                         for s in items]
+            items = fit_sources(items, PART_TOKENS, tokenizer)
+        material = render_transcript(items) if depth == 0 else render_part(items)
     ask = notes.ask(part, aggressive=aggressive, why=why)
     values = {"context": "", "target": str(part.target), "words": str(words_for(part.target)),
               "bullets": "1", "ask": ask, "material": material}
     num_predict = answer_budget(part.target)
     temperature = AGGRESSIVE_TEMPERATURE if aggressive else TITLE_TEMPERATURE
-    return Prompt(template.system, _fill(template.instruction, values), prompts.version(key) + NOTES_SUFFIX,
+    suffix = LEAF_NOTES_SUFFIX if depth == 0 else NOTES_SUFFIX
+    return Prompt(template.system, _fill(template.instruction, values), prompts.version(key) + suffix,
                   temperature, num_predict, ask=ask)
 
 
@@ -448,12 +455,22 @@ def first_prompt(request: SummaryRequest, summary_format: str, *, aggressive: bo
     preview): a notes summary's first part, else the one prompt of sections or plain."""
     prompts = prompts or PromptSet()
     if summary_format == "notes" and uses_sections(prompts.get(request.depth, aggressive)):
-        parts = notes.parts_for(request.sources, request.depth)
+        lines = ""
+        if request.depth == 0:  # at the request's target: a run's may be smaller for a small chunk
+            lines = quotes.key_lines(request.sources, leaf_lines_budget(request.target_tokens),
+                                     tokenizer or Tokenizer())
+        parts = notes.parts_for(request.sources, request.depth, lines)
         if parts:
             return build_part_prompt(request.depth, parts[0], aggressive=aggressive, prompts=prompts,
                                      tokenizer=tokenizer)
     return build_prompt(request, aggressive=aggressive, prompts=prompts, tokenizer=tokenizer,
                         sections=summary_format == "sections")
+
+
+def leaf_lines_budget(target: int) -> int:
+    """The tokens a leaf's key lines may take: its target less what its title may (so the two stay within
+    it), at least a third of it."""
+    return max(target - notes.GIST_TOKENS, target // 3)
 
 
 def render_part(sources: Sequence[SourceItem]) -> str:

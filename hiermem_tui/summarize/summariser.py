@@ -51,6 +51,7 @@ from hiermem_tui.summarize.prompts import (
     build_part_prompt,
     build_prompt,
     fmt_time,
+    leaf_lines_budget,
     num_predict_for,
     uses_sections,
 )
@@ -318,7 +319,10 @@ class Summariser:
         rules alone and retried once at the aggressive tier (same system text and material: the
         prompt cache serves them), else that part's extractive digest. The summary's tier is the
         worst of its parts'; its text the notes in order, clipped at a boundary if over target."""
-        parts = notes.parts_for(request.sources, request.depth)
+        # a leaf's title is asked of the key lines it will show (``notes``); a condensed one's follow its titles
+        leaf_lines = (quotes.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
+                      if request.depth == 0 else "")
+        parts = notes.parts_for(request.sources, request.depth, leaf_lines)
         texts: list[str] = []
         worst: Tier = "normal"
         gens: list[Generation] = []
@@ -342,7 +346,7 @@ class Summariser:
         # the figures say what the model did: its titles are measured before the chat's words follow them
         fid = measure_against(text, request.sources, key=key_count(t.normal))
         budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
-        lines = quotes.key_lines(request.sources, budget, self.tokenizer)
+        lines = leaf_lines or quotes.key_lines(request.sources, budget, self.tokenizer)
         if lines:
             text, version = f"{text}\n{quotes.HEAD}\n{lines}", version + QUOTES_VERSION
         got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed, fid)
@@ -400,8 +404,7 @@ class Summariser:
     def _copies_frame_words(self, title: str, depth: int, aggressive: bool) -> str | None:
         """Whether a part's title writes back a run of the prompt's own wording (``acceptance.frame_copy``)."""
         template = self.prompts.get(depth, aggressive)
-        run = acceptance.frame_copy(title, " ".join((template.system, template.instruction, notes.TITLE_ASK,
-                                                     notes.RETRY_TITLE)))
+        run = acceptance.frame_copy(title, " ".join((template.system, template.instruction, *notes.ASKS)))
         return f"copies the prompt's wording ({run!r})" if run else None
 
     def _digest(self, request: SummaryRequest, target: int) -> str:

@@ -9,6 +9,7 @@ from textual.widgets import TextArea
 
 from hiermem_tui.config import Settings, load_settings
 from hiermem_tui.store import Store
+from hiermem_tui.summarize import notes
 from hiermem_tui.summarize.prompts import DEFAULT_TEMPLATES, PromptSet
 from hiermem_tui.tui.screens.prompts import PromptsScreen
 from tests.tui._session_fixtures import app_for
@@ -27,9 +28,9 @@ async def test_edit_save_reset_and_refuse(tmp_path: Path) -> None:
             assert isinstance(screen, PromptsScreen)
             preview = lambda: str(screen.query_one("#prompts-preview").render())  # noqa: E731
             await wait_for(pilot, lambda: "ImportError: cannot import name 'load_config'" in preview())
-            assert "num_predict" in preview()  # the text as sent: notes (the default) show one part, no prior
-            assert "<previous_summary>" not in preview() and "This is part 1 of 1." in preview()
-            assert "notes: one call like this per step" in preview()
+            assert "num_predict" in preview()  # the text as sent: notes (the default) ask a leaf's key lines, no prior
+            assert "<previous_summary>" not in preview() and notes.LEAF_ASK in preview()
+            assert "- user: " in preview() and "notes: one call like this per leaf, of its key lines" in preview()
             assert " default " in str(screen.query_one("#prompts-version").render())
             instruction = screen.query_one("#prompts-instruction", TextArea)
             instruction.load_text("Notes for a lawyer:\n{material}\nAt most {words} words.")

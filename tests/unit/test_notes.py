@@ -1,7 +1,7 @@
-"""Summaries made in parts (``summary_format = "notes"``, issue 19) through the fake server: one
-call per step of a leaf or per source of a condensed summary, in order; a bad part retried with
-the same prefix; a part that fails twice is that part's digest; the ask echoed back is never
-stored at a model tier; no previous summary is shown."""
+"""Summaries made in parts (``summary_format = "notes"``, issue 19) through the fake server: a leaf is
+one call, its title asked of the key lines it shows; a condensed summary one call per source, in
+order; a bad title retried with the same prefix; a part that fails twice has no title; the ask
+echoed back is never stored at a model tier; no previous summary is shown."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hiermem_tui.summarize import OllamaBackend, Summariser
 from hiermem_tui.summarize import notes
 from hiermem_tui.summarize.summariser import QUOTES_VERSION
-from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, NOTES_SUFFIX
+from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, LEAF_NOTES_SUFFIX
 from hiermem_tui.summarize.quotes import split
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -33,24 +33,33 @@ CHAT = [
     ("user", "Please also document the new requirement in README.md under Installation."),
     ("assistant", "I added a line to README.md under Installation that says foo>=1.4 is required. " + FILLER * 5),
 ]
+TITLE = "Pinning foo>=1.4 in setup.cfg and README.md"
 NOTES = {
-    1: "The user reported a ModuleNotFoundError for foo in CI; the assistant said to add foo to install_requires "
-       "in setup.cfg.",
-    2: "The user asked whether to pin foo because 1.3 broke the importer; the assistant pinned foo>=1.4 in "
-       "setup.cfg.",
-    3: "The assistant documented that foo>=1.4 is required in README.md under Installation.",
+    1: "CI failed on a missing foo, which went into install_requires in setup.cfg.",
+    2: "foo was pinned to foo>=1.4 after 1.3 broke the importer.",
+    3: "README.md documents that foo>=1.4 is required.",
 }
 _PART = re.compile(r"This is part (\d+) of (\d+)")
+LEAVES = ["- CI failed with ModuleNotFoundError for foo; foo went into install_requires in setup.cfg. " * 3,
+          "- foo was pinned to foo>=1.4 because 1.3 broke the importer. " * 3,
+          "- README.md now says under Installation that foo>=1.4 is required. " * 3]
 
 
 def part_of(body: dict[str, Any]) -> tuple[int, int]:
     m = _PART.search(body["messages"][-1]["content"])
-    assert m is not None, "every notes prompt says which part it is"
+    assert m is not None, "every condensed notes prompt says which part it is"
     return int(m.group(1)), int(m.group(2))
 
 
-def answer_by_part(body: dict[str, Any]) -> str:
-    return NOTES[part_of(body)[0]]
+def answer(body: dict[str, Any]) -> str:
+    """A condensed source's title by its part, a leaf's title."""
+    if _PART.search(body["messages"][-1]["content"]):
+        return NOTES[part_of(body)[0]]
+    return TITLE
+
+
+def asked(body: dict[str, Any]) -> str:
+    return str(body["messages"][-1]["content"])
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +69,7 @@ def tok() -> Tokenizer:
 
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
-    with FakeOllama(responder=answer_by_part) as server:
+    with FakeOllama(responder=answer) as server:
         yield server
 
 
@@ -79,61 +88,65 @@ async def summarise(fake: FakeOllama, tok: Tokenizer, req: SummaryRequest) -> An
         await backend.aclose()
 
 
-def test_a_leaf_is_cut_into_its_steps_and_every_source_is_in_one_part(tok: Tokenizer) -> None:
-    parts = notes.parts_for(items(tok), 0)
-    assert [p.index for p in parts] == [1, 2, 3] and {p.count for p in parts} == {3}
-    assert [s.label for p in parts for s in p.items] == [f"#{i}" for i in range(6)]
-    assert all(p.opened_by == "user" for p in parts)
-    assert all(p.target == notes.GIST_TOKENS for p in parts)
+def summaries(tok: Tokenizer) -> list[SourceItem]:
+    return [SourceItem("summary", t, tok.count(t), T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=30),
+                       depth=0, label=f"s{i}") for i, t in enumerate(LEAVES)]
 
 
-async def test_a_leaf_in_notes_is_one_call_per_step_in_order(fake: FakeOllama, tok: Tokenizer) -> None:
+def test_a_leaf_is_one_part_of_all_its_sources_and_its_key_lines(tok: Tokenizer) -> None:
+    parts = notes.parts_for(items(tok), 0, "- user: CI fails")
+    assert len(parts) == 1 and (parts[0].index, parts[0].count) == (1, 1)
+    assert [s.label for s in parts[0].items] == [f"#{i}" for i in range(6)]
+    assert parts[0].opened_by == "user" and parts[0].lines == "- user: CI fails"
+    assert parts[0].target == notes.GIST_TOKENS
+    assert [p.opened_by for p in notes.parts_for(summaries(tok), 1)] == ["summary"] * 3
+
+
+async def test_a_leaf_in_notes_is_one_call_titling_the_key_lines_it_shows(fake: FakeOllama, tok: Tokenizer) -> None:
     req = SummaryRequest(0, items(tok), 1200, prior_summary="- The user set up the project with Poetry.")
     res = await summarise(fake, tok, req)
     bodies = fake.chat_bodies
-    assert [part_of(b) for b in bodies] == [(1, 3), (2, 3), (3, 3)]
-    # each call shows its own step only, and never the previous summary
-    assert "ModuleNotFoundError" in bodies[0]["messages"][-1]["content"]
-    assert "README.md" not in bodies[0]["messages"][-1]["content"].split("This is part")[0]
-    assert all("Poetry" not in m["content"] for b in bodies for m in b["messages"])
-    assert res.tier == "normal" and res.prompt_version.endswith(NOTES_SUFFIX + QUOTES_VERSION)
+    assert len(bodies) == 1 and asked(bodies[0]).endswith(notes.LEAF_ASK)
     gist, lines = split(res.text)
-    assert gist.splitlines() == [f"- {NOTES[i]}" for i in (1, 2, 3)]
-    assert lines.startswith("- user: CI fails with ModuleNotFoundError: No module named 'foo'.")
-    assert res.attempts == 3 and len(res.calls) == 3 and not res.rejections
-    assert res.output_tokens == sum(c.eval_count or 0 for c in res.calls)
+    assert gist == TITLE and lines.startswith("- user: CI fails with ModuleNotFoundError: No module named 'foo'.")
+    # the model read exactly the lines the summary shows, not the chat's filler, nor the previous summary
+    conversation = asked(bodies[0]).split("<conversation>\n")[1].split("\n</conversation>")[0]
+    assert conversation == lines and "step by step" not in asked(bodies[0])
+    assert all("Poetry" not in m["content"] for m in bodies[0]["messages"])
+    assert res.tier == "normal" and res.prompt_version.endswith(LEAF_NOTES_SUFFIX + QUOTES_VERSION)
+    assert res.attempts == 1 and len(res.calls) == 1 and not res.rejections
+    assert res.output_tokens == res.calls[0].eval_count
+    assert tok.count(res.text) <= 1200
 
 
-async def test_a_bad_part_is_retried_on_the_same_prefix_and_only_it(fake: FakeOllama, tok: Tokenizer) -> None:
-    fake.script(Reply(NOTES[1]), Reply(""))  # part 2's first answer is empty
+async def test_a_bad_title_is_retried_on_the_same_prefix(fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(Reply(""))  # the first answer is empty
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
-    bodies = fake.chat_bodies
-    assert [part_of(b) for b in bodies] == [(1, 3), (2, 3), (2, 3), (3, 3)]
-    first, retry = (b["messages"][-1]["content"] for b in bodies[1:3])
-    prefix = first.split("This is part")[0]
-    assert retry.startswith(prefix) and bodies[1]["messages"][0] == bodies[2]["messages"][0]
+    first, retry = (asked(b) for b in fake.chat_bodies)
+    prefix = first.split(notes.LEAF_ASK)[0]
+    assert retry.startswith(prefix) and retry != first
+    assert fake.chat_bodies[0]["messages"][0] == fake.chat_bodies[1]["messages"][0]
     # the server reused its cache: the retry evaluated only the ask
-    assert res.calls[2].prompt_eval_count is not None and res.calls[1].prompt_eval_count is not None
-    assert res.calls[2].prompt_eval_count < res.calls[1].prompt_eval_count / 3
+    assert res.calls[1].prompt_eval_count is not None and res.calls[0].prompt_eval_count is not None
+    assert res.calls[1].prompt_eval_count < res.calls[0].prompt_eval_count / 3
     assert [r.reason for r in res.rejections] == ["empty"] and res.tier == "aggressive"
-    assert split(res.text)[0].splitlines()[1] == f"- {NOTES[2]}"
+    assert split(res.text)[0] == TITLE
 
 
-async def test_a_part_that_fails_twice_is_its_digest_and_the_summary_says_fallback(
+async def test_a_condensed_source_that_fails_twice_has_no_title_and_the_summary_says_fallback(
         fake: FakeOllama, tok: Tokenizer) -> None:
     fake.script(Reply(NOTES[1]), Reply(""), Reply(""))
-    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
-    gist, quoted = split(res.text)
-    assert gist.splitlines() == [f"- {NOTES[1]}", f"- {NOTES[3]}"]  # part 2 has no sentence of its own…
-    assert "- user: Should I pin foo?" in quoted  # …its own words are among the key lines
+    res = await summarise(fake, tok, SummaryRequest(1, summaries(tok), 900))
+    gist = split(res.text)[0]
+    assert gist.splitlines() == [f"- {NOTES[1]}", f"- {NOTES[3]}"]  # source 2 has no title of its own
     assert res.tier == "fallback" and len(res.calls) == 4
 
 
-async def test_every_part_failing_is_the_whole_digest(fake: FakeOllama, tok: Tokenizer) -> None:
-    fake.script(*[Reply("")] * 6)
+async def test_a_leaf_whose_title_fails_twice_is_its_digest(fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(Reply(""), Reply(""))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
     assert res.tier == "fallback" and res.prompt_version == EXTRACTIVE_VERSION and res.backend == "extractive"
-    assert len(res.calls) == 6 and all(c.discarded for c in res.calls)
+    assert len(res.calls) == 2 and all(c.discarded for c in res.calls)
 
 
 async def test_a_server_that_echoes_the_prompt_tail_is_never_stored_at_a_model_tier(tok: Tokenizer) -> None:
@@ -147,9 +160,8 @@ async def test_a_server_that_echoes_the_prompt_tail_is_never_stored_at_a_model_t
     assert {r.reason for r in res.rejections} == {"echo"}
 
 
-async def test_an_invented_name_in_a_part_is_rejected(fake: FakeOllama, tok: Tokenizer) -> None:
-    fake.script(Reply(NOTES[1]), Reply("The assistant pinned foo in poetry.lock with `assign_priority_group` and "
-                                       "tabPrioritizer.py."))
+async def test_an_invented_name_in_a_title_is_rejected(fake: FakeOllama, tok: Tokenizer) -> None:
+    fake.script(Reply("Pinning foo in poetry.lock with `assign_priority_group` and tabPrioritizer.py"))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
     assert "invented" in [r.reason for r in res.rejections]
     assert "assign_priority_group" not in res.text and "tabPrioritizer" not in res.text
@@ -157,14 +169,7 @@ async def test_an_invented_name_in_a_part_is_rejected(fake: FakeOllama, tok: Tok
 
 async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tokenizer) -> None:
     """Issue 19: condensed summaries restated their first source only."""
-    leaves = ["- CI failed with ModuleNotFoundError for foo; foo went into install_requires in setup.cfg. " * 3,
-              "- foo was pinned to foo>=1.4 because 1.3 broke the importer. " * 3,
-              "- README.md now says under Installation that foo>=1.4 is required. " * 3]
-    sources = [SourceItem("summary", t, tok.count(t), T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=30),
-                          depth=0, label=f"s{i}") for i, t in enumerate(leaves)]
-    said = {1: "CI failed on a missing foo, which went into install_requires in setup.cfg.",
-            2: "foo was pinned to foo>=1.4 after 1.3 broke the importer.",
-            3: "README.md documents that foo>=1.4 is required."}
+    leaves, sources, said = LEAVES, summaries(tok), NOTES
     with FakeOllama(responder=lambda body: said[part_of(body)[0]]) as server:
         res = await summarise(server, tok, SummaryRequest(1, sources, 900))
         bodies = server.chat_bodies
@@ -193,28 +198,30 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "Report on Chat Log Part 3",
     "Merge of Reports",
     "What is this part of the log about? Pinning foo.",
+    "What is this log about? Pinning foo.",
+    "Your previous title for this log was not usable. Pinning foo.",
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
     """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as
     the prompt shows it, the ask's own lead, or a run of the prompt's wording ("the thing asked about,
     worked on", "chat log to report on", the retry's "not usable") were kept at a model tier."""
-    fake.script(Reply(NOTES[1]), Reply(answer))
+    fake.script(Reply(answer))
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
     assert [r.reason for r in res.rejections] == ["echo"] and res.tier == "aggressive"
-    assert split(res.text)[0].splitlines()[1] == f"- {NOTES[2]}"
+    assert split(res.text)[0] == TITLE
 
 
 async def test_a_title_naming_its_part_a_report_loses_the_word_unless_the_chat_uses_it(
         fake: FakeOllama, tok: Tokenizer) -> None:
     """The prompt asks for a report on a chat log and Qwen titled parts so ("BOM v2 Report", "Report on the
     import failure …"): the word is the prompt's, not the chat's, and is left out without asking again."""
-    fake.script(Reply("Missing foo Module in CI Report"), Reply("Report on the foo>=1.4 pin."),
-                Reply("Reports: README.md Installation"))
-    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
-    assert split(res.text)[0].splitlines() == ["- Missing foo Module in CI", "- foo>=1.4 pin.",
-                                                "- README.md Installation"]
-    assert res.tier == "normal" and not res.rejections and len(res.calls) == 3
-    said = [(r, t.replace("README.md", "the weekly report")) for r, t in CHAT]
-    fake.script(Reply("Missing foo Module in CI Report"), Reply(NOTES[2]), Reply("Weekly report update"))
-    res = await summarise(fake, tok, SummaryRequest(0, items(tok, said), 1200))
-    assert split(res.text)[0].splitlines()[::2] == ["- Missing foo Module in CI", "- Weekly report update"]
+    for said, kept in (("Missing foo Module in CI Report", "Missing foo Module in CI"),
+                       ("Report on the foo>=1.4 pin.", "foo>=1.4 pin."),
+                       ("Reports: README.md Installation", "README.md Installation")):
+        fake.script(Reply(said))
+        res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+        assert split(res.text)[0] == kept and res.tier == "normal" and not res.rejections and len(res.calls) == 1
+    chat = [(r, t.replace("README.md", "the weekly report")) for r, t in CHAT]
+    fake.script(Reply("Weekly report update"))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok, chat), 1200))
+    assert split(res.text)[0] == "Weekly report update"

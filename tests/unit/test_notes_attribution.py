@@ -29,7 +29,6 @@ AGENT = [
                   "to the Dockerfile now. " + FILLER * 3),
     ("tool", "Dockerfile updated: RUN apt-get install -y libfoo-dev " + FILLER * 4),
 ]
-FIRST = "The user reported the failing CI build; the assistant read the build log."
 
 
 def src(role: str, text: str, tok: Tokenizer | None = None, i: int = 0) -> SourceItem:
@@ -51,9 +50,9 @@ def agent(tok: Tokenizer) -> list[SourceItem]:
     return [src(r, t, tok, i) for i, (r, t) in enumerate(AGENT)]
 
 
-def test_the_agent_chat_has_a_part_where_no_user_speaks(tok: Tokenizer) -> None:
-    parts = notes.parts_for(agent(tok), 0)
-    assert [(p.opened_by, notes.spoke(p)) for p in parts] == [("user", True), ("continued", False)]
+def test_a_leaf_where_no_user_speaks_carries_on_earlier_work(tok: Tokenizer) -> None:
+    assert [(p.opened_by, notes.spoke(p)) for p in notes.parts_for(agent(tok), 0)] == [("user", True)]
+    assert [(p.opened_by, notes.spoke(p)) for p in notes.parts_for(agent(tok)[1:], 0)] == [("continued", False)]
 
 
 def test_markup_and_interruptions_are_not_the_users_words() -> None:
@@ -85,28 +84,28 @@ def fake() -> Iterator[FakeOllama]:
 
 
 async def summarise(fake: FakeOllama, tok: Tokenizer) -> Any:
+    """A leaf of the agent's work after the user's message: no user speaks in it."""
     backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=10)
     backend.speed = ModelSpeed(1, 10**6, 0.001, 10**6, 0.001)
     await backend.check()
     try:
-        return await Summariser(backend, tok, summary_format="notes").summarise(SummaryRequest(0, agent(tok), 1200))
+        return await Summariser(backend, tok, summary_format="notes").summarise(SummaryRequest(0, agent(tok)[1:], 1200))
     finally:
         await backend.aclose()
 
 
 async def test_a_user_made_to_speak_in_an_agents_part_is_not_stored(fake: FakeOllama, tok: Tokenizer) -> None:
-    fake.script(Reply(FIRST), Reply("The user asked why foo.h was missing. The assistant found that libfoo-dev "
-                                    "was not installed and added it to the Dockerfile."))
+    fake.script(Reply("The user asked why foo.h was missing. The assistant found that libfoo-dev was not installed "
+                      "and added it to the Dockerfile."))
     res = await summarise(fake, tok)
     assert res.tier == "normal" and not res.rejections
-    assert split(res.text)[0].splitlines() == [f"- {FIRST}", "- The assistant found that libfoo-dev was not installed and "
-                                     "added it to the Dockerfile."]
+    assert split(res.text)[0] == "The assistant found that libfoo-dev was not installed and added it to the Dockerfile."
 
 
 async def test_a_note_that_only_makes_a_user_speak_is_retried(fake: FakeOllama, tok: Tokenizer) -> None:
-    fake.script(Reply(FIRST), Reply("The user asked the assistant to add libfoo-dev."),
+    fake.script(Reply("The user asked the assistant to add libfoo-dev."),
                 Reply("The assistant added libfoo-dev to the Dockerfile."))
     res = await summarise(fake, tok)
     assert [r.reason for r in res.rejections] == ["misattributed"] and res.tier == "aggressive"
-    assert split(res.text)[0].splitlines()[1] == "- The assistant added libfoo-dev to the Dockerfile."
-    assert "the user says nothing in this part" in fake.chat_bodies[2]["messages"][-1]["content"]
+    assert split(res.text)[0] == "The assistant added libfoo-dev to the Dockerfile."
+    assert "the user says nothing in this part" in fake.chat_bodies[1]["messages"][-1]["content"]

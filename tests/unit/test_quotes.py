@@ -6,7 +6,7 @@ server, a notes summary is the model's one-sentence gist per part followed by th
 from __future__ import annotations
 
 import json
-import re
+
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -245,13 +245,12 @@ async def test_the_extractive_backend_writes_key_lines_and_falls_back_to_first_a
 
 # ---------------------------------------------------------------- through the fake server
 GIST = "The user asked for the root cause of the GPU test failure. The assistant then ran make test. It also grepped."
-_PART = re.compile(r"This is part (\d+) of (\d+)")
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
     def answer(body: dict[str, Any]) -> str:
-        assert _PART.search(body["messages"][-1]["content"])
+        assert body["messages"][-1]["content"].endswith(notes.LEAF_ASK)
         return GIST
     with FakeOllama(responder=answer) as server:
         yield server
@@ -261,15 +260,15 @@ async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: Fak
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 400))
     gist, _, lines = res.text.partition("\n" + quotes.HEAD + "\n")
     assert res.tier == "normal" and res.prompt_version.endswith(QUOTES_VERSION)
-    # one sentence a part is kept, whatever the model wrote on after it
-    assert gist and all(ln.removeprefix("- ") == GIST.split(". ")[0] + "." for ln in gist.splitlines())
+    # one sentence is kept, whatever the model wrote on after it
+    assert gist == GIST.split(". ")[0] + "."
     assert "ran make test" not in gist
     assert lines.startswith("- user: The GPU tests stopped compiling.")
     assert all(said_in_chat(ln, AGENT) for ln in lines.splitlines())
-    # each part is asked for a short title, with an answer budget for one, not a share of the whole target, and
-    # nothing of the part is pointed out after the material (names pointed out were tied together wrongly)
+    # the leaf is asked for a title, with an answer budget for one, not a share of the whole target, and
+    # nothing is pointed out after the material (names pointed out were tied together wrongly)
     asks = [b["messages"][-1]["content"].rsplit("\n\n", 1)[-1] for b in fake.chat_bodies]
-    assert asks and all(a.startswith("This is part ") and "a short title of at most eight words" in a for a in asks)
+    assert asks == [notes.LEAF_ASK] and "a title of at most twelve words" in asks[0]
     assert not any("VSLA_BACKEND_CUDA" in a or "Names and numbers" in a for a in asks)
     assert all(b["options"]["num_predict"] <= 60 for b in fake.chat_bodies)
     assert all(b["options"]["temperature"] == 0 for b in fake.chat_bodies)  # titles are asked greedily

@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 from hiermem_tui.tui.widgets.lists import KeyedOptionList
 from hiermem_tui.summarize.prompts import (
     DEFAULT_TEMPLATES,
+    LEAF_NOTES_SUFFIX,
     NOTES_SUFFIX,
     PLACEHOLDERS,
     PromptSet,
@@ -144,8 +145,8 @@ class PromptsScreen(AppModal[bool]):
         preview.append("user: ", style=fmt.style(p.accent, bold=True))
         preview.append(sent.prompt, style=fmt.style(p.foreground))
         shape = " · answer: a JSON object of sections (format = its schema)" if sent.format is not None else ""
-        if sent.version.endswith(NOTES_SUFFIX):
-            shape = " · notes: one call like this per step of the chat (per source when condensing)"
+        if sent.version.endswith((NOTES_SUFFIX, LEAF_NOTES_SUFFIX)):
+            shape = " · notes: one call like this per leaf, of its key lines (per source when condensing)"
         preview.append(f"\n\ntemperature {sent.temperature} · num_predict {sent.num_predict}{shape}",
                        style=fmt.style(p.muted))
         self.query_one("#prompts-preview", Static).update(preview)
