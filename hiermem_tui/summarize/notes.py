@@ -144,7 +144,8 @@ def copies_frame(answer: str) -> str | None:
     return None
 
 
-_OF_THE_FRAME = re.compile(r"^\W*(?:the|this) (?:report|log|summary|conversation|chat log|part)(?:'s)? (?:is|was)\b",
+_OF_THE_FRAME = re.compile(r"^\W*(?:the|this) (?:report|log|summary|conversation|chat log|part)(?:'s)? "
+                           r"(?:is|was|contains|shows|describes|discusses|covers)\b|^\W*your (?:summary|title|answer)\b",
                            re.I)
 _NAMES_THE_FRAME = re.compile(r"\bchat logs?\b|\bpart \d+\b", re.I)
 """The prompt's own names for its material in a title: "Report on Chat Log Part 3" (Qwen, stop 30)."""
@@ -155,7 +156,8 @@ def title_frame(title: str) -> str | None:
     """What in a kept title is not a title of the chat: a statement about the prompt's material ("The
     report is part of a longer conversation, and the summary was not applicable.", "The report is: …")
     or a line of the log's code ("#define VSLA_ENABLE_CUDA #include …"). SmolLM2-135M's condensed and
-    leaf titles were kept so at a model tier (stop 29). Also a title that names the material as the prompt
+    leaf titles were kept so at a model tier (stop 29), and when asked of key lines (stop 31) "This log
+    contains a report about …" and "Your summary is too long …". Also a title that names the material as the prompt
     does, "chat log" or "part 3" (Qwen, 1 of 98 titles in stop 30)."""
     for pattern, what in ((_OF_THE_FRAME, "speaks of the prompt's material"),
                           (_NAMES_THE_FRAME, "speaks of the prompt's material"),
