@@ -10,10 +10,10 @@ words — followed by key lines (``summariser``): the title lets a reader find t
 the chat's words carry the specifics. What is titled:
 
 * a **leaf** as a whole, from its key lines (extract, then title; stop 31): the model reads the lines
-  the summary will show and titles them. Titles of each step of the chunk (stops 27–30) were false
-  in 4–8 of 98 steps, and a leaf of 3–7 steps carried one false title in 4–5 of 27 leaves; one title
-  of the key lines was false in 1 of 27, and costs one call on ~720 tokens instead of one per step
-  on the whole chunk;
+  the summary will show (which then fill what a short title left) and titles them. Titles of each
+  step of the chunk (stops 27–30) were false in 4–8 of 98 steps, and a leaf of 3–7 steps carried one
+  false title in 4–5 of 27 leaves; one title of the key lines was false in 1–2 of 27, and costs one
+  call on ~700 tokens instead of one per step on the whole chunk;
 * in a **condensed** summary, each of its sources, oldest first: every source gets its title, in
   order, so nothing is left out and nothing is merged into the first one.
 

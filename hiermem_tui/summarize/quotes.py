@@ -263,11 +263,13 @@ HEAD = "In the chat's words:"
 _QUOTE_LINE = re.compile(r"^- (user|assistant|assistant did|assistant planned|tool|system): (.+)$")
 
 
-def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer) -> str:
+def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, *, keep: str = "") -> str:
     """The chat's key lines (see the module docstring) in at most ``budget`` tokens, bulleted.
 
     Over summaries (a condensed summary's sources), the lines their own quoted blocks hold are
-    carried up, each source's first ones first: they are still the chat's words."""
+    carried up, each source's first ones first: they are still the chat's words. ``keep``: lines an
+    earlier call picked in a smaller budget (a leaf's title was asked of them), taken first, so the
+    larger budget only adds lines (picked afresh, a larger budget can trade a line for a longer one)."""
     if any(s.kind == "summary" for s in sources):
         per_step, first = [], 0
         for s in sources:
@@ -278,19 +280,23 @@ def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer) 
     picked: dict[tuple[int, int], tuple[str, str]] = {}
     seen: set[str] = set()
     used = 0
-    for level in range(max((len(c) for c in per_step), default=0)):
-        for cands in per_step:
-            for i, who, text in cands[level] if level < len(cands) else ():
-                key = text.casefold()
-                if key in seen:
-                    continue
-                line = clip_sentence(text, LINE_TOKENS, tokenizer)
-                cost = tokenizer.count(f"- {who}: {line}") + 1  # and its newline
-                if used + cost > budget:
-                    continue
-                seen.add(key)
-                picked[(i, len(picked))] = (who, line)
-                used += cost
+    kept = set(keep.splitlines())
+    for only_kept in (True, False) if kept else (False,):
+        for level in range(max((len(c) for c in per_step), default=0)):
+            for cands in per_step:
+                for i, who, text in cands[level] if level < len(cands) else ():
+                    key = text.casefold()
+                    if key in seen:
+                        continue
+                    line = clip_sentence(text, LINE_TOKENS, tokenizer)
+                    if only_kept and f"- {who}: {line}" not in kept:
+                        continue
+                    cost = tokenizer.count(f"- {who}: {line}") + 1  # and its newline
+                    if used + cost > budget:
+                        continue
+                    seen.add(key)
+                    picked[(i, len(picked))] = (who, line)
+                    used += cost
     return "\n".join(f"- {who}: {line}" for _, (who, line) in sorted(picked.items()))
 
 

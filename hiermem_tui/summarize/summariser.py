@@ -319,7 +319,7 @@ class Summariser:
         rules alone and retried once at the aggressive tier (same system text and material: the
         prompt cache serves them), else that part's extractive digest. The summary's tier is the
         worst of its parts'; its text the notes in order, clipped at a boundary if over target."""
-        # a leaf's title is asked of the key lines it will show (``notes``); a condensed one's follow its titles
+        # a leaf's title is asked of its key lines (``notes``); a condensed summary's titles of each source
         leaf_lines = (quotes.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
                       if request.depth == 0 else "")
         parts = notes.parts_for(request.sources, request.depth, leaf_lines)
@@ -345,8 +345,10 @@ class Summariser:
                            sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
         # the figures say what the model did: its titles are measured before the chat's words follow them
         fid = measure_against(text, request.sources, key=key_count(t.normal))
+        # the lines fill what the titles left: a leaf's title (~15 tokens) leaves more than the 40 it may take,
+        # so its lines are those the model read and a line or two more
         budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
-        lines = leaf_lines or quotes.key_lines(request.sources, budget, self.tokenizer)
+        lines = quotes.key_lines(request.sources, budget, self.tokenizer, keep=leaf_lines)
         if lines:
             text, version = f"{text}\n{quotes.HEAD}\n{lines}", version + QUOTES_VERSION
         got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed, fid)

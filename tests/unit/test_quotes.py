@@ -96,6 +96,22 @@ def test_what_a_reader_asks_is_there_and_the_noise_is_not(tok: Tokenizer) -> Non
         assert noise not in text, noise
 
 
+def test_lines_kept_from_a_smaller_budget_stay_and_the_larger_only_adds(tok: Tokenizer) -> None:
+    """A leaf's title is asked of its key lines in its target less a title's; the summary shows them and
+    what more fits. Picked afresh, some larger budgets trade a line for a longer one (so the title could
+    name a line the summary does not show); kept first, they only add."""
+    src = items(tok)
+    traded = 0
+    for small in range(60, 400, 10):
+        read = quotes.key_lines(src, small, tok).splitlines()
+        afresh = quotes.key_lines(src, small + 30, tok).splitlines()
+        shown = quotes.key_lines(src, small + 30, tok, keep="\n".join(read)).splitlines()
+        traded += not set(read) <= set(afresh)
+        assert set(read) <= set(shown) and [x for x in shown if x in read] == read
+        assert tok.count("\n".join(shown)) <= small + 30
+    assert traded  # the case this guards against happens in this chat
+
+
 def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
     text = quotes.key_lines(items(tok), 30, tok)
     assert text.startswith("- user: The GPU tests stopped compiling.")
