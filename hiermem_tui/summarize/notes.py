@@ -173,6 +173,8 @@ _FRAME_NOUN = re.compile(r"^\W*(?:(?:an?|the) )?(?:factual )?(?:report|summary) 
                          r"|^\W*merged? (?:of )?(?:the )?(?:reports? )?(?:on |of )?"
                          r"|\s*[-—:]?\s*\b(?:reports?|summary)\W*$", re.I)
 _SAYS_FRAME_NOUN = re.compile(r"\breport|\bsummar|\bmerg", re.I)
+_ONLY_FRAME = re.compile(r"^(?:(?:the|of|and|chats?|logs?|reports?|summar(?:y|ies)|conversations?)\b\W*)*$", re.I)
+"""What is left of "Merge of Logs" (a condensed title of the demo, stop 31) says nothing of the chat either."""
 
 
 def unframed(title: str, part: Part) -> str:
@@ -184,7 +186,8 @@ def unframed(title: str, part: Part) -> str:
     summaries the word may be the chat's, and stays."""
     if not _FRAME_NOUN.search(title) or _SAYS_FRAME_NOUN.search(" ".join(s.text for s in part.items)):
         return title
-    return " ".join(_FRAME_NOUN.sub(" ", title).split()).strip(" -—:")
+    bare = " ".join(_FRAME_NOUN.sub(" ", title).split()).strip(" -—:")
+    return "" if _ONLY_FRAME.match(bare) else bare
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -200,6 +200,7 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     '#define VSLA_ENABLE_CUDA #include "vsla.h" #ifdef VSLA_ENABLE_CUDA',
     "Report on Chat Log Part 3",
     "Merge of Reports",
+    "Merge of Logs",
     "What is this part of the log about? Pinning foo.",
     "What is this log about? Pinning foo.",
     "Your previous title for this log was not usable. Pinning foo.",
