@@ -107,7 +107,7 @@ class SummaryResult:
 
     text: str
     tier: Tier
-    backend: str  # "ollama" or "extractive" (fallbacks are always "extractive")
+    backend: str  # "ollama" or "extractive" (fallbacks are always "extractive"); the demo's replay: "ollama-recorded"
     model: str | None
     prompt_version: str
     tokens: int  # our (cl100k) count of ``text``

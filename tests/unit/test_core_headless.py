@@ -19,6 +19,8 @@ CORE = [
     "hiermem_tui.demo",
     "hiermem_tui.demo.compose",
     "hiermem_tui.demo.generator",
+    "hiermem_tui.demo.replay",
+    "hiermem_tui.demo_db",
     "hiermem_tui.demo.snippets",
     "hiermem_tui.demo.topic",
     "hiermem_tui.demo.topics",

@@ -1,0 +1,51 @@
+"""The bundled demo's model summaries: recorded answers, replayed with no model (``demo/replay.py``).
+
+The demo database is built from the shipped ``model_answers.json``: the model's summaries are the
+active ones (backend and model saying they were recorded, and by whom), the extractive pass's are
+kept as their superseded versions, and a call that was never recorded falls back, never made up.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from hiermem_tui.demo.replay import REPLAY_BACKEND, Recording, ReplayBackend, answer_key, prompt_versions
+from hiermem_tui.summarize import Generation, ModelError, SourceItem, Summariser, SummaryRequest
+from hiermem_tui.tokens import Tokenizer
+
+
+def _recording(answers: dict[str, list[dict[str, object]]] | None = None) -> Recording:
+    return Recording(model="some-model:1b", recorded_at="2026-01-01", app_version="0", summary_format="notes",
+                     prompt_versions=prompt_versions(), context_limit=32768, answers=answers or {})
+
+
+async def test_a_call_never_recorded_is_a_model_error_and_a_recorded_one_is_answered_in_turn(tmp_path: Path) -> None:
+    key = answer_key("sys", "prompt", 0.0, 40, None)
+    first, second = Generation("First.", 10, 2, 1.5, "stop"), Generation("Second.", 10, 2, 1.0, "stop")
+    rec = _recording()
+    rec.add(key, first)
+    rec.add(key, second)
+    path = tmp_path / "answers.json"
+    path.write_text(rec.dumps(), encoding="utf-8")
+    json.loads(path.read_text(encoding="utf-8"))  # what it writes is plain JSON
+    backend = ReplayBackend(Recording.load(path))
+    got = [await backend.generate("sys", "prompt", temperature=0.0, num_predict=40) for _ in range(3)]
+    assert got == [first, second, second]
+    with pytest.raises(ModelError, match="no recorded answer"):
+        await backend.generate("sys", "another prompt", temperature=0.0, num_predict=40)
+    assert backend.missed == 1 and backend.name == REPLAY_BACKEND and backend.model == "some-model:1b"
+
+
+async def test_a_prompt_not_recorded_falls_back_to_the_extractive_digest(tokenizer: Tokenizer) -> None:
+    t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    words = "We moved the retry budget to the config file and the flaky test passed fifty runs in a row."
+    sources = [SourceItem("episode", f"{words} Step {i}.", 30, t, t, role="user" if i % 2 else "assistant",
+                          label=f"#{i}") for i in range(8)]
+    res = await Summariser(ReplayBackend(_recording()), tokenizer, summary_format="notes").summarise(
+        SummaryRequest(0, sources, 400))
+    assert res.tier == "fallback" and res.backend == "extractive" and res.model is None and res.text
+    assert any("no recorded answer" in note for note in res.notes)
