@@ -16,7 +16,7 @@ def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
     if demo:
         from .demo_db import fresh_demo_copy
 
-        demo_path = fresh_demo_copy(settings, ctx.tokenizer)
+        demo_path = fresh_demo_copy(ctx.tokenizer)
         settings = replace(settings, db_path=demo_path)
         ctx = replace(ctx, settings=settings)
     store = ctx.open_store()

@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import os
 import time
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -66,7 +65,7 @@ def main() -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
     args.out.mkdir(parents=True, exist_ok=True)
-    db = fresh_demo_copy(replace(Settings(), backend="extractive"))
+    db = fresh_demo_copy()
     try:
         for path in asyncio.run(shoot(db, args.out)):
             print(path)

@@ -13,9 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from hiermem_tui.demo import bundled_demo_path
 from hiermem_tui.demo.replay import REPLAY_BACKEND, Recording, ReplayBackend, answer_key, prompt_versions
+from hiermem_tui.demo_db import _fingerprint, build_demo_db, shaping_modules
+from hiermem_tui.store import Store, Summary
 from hiermem_tui.summarize import Generation, ModelError, SourceItem, Summariser, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
+
+def _summaries(db: Path) -> dict[str, list[Summary]]:
+    store = Store.open(db, readonly=True)
+    try:
+        return {s.id: store.dag.summaries(s.id, status=None) for s in store.sessions.each() if s.summaries}
+    finally:
+        store.close()
 
 
 def _recording(answers: dict[str, list[dict[str, object]]] | None = None) -> Recording:
@@ -49,3 +59,25 @@ async def test_a_prompt_not_recorded_falls_back_to_the_extractive_digest(tokeniz
         SummaryRequest(0, sources, 400))
     assert res.tier == "fallback" and res.backend == "extractive" and res.model is None and res.text
     assert any("no recorded answer" in note for note in res.notes)
+
+
+def test_a_demo_built_with_no_matching_answers_still_opens_on_fallbacks(tmp_path: Path) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text(_recording({"0" * 64: [{"text": "Never asked."}]}).dumps(), encoding="utf-8")
+    rows = _summaries(build_demo_db(tmp_path / "demo.db", Tokenizer(), answers=path))
+    active = [s for ss in rows.values() for s in ss if s.status == "active"]
+    assert active and all(s.backend == "extractive" and s.tier == "fallback" for s in active)
+    assert all(s.content != "Never asked." for s in active)
+
+
+def test_the_cached_demo_is_rebuilt_when_the_answers_or_the_prompts_change(tmp_path: Path) -> None:
+    here = Path(__file__).resolve().parents[2] / "hiermem_tui"
+    hashed = {m.relative_to(here).as_posix() for m in shaping_modules()}
+    assert {"summarize/prompts.py", "summarize/notes.py", "summarize/quotes.py", "summarize/summariser.py",
+            "summarize/acceptance.py", "demo/replay.py", "compaction/runner.py", "store/schema.py"} <= hashed
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(_recording().dumps(), encoding="utf-8")
+    b.write_text(_recording({"1" * 64: [{"text": "x"}]}).dumps(), encoding="utf-8")
+    source = bundled_demo_path()
+    assert _fingerprint(source, a) != _fingerprint(source, b)
+    assert _fingerprint(source, a) == _fingerprint(source, a)
