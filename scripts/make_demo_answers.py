@@ -23,7 +23,7 @@ from pathlib import Path
 from hiermem_tui import __version__
 from hiermem_tui.demo.replay import Recording, answer_key, answers_path, prompt_versions
 from hiermem_tui.demo_db import build_demo_db, demo_settings, resummarize_sessions
-from hiermem_tui.store import Store
+from hiermem_tui.store import Run, Store
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import ChunkCallback, Generation
@@ -102,11 +102,17 @@ def main() -> int:
                           prompt_versions=prompt_versions())
     backend = RecordingBackend(OllamaBackend(args.ollama_host, args.model, tokenizer, timeout_s=settings.timeout_s,
                                              keep_alive=settings.keep_alive), recording)
+
+    async def record() -> list[Run]:
+        try:
+            return await resummarize_sessions(store, settings, backend)
+        finally:
+            await backend.aclose()  # on the loop its client was made on
+
     store = Store.open(live_db, tokenizer=tokenizer)
     try:
-        runs = asyncio.run(resummarize_sessions(store, settings, backend))
+        runs = asyncio.run(record())
     finally:
-        asyncio.run(backend.aclose())
         store.close()
     for run in runs:
         print(f"{run.session_id}: {run.status} normal={run.normal} aggressive={run.aggressive} "
