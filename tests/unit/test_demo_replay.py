@@ -8,17 +8,21 @@ kept as their superseded versions, and a call that was never recorded falls back
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from hiermem_tui.demo import bundled_demo_path
-from hiermem_tui.demo.replay import REPLAY_BACKEND, Recording, ReplayBackend, answer_key, prompt_versions
+from hiermem_tui.demo.replay import REPLAY_BACKEND, Recording, ReplayBackend, answer_key, answers_path, prompt_versions
 from hiermem_tui.demo_db import _fingerprint, build_demo_db, shaping_modules
 from hiermem_tui.store import Store, Summary
 from hiermem_tui.summarize import Generation, ModelError, SourceItem, Summariser, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
+
+RERECORD = "the prompts changed since the recording: re-run scripts/make_demo_answers.py (assets/demo/README.md)"
+
 
 def _summaries(db: Path) -> dict[str, list[Summary]]:
     store = Store.open(db, readonly=True)
@@ -28,9 +32,40 @@ def _summaries(db: Path) -> dict[str, list[Summary]]:
         store.close()
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Summary]]:
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
+    return _summaries(build_demo_db(db, Tokenizer()))
+
+
 def _recording(answers: dict[str, list[dict[str, object]]] | None = None) -> Recording:
     return Recording(model="some-model:1b", recorded_at="2026-01-01", app_version="0", summary_format="notes",
                      prompt_versions=prompt_versions(), context_limit=32768, answers=answers or {})
+
+
+def test_the_shipped_answers_say_who_answered_and_to_which_prompts() -> None:
+    rec = Recording.load(answers_path())
+    assert rec.model and rec.answers and rec.summary_format == "notes"
+    datetime.strptime(rec.recorded_at, "%Y-%m-%d")
+    assert rec.prompt_versions == prompt_versions(), RERECORD
+    assert all(len(key) == 64 and gens and isinstance(gens[0]["text"], str) for key, gens in rec.answers.items())
+
+
+def test_the_demo_opens_on_the_model_summaries_with_the_extractive_ones_kept(demo: dict[str, list[Summary]]) -> None:
+    model = Recording.load(answers_path()).model
+    assert len(demo) >= 6
+    for sid, rows in demo.items():
+        active = [s for s in rows if s.status == "active"]
+        old = [s for s in rows if s.status == "superseded"]
+        missed = [r for s in active for r in s.rejections if "no recorded answer" in str(r.get("detail", ""))]
+        assert not missed, f"{sid}: {RERECORD}"
+        made = [s for s in active if s.backend == REPLAY_BACKEND]
+        assert made and all(s.model == model for s in made), sid
+        # anything else is the summariser's own honest fallback to a rejected answer, never a stand-in
+        assert all(s.backend == "extractive" and s.tier == "fallback" for s in active if s not in made), sid
+        assert old and all(s.backend == "extractive" and s.model is None for s in old), sid
+        assert Counter((s.depth, s.first_seq, s.last_seq) for s in old) == Counter(
+            (s.depth, s.first_seq, s.last_seq) for s in active), sid
 
 
 async def test_a_call_never_recorded_is_a_model_error_and_a_recorded_one_is_answered_in_turn(tmp_path: Path) -> None:
