@@ -343,14 +343,15 @@ class Summariser:
             return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
         total = Generation(text, sum(g.prompt_eval_count or 0 for g in gens), sum(g.eval_count or 0 for g in gens),
                            sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
-        # the figures say what the model did: its titles are measured before the chat's words follow them
-        fid = measure_against(text, request.sources, key=key_count(t.normal))
         # the lines fill what the titles left: a leaf's title (~15 tokens) leaves more than the 40 it may take,
         # so its lines are those the model read and a line or two more
         budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
         lines = quotes.key_lines(request.sources, budget, self.tokenizer, keep=leaf_lines)
         if lines:
             text, version = f"{text}\n{quotes.HEAD}\n{lines}", version + QUOTES_VERSION
+        # kept and lost names are the summary's, as a reader gets it (a title cannot hold a leaf's key names:
+        # measured on titles alone, every summary was flagged and shown as "leaving out" names its lines hold)
+        fid = measure_against(text, request.sources, key=key_count(t.normal))
         got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed, fid)
         return self._finish(text, worst, t.normal, version, got, request, pins, started, state)
 

@@ -70,10 +70,11 @@ def run(db: Path, fake: FakeOllama, command: str, *argv: str) -> tuple[int, obje
     return code, json.loads(out) if out else None, err
 
 
-def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: FakeOllama) -> None:
-    """One call per leaf (no fidelity retry), the text is the model's own, its retention is what
-    the model kept (nothing appended to make it 1.0), the lost names are its keywords, and the
-    lists flag it: that is a low-fidelity summary a user can act on."""
+def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: FakeOllama, config: Path) -> None:
+    """In a format where the text is the model's own (``plain``): one call per leaf (no fidelity retry), its
+    retention is what the model kept (nothing appended to make it 1.0), the lost names are its keywords, and
+    the lists flag it: that is a low-fidelity summary a user can act on."""
+    config.write_text('summary_format = "plain"\n' + config.read_text(encoding="utf-8"), encoding="utf-8")
     code, obj, err = run(db, fake, "compact", "--session", "work", "--pass", "leaf")
     assert code == 0 and isinstance(obj, dict) and obj["tiers"]["normal"] == obj["summaries_created"] >= 3, err
     assert obj["rejections"] == {} and len(fake.chat_bodies) == obj["summaries_created"]
@@ -94,6 +95,21 @@ def test_a_model_that_answers_a_few_words_is_measured_honestly(db: Path, fake: F
     code, out, _ = cli("search", "--db", str(db), leaves[0].keywords[0].split("/")[-1].split(".")[0],
                        "--session", "work", "--json")
     assert any(h["kind"] == "summary" for h in json.loads(out))  # a lost name finds its summary
+
+
+def test_in_notes_the_names_a_summary_is_said_to_leave_out_are_not_in_its_text(db: Path, fake: FakeOllama) -> None:
+    """In ``notes`` (the default) the model writes a title and the chat's key lines follow it: kept and lost
+    names are the summary's as a reader gets it. Measured on the title alone, every summary was flagged and
+    its detail said "names the text left out" of names its lines showed (the demo, stop 31)."""
+    code, obj, err = run(db, fake, "compact", "--session", "work", "--pass", "leaf")
+    assert code == 0 and isinstance(obj, dict) and obj["summaries_created"] >= 3, err
+    with Store.open(db) as store:
+        leaves = store.dag.summaries("work")
+        assert all(split(s.content)[0] == FEW_WORDS for s in leaves)  # the model's few words, then its key lines
+        for s in leaves:
+            assert s.fidelity is not None and s.fidelity.kept > 0
+            assert not any(name in s.content for name in s.fidelity.lost)
+            assert all(name not in s.content for name in s.keywords)
 
 
 def test_check_lists_worst_first_measures_old_summaries_and_filters(db: Path, tokenizer: Tokenizer) -> None:
