@@ -209,6 +209,24 @@ class Dag:
             cur = nxt
         return [*reversed(older), s, *newer]
 
+    def versions_with_replaced(self, summary_id: str, extra: Sequence[str] = ()) -> list[Summary]:
+        """:meth:`versions`, plus the superseded summaries of its depth over overlapping episodes (what a
+        whole-session redo replaced has no link to the new summaries) and the ids in ``extra``, oldest
+        first: every version a reader may want beside this one."""
+        base = self.get(summary_id)
+        if base is None:
+            return []
+        chain = self.versions(summary_id)
+        order = {s.id: i for i, s in enumerate(chain)}
+        found = {s.id: s for s in chain}
+        for s in self.summaries(base.session_id, status="superseded"):
+            if s.depth == base.depth and s.first_seq <= base.last_seq and s.last_seq >= base.first_seq:
+                found.setdefault(s.id, s)
+        for sid in extra:
+            if sid not in found and (other := self.get(sid)) is not None:
+                found[sid] = other
+        return sorted(found.values(), key=lambda s: (s.created_at, order.get(s.id, len(order)), s.id))
+
     def unsummarised_ranges(self, session_id: str, episodes: int | None = None) -> list[tuple[int, int]]:
         """Seq ranges of episodes under no active leaf, in order (``episodes``: the session's count,
         when the caller has its row already)."""

@@ -36,6 +36,8 @@ async def test_the_demo_shows_who_made_a_summary_and_its_extractive_version(tmp_
             screen = await screen_shown(pilot, SessionScreen)
             await wait_for(pilot, lambda: screen.dag_tree.reveal_summary(leaf.id))
             await wait_for_text(pilot, f"{REPLAY_BACKEND} · {model}")
+            # the detail pane counts the extractive version a whole-session redo replaced (no link joins them)
+            await wait_for_text(pilot, "2 versions · 1 superseded")
             await pilot.press("v")
             versions = await screen_shown(pilot, VersionsScreen)
             await wait_for(pilot, lambda: len(versions.versions) == 2)

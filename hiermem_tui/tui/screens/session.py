@@ -272,7 +272,7 @@ class SessionScreen(AppScreen[None]):
         self.map.select(self._map_key(ref, node))
         if ref.kind == "summary" and ref.summary is not None:
             fresh = store.dag.get(ref.summary.id) or ref.summary
-            self.detail.show_summary(fresh, sources=store.dag.source_ids(fresh.id), versions=store.dag.versions(fresh.id))
+            self.detail.show_summary(fresh, sources=store.dag.source_ids(fresh.id), versions=store.dag.versions_with_replaced(fresh.id))
         elif ref.kind == "episode":
             ep = store.episodes.at(self.session_id, ref.first)
             if ep is not None:

@@ -9,8 +9,6 @@ shows the store's refusal word for word when the run has been built upon since.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -26,24 +24,6 @@ from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged
 from hiermem_tui.tui.run_job import engine_label
 from hiermem_tui.tui.screens.base import AppModal
-
-
-def collect_versions(store: Store, summary_id: str, extra: Sequence[str] = ()) -> list[Summary]:
-    """The summary's version chain, plus superseded summaries of its depth over overlapping episodes
-    (what a whole-session redo replaced has no link to the new summaries), oldest first."""
-    base = store.dag.get(summary_id)
-    if base is None:
-        return []
-    chain = store.dag.versions(summary_id)
-    order = {s.id: i for i, s in enumerate(chain)}
-    found = {s.id: s for s in chain}
-    for s in store.dag.summaries(base.session_id, status="superseded"):
-        if s.depth == base.depth and s.first_seq <= base.last_seq and s.last_seq >= base.first_seq:
-            found.setdefault(s.id, s)
-    for sid in extra:
-        if sid not in found and (other := store.dag.get(sid)) is not None:
-            found[sid] = other
-    return sorted(found.values(), key=lambda s: (s.created_at, order.get(s.id, len(order)), s.id))
 
 
 def restore_run(store: Store, version: Summary) -> tuple[str | None, str]:
@@ -116,7 +96,7 @@ class VersionsScreen(AppModal[bool]):
         keep = [v.id for v in self.versions]
         picker = self.query_one(OptionList)
         highlighted = picker.highlighted
-        self.versions = collect_versions(store, self.summary_id, keep)
+        self.versions = store.dag.versions_with_replaced(self.summary_id, keep)
         p = fmt.Palette.from_app(self.app)
         picker.clear_options()
         picker.add_options([Option(version_row(i, v, p, self.ref_year), id=v.id)
