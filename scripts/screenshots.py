@@ -38,7 +38,7 @@ async def shoot(db: Path, out: Path) -> list[Path]:
         app.open_session("demo-logslice")
         await pilot.pause(0.3)
         screen = app.screen
-        tree = screen.tree  # type: ignore[attr-defined]
+        tree = screen.dag_tree  # type: ignore[attr-defined]
         tree.focus()
         await pilot.press("enter")  # expand the top summary
         await pilot.pause()
