@@ -315,10 +315,11 @@ class Summariser:
 
     async def _in_parts(self, request: SummaryRequest, t: Targets, pins: str, started: float, state: _Attempts,
                         on_event: EventCallback | None) -> SummaryResult:
-        """A summary made in parts (``notes.py``): each part a call, its note judged by the content
-        rules alone and retried once at the aggressive tier (same system text and material: the
-        prompt cache serves them), else that part's extractive digest. The summary's tier is the
-        worst of its parts'; its text the notes in order, clipped at a boundary if over target."""
+        """A summary made in parts (``notes.py``: a leaf is one, a condensed summary one per source): each
+        part a call for its title, judged by the content rules alone and retried once at the aggressive
+        tier (same system text and material: the prompt cache serves them), else that part has no title
+        (a leaf with none is its extractive digest). The summary's tier is the worst of its parts'; its
+        text the titles in order, then the key lines."""
         # a leaf's title is asked of its key lines (``notes``); a condensed summary's titles of each source
         leaf_lines = (quotes.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
                       if request.depth == 0 else "")

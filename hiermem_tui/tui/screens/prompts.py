@@ -137,8 +137,8 @@ class PromptsScreen(AppModal[bool]):
             return
         depth = 0 if self.key.startswith("leaf") else 1
         summary_format = self.app.settings.summary_format
-        sent = first_prompt(example_request(depth), summary_format, aggressive=self.key.endswith("aggressive"),
-                            prompts=prompts)
+        sent = first_prompt(example_request(depth), summary_format, tokenizer=self.store.tokenizer,
+                            aggressive=self.key.endswith("aggressive"), prompts=prompts)
         preview = Text()
         preview.append("system: ", style=fmt.style(p.accent, bold=True))
         preview.append(sent.system + "\n\n", style=fmt.style(p.foreground))
