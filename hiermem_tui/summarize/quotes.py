@@ -277,9 +277,8 @@ def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, 
             first += len(per_step[-1])
     else:
         per_step = [_candidates(st.items(sources), st.first) for st in steps.split(sources)]
-    picked: dict[tuple[int, int], tuple[str, str]] = {}
+    chosen = _Chosen(budget)
     seen: set[str] = set()
-    used = 0
     kept = set(keep.splitlines())
     for only_kept in (True, False) if kept else (False,):
         for level in range(max((len(c) for c in per_step), default=0)):
@@ -291,13 +290,68 @@ def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, 
                     line = clip_sentence(text, LINE_TOKENS, tokenizer)
                     if only_kept and f"- {who}: {line}" not in kept:
                         continue
-                    cost = tokenizer.count(f"- {who}: {line}") + 1  # and its newline
-                    if used + cost > budget:
-                        continue
-                    seen.add(key)
-                    picked[(i, len(picked))] = (who, line)
-                    used += cost
-    return "\n".join(f"- {who}: {line}" for _, (who, line) in sorted(picked.items()))
+                    if chosen.take(i, who, line, tokenizer.count(f"- {who}: {line}") + 1, read=only_kept):
+                        seen.add(key)
+    return chosen.text()
+
+
+class _Chosen:
+    """The lines picked so far within a budget, none of them a repeat of another (``_said``): a line
+    whose words a picked one holds is not taken; one that fits and holds a picked line's words and more
+    takes its place, unless that line was read for a title (``keep``), which stays as it was read."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+        self.lines: dict[tuple[int, int], tuple[str, str, int]] = {}  # (source index, order): who, line, cost
+        self.words: dict[tuple[int, int], str] = {}
+        self.read: set[tuple[int, int]] = set()
+        self.order = 0
+
+    def take(self, i: int, who: str, line: str, cost: int, *, read: bool) -> bool:
+        """Take ``line`` (of source ``i``, costing ``cost`` tokens with its newline) if it fits and says
+        something new; whether it was taken."""
+        if self.used + cost > self.budget:
+            return False
+        words = _said(who, line)
+        if words and any(words in other for other in self.words.values()):
+            return False
+        held = [at for at, other in self.words.items() if words and other in words]
+        if any(at in self.read for at in held):
+            return False
+        for at in held:
+            self.used -= self.lines.pop(at)[2]
+            del self.words[at]
+        self.order += 1
+        at = (i, self.order)
+        self.lines[at] = (who, line, cost)
+        self.used += cost
+        if words:
+            self.words[at] = words
+        if read:
+            self.read.add(at)
+        return True
+
+    def text(self) -> str:
+        return "\n".join(f"- {who}: {line}" for _, (who, line, _cost) in sorted(self.lines.items()))
+
+
+_LEADING_MARKS = re.compile(r"^[#>*\s-]+")
+_SAID_LEAST = 20
+"""A line shorter than this (in characters, once compared) is never taken for a repeat: "ok", "yes"."""
+
+
+def _said(who: str, line: str) -> str:
+    """A line's words as a repeat is found: without a heading's or list's marks, a clip's "…", case or
+    runs of spaces; "" for a line never taken for a repeat (a command the agent ran — "uv run pytest -q"
+    and "uv run pytest -q --tb=short" are two runs — or a short one). Why: one sentence came into a
+    summary twice, alone and inside a longer line (a file's heading and the same heading read back; an
+    error the user pasted, clipped at one length at level 1 and another at level 11), a line's budget
+    spent on words the reader already has."""
+    if who == "assistant did":
+        return ""
+    words = _SPACES.sub(" ", _LEADING_MARKS.sub("", line.removesuffix("…"))).strip().casefold()
+    return words if len(words) >= _SAID_LEAST else ""
 
 
 def split(text: str) -> tuple[str, str]:

@@ -109,11 +109,12 @@ async def test_a_leaf_in_notes_is_one_call_titling_the_key_lines_it_shows(fake: 
     assert len(bodies) == 1 and asked(bodies[0]).endswith(notes.LEAF_ASK)
     gist, lines = split(res.text)
     assert gist == TITLE and lines.startswith("- user: CI fails with ModuleNotFoundError: No module named 'foo'.")
-    # the model read key lines the summary shows (which fill what the short title left, so hold one more), not the
-    # chat's filler, nor the previous summary
+    # the model read key lines the summary shows (which fill what the short title left, in order), not the
+    # chat's filler, nor the previous summary; the user's error is quoted once, not once more per sentence
     conversation = asked(bodies[0]).split("<conversation>\n")[1].split("\n</conversation>")[0]
     read, shown = conversation.splitlines(), lines.splitlines()
-    assert read and set(read) < set(shown) and [x for x in shown if x in read] == read
+    assert read and set(read) <= set(shown) and [x for x in shown if x in read] == read
+    assert lines.count("No module named 'foo'") == 1
     assert "step by step" not in asked(bodies[0])
     assert all("Poetry" not in m["content"] for m in bodies[0]["messages"])
     assert res.tier == "normal" and res.prompt_version.endswith(LEAF_NOTES_SUFFIX + QUOTES_VERSION)

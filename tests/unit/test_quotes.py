@@ -112,6 +112,33 @@ def test_lines_kept_from_a_smaller_budget_stay_and_the_larger_only_adds(tok: Tok
     assert traded  # the case this guards against happens in this chat
 
 
+OUTLINE = [
+    ("user", "update the outline with the page budget"),
+    ("assistant", "The outline has a page budget.\n\n## Where We Stand: Community Emissions 2019–2023\n\n"
+                  "- Where We Stand: Community Emissions 2019–2023 (3 p)\n- Buildings and Energy (2 p)\n\n"
+                  "Outline updated with the page budget."),
+    ("assistant", '[tool_use Bash] {"command": "uv run pytest -q"}'),
+    ("tool", "4 failed, 23 passed in 0.12s"),
+    ("assistant", '[tool_use Bash] {"command": "uv run pytest -q --tb=short"}'),
+    ("tool", "27 passed in 0.12s"),
+]
+
+
+def test_a_sentence_is_quoted_once_even_inside_a_longer_line(tok: Tokenizer) -> None:
+    """A heading and the outline line that repeats it with more ("… (3 p)") were both quoted: a line's
+    budget spent on words the reader had. The longer one stays; two commands that share a start are two
+    runs, both kept."""
+    src = items(tok, OUTLINE)
+    text = quotes.key_lines(src, 400, tok)
+    assert text.count("Where We Stand: Community Emissions 2019–2023") == 1
+    assert "- assistant: Where We Stand: Community Emissions 2019–2023 (3 p)" in text.splitlines()
+    assert "[Bash] command: uv run pytest -q\n" in text and "[Bash] command: uv run pytest -q --tb=short" in text
+    # a line a title was read from stays as it was read: the longer one does not take its place
+    heading = "- assistant: Where We Stand: Community Emissions 2019–2023"
+    shown = quotes.key_lines(src, 400, tok, keep=heading).splitlines()
+    assert heading in shown and not any("(3 p)" in x for x in shown)
+
+
 def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
     text = quotes.key_lines(items(tok), 30, tok)
     assert text.startswith("- user: The GPU tests stopped compiling.")
