@@ -1,6 +1,6 @@
 """Blind reading for the probe benchmark: packets for readers, and their verdicts unblinded.
 
-    probe_blind.py pack RUN,RUN,… OUT GROUPS [--seed N] [--condensed-only]
+    probe_blind.py pack RUN,RUN,… OUT GROUPS [--seed N] [--condensed-only] [--leaves KEY …] [--condensed-of CHAT …]
         GROUPS: the chats each reader gets, e.g. bom-trailcam+chatgpt-peer-review,cc-vsla-repair
         Writes OUT/packetK.md (each leaf: its episodes, its probes with answers and traps, the runs'
         summaries shuffled as A, B, …; then each chat's condensed summaries), OUT/keymap.json and
@@ -37,7 +37,8 @@ VERDICTS = PROBE_DIR / "verdicts"
 EPISODE_CHARS = 12000
 
 
-def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condensed_only: bool = False) -> None:
+def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condensed_only: bool = False,
+         only: list[str] | None = None, condensed_of: list[str] | None = None) -> None:
     rng = random.Random(seed)
     texts: dict[tuple[str, str], str] = {}
     condensed: dict[tuple[str, str], tuple[str, list[str]]] = {}
@@ -54,6 +55,8 @@ def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condens
         for leaf in leaves:
             if condensed_only or leaf.file not in files or not all((r, leaf.key) in texts for r in runs):
                 continue
+            if only is not None and leaf.key not in only:
+                continue
             order = rng.sample(runs, len(runs))
             keymap[leaf.key] = {chr(65 + i): r for i, r in enumerate(order)}
             eps = "\n\n".join(f"[{i}] {s.role}: {s.text[:EPISODE_CHARS]}" for i, s in enumerate(leaf.sources))
@@ -62,7 +65,7 @@ def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condens
             sums = "\n\n".join(f"### Summary {chr(65 + i)}\n{texts[(r, leaf.key)]}" for i, r in enumerate(order))
             items.append(f"# LEAF {leaf.key}\n\n## Episodes\n{eps}\n\n## Probes\n{probes}{traps}\n\n## Summaries\n{sums}\n")
         for f in files:
-            if not all((r, f) in condensed for r in runs):
+            if not all((r, f) in condensed for r in runs) or condensed_of is not None and f not in condensed_of:
                 continue
             order = rng.sample(runs, len(runs))
             keymap[f"condensed:{f}"] = {chr(65 + i): r for i, r in enumerate(order)}
@@ -179,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("groups")
     p.add_argument("--seed", type=int, default=31)
     p.add_argument("--condensed-only", action="store_true", help="only the condensed summaries (runs whose leaves are the same)")
+    p.add_argument("--leaves", nargs="*", help="only these leaves (the ones the runs differ on)")
+    p.add_argument("--condensed-of", nargs="*", help="only these chats' condensed summaries")
     u = sub.add_parser("unblind")
     u.add_argument("out", type=Path)
     u.add_argument("suffix")
@@ -197,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "count":
         titles_count(args.out)
     elif args.cmd == "pack":
-        pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed, args.condensed_only)
+        pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed, args.condensed_only,
+             args.leaves, args.condensed_of)
     else:
         unblind(args.out, args.suffix, args.who)
     return 0

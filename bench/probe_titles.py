@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from probeset import load_leaves
+from probeset import lab_parser, load_leaves
 
 from hiermem_tui.summarize import acceptance, notes
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
@@ -120,12 +120,8 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out")
-    ap.add_argument("--ollama-host", required=True)
-    ap.add_argument("--model", required=True)
+    ap = lab_parser(__doc__)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=[*VARIANTS, *TEMPERATURES, "asked"])
-    ap.add_argument("--only", nargs="*")
     return asyncio.run(run(ap.parse_args(argv)))
 
 

@@ -12,6 +12,7 @@ artifact, a decision and what came next, each with its answer from the leaf's ep
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -138,3 +139,14 @@ def load_leaves(probe_dir: Path = PROBE_DIR, *, only: list[str] | None = None, s
             return leaves_of(store, usable)
         finally:
             store.close()
+
+
+def lab_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments of a lab script that asks a real model about the probe leaves: where its output goes
+    (``out``), the server and model, and which leaves (``--only``, all by default)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--ollama-host", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--only", nargs="*")
+    return ap
