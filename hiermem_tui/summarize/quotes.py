@@ -30,8 +30,9 @@ of the same, in this order:
 
 Lines are taken a level at a time across all steps (every step's user words before any step's
 tools' errors), so one long step cannot crowd out the rest, until ``budget`` tokens are used; they are
-shown in chat order, each with who said it. Every line is a quote of the chat (clipped with "…"):
-nothing here can be a statement the chat did not make.
+shown in chat order, each with who said it. No line repeats another's words (``_Chosen``: a sentence
+inside a longer line is quoted once, in the longer line). Every line is a quote of the chat (clipped
+with "…"): nothing here can be a statement the chat did not make.
 """
 
 from __future__ import annotations
