@@ -2,7 +2,10 @@
 
     .venv/bin/python scripts/screenshots.py [--out assets]
 
-Deterministic where it matters: a fixed clock for relative dates, no Ollama probe, UTC.
+Deterministic where it matters: a fixed clock for relative dates, no Ollama probe, UTC. The run in
+progress is a re-summarise against the tests' fake Ollama server (``tests/fakeollama.py``, loopback),
+answering the leaf with the title the demo's recording holds and holding the next call open, so the
+picture is a run part way through, its spinner and tokens/s pinned.
 """
 
 from __future__ import annotations
@@ -10,17 +13,38 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from hiermem_tui.config import Settings
 from hiermem_tui.demo_db import cleanup_demo_copy, fresh_demo_copy
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import make_app
+from hiermem_tui.tui.widgets.run_indicator import RunIndicator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: the tests' fake Ollama server
+from tests.fakeollama import FakeOllama, Hang, Reply
 
 SIZE = (150, 42)
 CLOCK = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+MODEL = "qwen2.5-coder:1.5b-instruct-q4_K_M"
+LEAF_TITLE = "Window Parsing and Timestamp Handling"
+"""The recorded model's title of the leaf the run re-makes (``assets/demo/model_answers.json``)."""
+
+
+async def until(pilot: Pilot[None], holds: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    """Let the app run until ``holds()`` (workers, timers, repaints), or stop after ``timeout`` s saying ``what``
+    it waited for."""
+    deadline = time.monotonic() + timeout
+    while not holds():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"screenshots: waited {timeout:.0f} s for {what}")
+        await pilot.pause(0.05)
 
 
 async def shoot(db: Path, out: Path) -> list[Path]:
@@ -66,6 +90,42 @@ async def shoot(db: Path, out: Path) -> list[Path]:
     return saved
 
 
+async def shoot_run(db: Path, out: Path) -> Path:
+    """A re-summarise of one leaf and the two summaries above it, held on its second model call."""
+    with FakeOllama(models=(MODEL,), loaded=(MODEL,)) as server:
+        server.script(Reply(LEAF_TITLE, prompt_eval_count=716, eval_count=5), Hang())
+        settings = Settings(db_path=db, config_path=out / ".screenshot-config.toml", backend="ollama",
+                            ollama_host=server.url, model=MODEL)
+        store = Store.open(db)
+        app = make_app(settings, store, clock=lambda: CLOCK, follow=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.open_session("demo-logslice")
+            await pilot.pause(0.3)
+            await until(pilot, lambda: hasattr(app.screen, "dag_tree"), "the session screen")
+            tree = app.screen.dag_tree  # type: ignore[attr-defined]
+            await until(pilot, lambda: tree.root.children, "the tree")
+            leaf = next(s for s in store.dag.summaries("demo-logslice") if s.depth == 0 and s.first_seq == 15)
+            tree.focus()
+            tree.reveal_summary(leaf.id)
+            await until(pilot, lambda: tree.cursor_ref is not None and tree.cursor_ref.summary is not None
+                        and tree.cursor_ref.summary.id == leaf.id, "the cursor on the leaf")
+            await pilot.press("R")
+            await until(pilot, lambda: getattr(app.screen, "counts", None) is not None
+                        and not getattr(app.screen, "probing", True), "the run dialog")
+            await pilot.press("enter")
+            await until(pilot, lambda: app.run_state is not None and app.run_state.what.startswith("re-condense")
+                        and server.pending == 0 and len(server.chat_requests) == 2, "the run held on its second call")
+            app.screen.query_one(RunIndicator).freeze(frame=0, tokens_per_s=9.0)
+            app.clear_notifications()
+            await pilot.pause(0.5)
+            path = Path(app.save_screenshot("run-in-progress.svg", str(out)))
+            server.release()
+        store.close()
+    (out / ".screenshot-config.toml").unlink(missing_ok=True)
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("assets"))
@@ -77,6 +137,11 @@ def main() -> None:
     try:
         for path in asyncio.run(shoot(db, args.out)):
             print(path)
+    finally:
+        cleanup_demo_copy(db)
+    db = fresh_demo_copy()
+    try:
+        print(asyncio.run(shoot_run(db, args.out)))
     finally:
         cleanup_demo_copy(db)
 
