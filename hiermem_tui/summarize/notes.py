@@ -145,11 +145,12 @@ def copies_frame(answer: str) -> str | None:
 
 
 _OF_THE_FRAME = re.compile(r"^\W*(?:the|this) (?:report|log|summary|conversation|chat log|part)(?:'s)? "
-                           r"(?:is|was|contains|shows|describes|discusses|covers)\b|^\W*your (?:summary|title|answer)\b",
+                           r"(?:is|was|contains|shows|describes|discusses|covers)\b|\byour (?:summary|title|answer)\b",
                            re.I)
 _NAMES_THE_FRAME = re.compile(r"\bchat logs?\b|\bpart \d+\b", re.I)
 """The prompt's own names for its material in a title: "Report on Chat Log Part 3" (Qwen, stop 30)."""
-_CODE_TITLE = re.compile(r"#\s*(?:include|define|ifn?def|endif|import)\b|```|[\w\])]\s*=\s*[^=\s][^;]{0,40};")
+_CODE_TITLE = re.compile(r"#\s*(?:include|define|ifn?def|endif|import)\b|```|[\w\])]\s*=\s*[^=\s][^;]{0,40};"
+                         r"|\w\([^()]{0,80}\)\s*;")
 
 
 def title_frame(title: str) -> str | None:
@@ -157,8 +158,9 @@ def title_frame(title: str) -> str | None:
     report is part of a longer conversation, and the summary was not applicable.", "The report is: …")
     or a line of the log's code ("#define VSLA_ENABLE_CUDA #include …"). SmolLM2-135M's condensed and
     leaf titles were kept so at a model tier (stop 29), and when asked of key lines (stop 31) "This log
-    contains a report about …" and "Your summary is too long …". Also a title that names the material as the prompt
-    does, "chat log" or "part 3" (Qwen, 1 of 98 titles in stop 30)."""
+    contains a report about …" and "Your summary is too long …", and with key lines v7 (stop 32) a statement of
+    code, 'document.write("Your summary is not available in any browser.");'. Also a title that names the
+    material as the prompt does, "chat log" or "part 3" (Qwen, 1 of 98 titles in stop 30)."""
     for pattern, what in ((_OF_THE_FRAME, "speaks of the prompt's material"),
                           (_NAMES_THE_FRAME, "speaks of the prompt's material"),
                           (_CODE_TITLE, "copies code of the log")):

@@ -207,6 +207,8 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "Your previous title for this log was not usable. Pinning foo.",
     "This log contains a report about the performance of a CUDA-based GPU-GPU architecture.",
     "Your summary is too long and contains multiple sentences.",
+    'document.write("Your summary is not available in any browser.");',
+    "document.write(` <h1>Durban-Designer: Update to use Durban-Designer as author</h1>`);",
 ])
 async def test_a_note_holding_the_prompts_frame_is_an_echo(fake: FakeOllama, tok: Tokenizer, answer: str) -> None:
     """SmolLM2-135M on the rig: notes opening with "This is part 2 of 3.", a log line, a tool call as
