@@ -8,6 +8,10 @@ to their gist with the key lines after them (issue 19; how the stop-27 variants 
         each summary of RUN: the first sentence of each of its notes, then ``quotes.HEAD`` and the key
         lines in what that left of the target (at least a third), as ``summary_format = "notes"`` now
         makes them
+    probe_posthoc.py oracle NEW
+        a ceiling, never a product: each leaf's key lines at its normal target, the lines that hold
+        the most of its own probes' answers (their words and key strings) per token taken first
+        (``oracle_keep``). What the best pick of the chat's own lines can answer at that target.
 
 ``keylines`` and ``hybrid-kl`` in bench/probes/runs were made by an earlier ``quotes.py`` (key lines v1);
 ``keylines2`` and ``gist-kl2`` by this one before a line's cost was counted exactly (each line was
@@ -30,7 +34,9 @@ from typing import Any
 
 from probeset import PROBE_DIR, load_leaves
 
-from hiermem_tui.summarize import notes, quotes
+import re
+
+from hiermem_tui.summarize import notes, quotes, steps
 from hiermem_tui.summarize.summariser import CONDENSED_SHARE, QUOTE_SHARE
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
@@ -50,6 +56,45 @@ def condensed_target(sources: list[SourceItem], share: float = SHARE) -> int:
     return min(2000, max(total // 4, int(total * share), max(s.tokens for s in sources)))
 
 
+_STOP = set("""the and for with from that this into then than are was were has have had not but its it's
+their there they them his her you your our can will would should could been being what which when where
+who how why all any each one two also only just more most some such via per about after before over under
+user assistant said asked made make uses used use""".split())
+_TERM = re.compile(r"[\w$.%/+#:-]*\w[\w$.%/+#:-]*")
+
+
+def answer_terms(leaf: Any) -> set[str]:
+    """The words (3+ characters, not common ones) and key strings of a leaf's probe answers, case folded."""
+    terms: set[str] = set()
+    for probe in leaf.probes:
+        terms |= {w.casefold().strip(".:,") for w in _TERM.findall(probe.answer)
+                  if len(w.strip(".:,")) >= 3 and w.casefold() not in _STOP}
+        terms |= {v.casefold() for group in probe.verbatim for v in group}
+    return terms
+
+
+def oracle_keep(leaf: Any, budget: int, tok: Tokenizer) -> str:
+    """The candidate key lines that cover most of the leaf's answer terms per token, greedily, in ``budget``:
+    the ``keep`` of a key-lines pick that then fills the rest as the app does."""
+    sources = leaf.sources
+    lines: dict[str, tuple[set[str], int]] = {}
+    for st in steps.split(sources):
+        for level in quotes._candidates(st.items(sources), st.first):
+            for _i, who, text in level:
+                line = f"- {who}: {quotes.clip_sentence(text, quotes.LINE_TOKENS, tok)}"
+                low = line.casefold()
+                lines.setdefault(line, ({t for t in answer_terms(leaf) if t in low}, tok.count(line) + 1))
+    left, used, keep = set(answer_terms(leaf)), 0, []
+    while True:
+        best = max(((len(h & left) / c, line) for line, (h, c) in lines.items()
+                    if h & left and used + c <= budget), default=None)
+        if best is None:
+            return "\n".join(keep)
+        keep.append(best[1])
+        used += lines[best[1]][1]
+        left -= lines[best[1]][0]
+
+
 def gist_of(text: str) -> str:
     said = [notes.gist(ln.removeprefix("- ")) for ln in quotes.split(text)[0].splitlines() if ln.strip()]
     return notes.join([s for s in said if s])
@@ -61,13 +106,15 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     sizes = {x["leaf"]: x["tokens"] for x in size_of["leaves"]} if size_of else {}
-    if kind == "keylines":
-        out.update(backend="extractive", model=None, summary_format="key lines (post-hoc)", speed=None)
+    if kind in ("keylines", "oracle"):
+        out.update(backend="extractive", model=None, summary_format=f"{kind} (post-hoc)", speed=None)
     for row in out["leaves"]:
         sources = leaves[row["leaf"]].sources
         target = leaf_target(int(row["source_tokens"]))
-        if kind == "keylines":
-            row.update(text=quotes.key_lines(sources, sizes.get(row["leaf"], target), tok), tier="normal", calls=[],
+        if kind in ("keylines", "oracle"):
+            budget = sizes.get(row["leaf"], target)
+            keep = oracle_keep(leaves[row["leaf"]], budget, tok) if kind == "oracle" else ""
+            row.update(text=quotes.key_lines(sources, budget, tok, keep=keep), tier="normal", calls=[],
                        rejections=[])
         else:
             gist = gist_of(row["text"])
@@ -79,7 +126,7 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
         sources = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
                    for k in row["sources"] if k in by_leaf]
         target = condensed_target(sources, share)
-        if kind == "keylines":
+        if kind in ("keylines", "oracle"):
             row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
         else:
             gist = gist_of(row["text"])
@@ -98,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     k.add_argument("--condensed-share", type=float, default=SHARE,
                    help="a condensed summary's least target, of its sources (keylines6: 0.5)")
+    o = sub.add_parser("oracle")
+    o.add_argument("new")
+    o.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     g = sub.add_parser("gist")
     g.add_argument("run")
     g.add_argument("new")
