@@ -12,6 +12,9 @@ to their gist with the key lines after them (issue 19; how the stop-27 variants 
         a lab pick, not the app's: each step's user words and error lines first (key lines' levels 0
         and 3), then every other candidate line ranked by its specifics per token (``dense_ranks``),
         every step's k-th before any step's (k+1)-th, no line repeating another (``quotes._Chosen``)
+    probe_posthoc.py dense-said NEW
+        as ``dense``, the agent's calls and tools' short answers first too, and only what the user and
+        the assistant said ranked by specifics (a file read's code lines are not what was said)
     probe_posthoc.py oracle NEW
         a ceiling, never a product: each leaf's key lines at its normal target, the lines that hold
         the most of its own probes' answers (their words and key strings) per token taken first
@@ -103,26 +106,30 @@ _SPECIFICS = re.compile(r"\d+(?:[.,:]\d+)*|`[^`]+`|\"[^\"]{2,60}\"|\b[A-Z][a-z]+
                         r"|\b\w+(?:[._/]\w+)+|\$\s?\d")
 
 
-def dense_ranks(leaf: Any, tok: Tokenizer) -> list[list[tuple[int, str, str]]]:
+def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list[tuple[int, str, str]]]:
     """Per step, its candidate lines in the ``dense`` order: the user's words and error lines (levels 0
     and 3) as key lines have them, then the rest by specifics (numbers, names, identifiers, quoted
-    strings) per token, most first, lines with none last in key lines' order."""
+    strings) per token, most first, lines with none last in key lines' order. ``said_only``
+    (``dense-said``): the agent's calls and tools' short answers (levels 4–5) come first too, and only what
+    the user and the assistant said is ranked; tool output and calls follow in key lines' order."""
     out = []
+    head = (0, 3, 4, 5) if said_only else (0, 3)
     for st in steps.split(leaf.sources):
         levels = quotes._candidates(st.items(leaf.sources), st.first)
-        first = levels[0] + levels[3]
-        rest = [c for n, lv in enumerate(levels) if n not in (0, 3) for c in lv]
+        first = [c for n in head for c in levels[n]]
+        rest = [c for n, lv in enumerate(levels) if n not in head for c in lv]
         order = {c: n for n, c in enumerate(rest)}
-        rest.sort(key=lambda c: (-len(_SPECIFICS.findall(c[2])) / max(1, tok.count(c[2])), order[c]))
-        out.append(first + rest)
+        ranked = [c for c in rest if not said_only or c[1] in ("user", "assistant")]
+        ranked.sort(key=lambda c: (-len(_SPECIFICS.findall(c[2])) / max(1, tok.count(c[2])), order[c]))
+        out.append(first + ranked + [c for c in rest if said_only and c[1] not in ("user", "assistant")])
     return out
 
 
-def dense_lines(leaf: Any, budget: int, tok: Tokenizer) -> str:
-    """The ``dense`` pick in ``budget`` tokens."""
+def dense_lines(leaf: Any, budget: int, tok: Tokenizer, said_only: bool = False) -> str:
+    """The ``dense`` (or ``dense-said``) pick in ``budget`` tokens."""
     chosen = quotes._Chosen(budget)
     seen: set[str] = set()
-    ranked = dense_ranks(leaf, tok)
+    ranked = dense_ranks(leaf, tok, said_only)
     for k in range(max((len(r) for r in ranked), default=0)):
         for r in ranked:
             if k < len(r) and r[k][2].casefold() not in seen:
@@ -144,13 +151,14 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     sizes = {x["leaf"]: x["tokens"] for x in size_of["leaves"]} if size_of else {}
-    if kind in ("keylines", "oracle", "dense"):
+    if kind in ("keylines", "oracle", "dense", "dense-said"):
         out.update(backend="extractive", model=None, summary_format=f"{kind} (post-hoc)", speed=None)
     for row in out["leaves"]:
         sources = leaves[row["leaf"]].sources
         target = leaf_target(int(row["source_tokens"]))
-        if kind == "dense":
-            row.update(text=dense_lines(leaves[row["leaf"]], target, tok), tier="normal", calls=[], rejections=[])
+        if kind in ("dense", "dense-said"):
+            row.update(text=dense_lines(leaves[row["leaf"]], target, tok, kind == "dense-said"), tier="normal",
+                       calls=[], rejections=[])
         elif kind in ("keylines", "oracle"):
             budget = sizes.get(row["leaf"], target)
             keep = oracle_keep(leaves[row["leaf"]], budget, tok) if kind == "oracle" else ""
@@ -166,7 +174,7 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
         sources = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
                    for k in row["sources"] if k in by_leaf]
         target = condensed_target(sources, share)
-        if kind in ("keylines", "oracle", "dense"):
+        if kind in ("keylines", "oracle", "dense", "dense-said"):
             row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
         else:
             gist = gist_of(row["text"])
@@ -185,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     k.add_argument("--condensed-share", type=float, default=SHARE,
                    help="a condensed summary's least target, of its sources (keylines6: 0.5)")
-    d = sub.add_parser("dense")
-    d.add_argument("new")
-    d.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
+    for name in ("dense", "dense-said"):
+        d = sub.add_parser(name)
+        d.add_argument("new")
+        d.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     o = sub.add_parser("oracle")
     o.add_argument("new")
     o.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
