@@ -221,7 +221,7 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[
             levels[8] += [(i, "user", x) for x in said[2:8]]
             levels[10] += [(i, "user", x) for x in said[8:]]
         elif s.role == "assistant":
-            said_prose = _CODE_BLOCK.sub("\n", steps.prose(s.text))
+            said_prose = _CODE_BLOCK.sub("\n", "\n\n".join(x for x in (steps.prose(s.text), steps.written(s.text)) if x))
             talk = _words(said_prose, MIN_WORDS)
             if talk:
                 last_answer = (i, talk)

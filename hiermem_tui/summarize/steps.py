@@ -68,6 +68,34 @@ def prose(text: str) -> str:
     return _CALL.split(text, 1)[0].strip()
 
 
+_DOCUMENT_TOOLS = ("canmore.create_textdoc", "canmore.update_textdoc")
+"""Tools through which the assistant writes a document for the user (ChatGPT's canvas): their text is
+what it said, as much as an answer's prose."""
+
+
+def written(text: str) -> str:
+    """What an assistant message wrote into a document through a tool call: a canvas's ``content``, an
+    update's ``replacement`` texts; "" when it wrote none. Why: a ChatGPT answer given as a canvas is one
+    call, so its prose was empty and a 4,000-token revised paper was summarised as the call's first line
+    (78 tokens of a 1,000-token target; stop 32's held-out probes)."""
+    out = []
+    for part in _CALL_PART.split(text):
+        m = _CALL_JSON.match(part.strip())
+        if m is None or m.group(1).strip() not in _DOCUMENT_TOOLS:
+            continue
+        try:
+            args = json.loads(m.group(2))
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(args, dict):
+            continue
+        updates = args.get("updates")
+        texts = [args.get("content")] + [u.get("replacement") for u in updates if isinstance(u, dict)] \
+            if isinstance(updates, list) else [args.get("content")]
+        out += [t for t in texts if isinstance(t, str) and t.strip()]
+    return "\n\n".join(out)
+
+
 def split(sources: Sequence[SourceItem]) -> list[Step]:
     """The steps of a leaf (see the module docstring); every source is in exactly one, in order."""
     if not sources:

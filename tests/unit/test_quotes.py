@@ -139,6 +139,36 @@ def test_a_sentence_is_quoted_once_even_inside_a_longer_line(tok: Tokenizer) -> 
     assert heading in shown and not any("(3 p)" in x for x in shown)
 
 
+CANVAS = json.dumps({"name": "Semiring Paper (Revised)", "type": "document", "content": (
+    "# Semiring Foundations\n\nWe formalise two semiring structures on padded vectors. Model A uses discrete "
+    "convolution and is isomorphic to the polynomial ring R[x]. Model B uses the Kronecker product.\n\n"
+    "## New in this revision\n\n- a proof that the l1 completion of Model A is the power-series ring R[[x]];\n"
+    "- the prime-ideal spectrum of Model B via the Lazard correspondence.")})
+CANVAS_EDIT = json.dumps({"updates": [{"pattern": "## References.*", "multiple": False,
+                                       "replacement": "## References\n\nGolan 1999 gives the semiring background."}]})
+CANVAS_CHAT = [
+    ("user", "Rewrite this paper based on the peer review."),
+    ("assistant", f"[call canmore.create_textdoc] {CANVAS}"),
+    ("tool", "Successfully created text document 'Semiring Paper (Revised)' which will be referenced in all future "
+             "messages with the unique identifier textdoc_id: '68498f59e120'"),
+    ("user", "add the references you left out"),
+    ("assistant", f"[call canmore.update_textdoc] {CANVAS_EDIT}"),
+]
+
+
+def test_what_the_assistant_wrote_into_a_canvas_is_quoted_as_what_it_said(tok: Tokenizer) -> None:
+    """A ChatGPT answer given as a canvas is one tool call: its prose was empty, and a 4,000-token revised
+    paper was summarised as the call's first line (78 tokens of a 1,000-token target). The document's
+    sentences, and an update's replacement, are the assistant's words; another tool's file content is not."""
+    text = quotes.key_lines(items(tok, CANVAS_CHAT), 400, tok)
+    assert "- assistant: Model A uses discrete convolution and is isomorphic to the polynomial ring R[x]." in text
+    assert "Lazard correspondence" in text and "Golan 1999 gives the semiring background." in text
+    assert tok.count(text) <= 400
+    write = json.dumps({"file_path": "/src/model.py", "content": "Model A uses discrete convolution here."})
+    agent = items(tok, [("user", "write the model"), ("assistant", f"[tool_use Write] {write}")])
+    assert "- assistant: Model A uses" not in quotes.key_lines(agent, 400, tok)
+
+
 def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
     text = quotes.key_lines(items(tok), 30, tok)
     assert text.startswith("- user: The GPU tests stopped compiling.")
