@@ -38,7 +38,7 @@ EPISODE_CHARS = 12000
 
 
 def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condensed_only: bool = False,
-         only: list[str] | None = None, condensed_of: list[str] | None = None) -> None:
+         only: list[str] | None = None, condensed_of: list[str] | None = None, probe_dir: Path = PROBE_DIR) -> None:
     rng = random.Random(seed)
     texts: dict[tuple[str, str], str] = {}
     condensed: dict[tuple[str, str], tuple[str, list[str]]] = {}
@@ -47,7 +47,7 @@ def pack(runs: list[str], out: Path, groups: list[list[str]], seed: int, condens
         texts.update({(r, x["leaf"]): x["text"] for x in data["leaves"]})
         condensed.update({(r, c["file"]): (c["text"], c["sources"]) for c in data["condensed"]})
     out.mkdir(parents=True, exist_ok=True)
-    leaves = load_leaves()
+    leaves = load_leaves(probe_dir)
     by_key = {leaf.key: leaf for leaf in leaves}
     keymap: dict[str, dict[str, str]] = {}
     for k, files in enumerate(groups, 1):
@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--condensed-only", action="store_true", help="only the condensed summaries (runs whose leaves are the same)")
     p.add_argument("--leaves", nargs="*", help="only these leaves (the ones the runs differ on)")
     p.add_argument("--condensed-of", nargs="*", help="only these chats' condensed summaries")
+    p.add_argument("--probes", type=Path, default=PROBE_DIR, help="the probe files' folder (a held-out set)")
     u = sub.add_parser("unblind")
     u.add_argument("out", type=Path)
     u.add_argument("suffix")
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         titles_count(args.out)
     elif args.cmd == "pack":
         pack(args.runs.split(","), args.out, [g.split("+") for g in args.groups.split(",")], args.seed, args.condensed_only,
-             args.leaves, args.condensed_of)
+             args.leaves, args.condensed_of, args.probes)
     else:
         unblind(args.out, args.suffix, args.who)
     return 0

@@ -15,6 +15,9 @@ to their gist with the key lines after them (issue 19; how the stop-27 variants 
     probe_posthoc.py dense-said NEW
         as ``dense``, the agent's calls and tools' short answers first too, and only what the user and
         the assistant said ranked by specifics (a file read's code lines are not what was said)
+    probe_posthoc.py firstlast NEW
+        the first-and-last-sentence digest (``extractive.first_last_digest``), the digest issue 19 was
+        filed against, at each leaf's normal target
     probe_posthoc.py oracle NEW
         a ceiling, never a product: each leaf's key lines at its normal target, the lines that hold
         the most of its own probes' answers (their words and key strings) per token taken first
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,11 +45,10 @@ from typing import Any
 
 from probeset import PROBE_DIR, load_leaves
 
-import re
-
 from hiermem_tui.summarize import notes, quotes, steps
+from hiermem_tui.summarize.extractive import first_last_digest
 from hiermem_tui.summarize.summariser import CONDENSED_SHARE, QUOTE_SHARE
-from hiermem_tui.summarize.types import SourceItem
+from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
 RUNS = PROBE_DIR / "runs"
@@ -146,17 +149,20 @@ def gist_of(text: str) -> str:
 
 
 def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] | None, tok: Tokenizer,
-          share: float = SHARE) -> dict[str, Any]:
-    leaves = {leaf.key: leaf for leaf in load_leaves()}
+          share: float = SHARE, probe_dir: Path = PROBE_DIR) -> dict[str, Any]:
+    leaves = {leaf.key: leaf for leaf in load_leaves(probe_dir)}
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     sizes = {x["leaf"]: x["tokens"] for x in size_of["leaves"]} if size_of else {}
-    if kind in ("keylines", "oracle", "dense", "dense-said"):
+    if kind in ("keylines", "oracle", "dense", "dense-said", "firstlast"):
         out.update(backend="extractive", model=None, summary_format=f"{kind} (post-hoc)", speed=None)
     for row in out["leaves"]:
         sources = leaves[row["leaf"]].sources
         target = leaf_target(int(row["source_tokens"]))
-        if kind in ("dense", "dense-said"):
+        if kind == "firstlast":
+            row.update(text=first_last_digest(SummaryRequest(0, sources, target), tok), tier="normal", calls=[],
+                       rejections=[])
+        elif kind in ("dense", "dense-said"):
             row.update(text=dense_lines(leaves[row["leaf"]], target, tok, kind == "dense-said"), tier="normal",
                        calls=[], rejections=[])
         elif kind in ("keylines", "oracle"):
@@ -174,7 +180,7 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
         sources = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
                    for k in row["sources"] if k in by_leaf]
         target = condensed_target(sources, share)
-        if kind in ("keylines", "oracle", "dense", "dense-said"):
+        if kind in ("keylines", "oracle", "dense", "dense-said", "firstlast"):
             row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
         else:
             gist = gist_of(row["text"])
@@ -193,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     k.add_argument("--condensed-share", type=float, default=SHARE,
                    help="a condensed summary's least target, of its sources (keylines6: 0.5)")
-    for name in ("dense", "dense-said"):
+    for name in ("dense", "dense-said", "firstlast"):
         d = sub.add_parser(name)
         d.add_argument("new")
         d.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
@@ -203,11 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("gist")
     g.add_argument("run")
     g.add_argument("new")
+    ap.add_argument("--probes", type=Path, default=PROBE_DIR, help="the probe files' folder (a held-out set)")
     args = ap.parse_args(argv)
     load = lambda name: json.loads((RUNS / f"{name}.json").read_text(encoding="utf-8"))  # noqa: E731
     base = load(args.run if args.kind == "gist" else args.base)
     size_of = load(args.size_of) if args.kind == "keylines" and args.size_of else None
-    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", SHARE))
+    out = build(args.kind, base, args.new, size_of, Tokenizer(), getattr(args, "condensed_share", SHARE), args.probes)
     path = write_run(args.new, out)
     print(f"wrote {path}: {len(out['leaves'])} leaves, mean {sum(x['tokens'] for x in out['leaves']) / len(out['leaves']):.0f} tokens")
     return 0
