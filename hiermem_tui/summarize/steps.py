@@ -68,14 +68,14 @@ def prose(text: str) -> str:
     return _CALL.split(text, 1)[0].strip()
 
 
-_DOCUMENT_TOOLS = ("canmore.create_textdoc", "canmore.update_textdoc")
+_DOCUMENT_TOOLS = ("canmore.create_textdoc", "canmore.update_textdoc", "canmore.comment_textdoc")
 """Tools through which the assistant writes a document for the user (ChatGPT's canvas): their text is
 what it said, as much as an answer's prose."""
 
 
 def written(text: str) -> str:
     """What an assistant message wrote into a document through a tool call: a canvas's ``content``, an
-    update's ``replacement`` texts; "" when it wrote none. Why: a ChatGPT answer given as a canvas is one
+    update's ``replacement`` texts, its ``comment`` on a passage; "" when it wrote none. Why: a ChatGPT answer given as a canvas is one
     call, so its prose was empty and a 4,000-token revised paper was summarised as the call's first line
     (78 tokens of a 1,000-token target; stop 32's held-out probes)."""
     out = []
@@ -89,9 +89,10 @@ def written(text: str) -> str:
             continue
         if not isinstance(args, dict):
             continue
-        updates = args.get("updates")
-        texts = [args.get("content")] + [u.get("replacement") for u in updates if isinstance(u, dict)] \
-            if isinstance(updates, list) else [args.get("content")]
+        texts = [args.get("content")]
+        for key, field in (("updates", "replacement"), ("comments", "comment")):
+            listed = args.get(key)
+            texts += [x.get(field) for x in listed if isinstance(x, dict)] if isinstance(listed, list) else []
         out += [t for t in texts if isinstance(t, str) and t.strip()]
     return "\n\n".join(out)
 

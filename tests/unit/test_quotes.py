@@ -146,6 +146,7 @@ CANVAS = json.dumps({"name": "Semiring Paper (Revised)", "type": "document", "co
     "- the prime-ideal spectrum of Model B via the Lazard correspondence.")})
 CANVAS_EDIT = json.dumps({"updates": [{"pattern": "## References.*", "multiple": False,
                                        "replacement": "## References\n\nGolan 1999 gives the semiring background."}]})
+CANVAS_NOTE = json.dumps({"comments": [{"pattern": "Model B", "comment": "State the lexicographic order Model B uses."}]})
 CANVAS_CHAT = [
     ("user", "Rewrite this paper based on the peer review."),
     ("assistant", f"[call canmore.create_textdoc] {CANVAS}"),
@@ -153,16 +154,20 @@ CANVAS_CHAT = [
              "messages with the unique identifier textdoc_id: '68498f59e120'"),
     ("user", "add the references you left out"),
     ("assistant", f"[call canmore.update_textdoc] {CANVAS_EDIT}"),
+    ("user", "anything else to fix?"),
+    ("assistant", f"[call canmore.comment_textdoc] {CANVAS_NOTE}"),
 ]
 
 
 def test_what_the_assistant_wrote_into_a_canvas_is_quoted_as_what_it_said(tok: Tokenizer) -> None:
     """A ChatGPT answer given as a canvas is one tool call: its prose was empty, and a 4,000-token revised
     paper was summarised as the call's first line (78 tokens of a 1,000-token target). The document's
-    sentences, and an update's replacement, are the assistant's words; another tool's file content is not."""
+    sentences, an update's replacement and a comment are the assistant's words; another tool's file content
+    is not."""
     text = quotes.key_lines(items(tok, CANVAS_CHAT), 400, tok)
     assert "- assistant: Model A uses discrete convolution and is isomorphic to the polynomial ring R[x]." in text
     assert "Lazard correspondence" in text and "Golan 1999 gives the semiring background." in text
+    assert "- assistant: State the lexicographic order Model B uses." in text  # a comment on the document
     assert tok.count(text) <= 400
     write = json.dumps({"file_path": "/src/model.py", "content": "Model A uses discrete convolution here."})
     agent = items(tok, [("user", "write the model"), ("assistant", f"[tool_use Write] {write}")])
