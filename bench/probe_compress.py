@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from probe_posthoc import leaf_target
 from probeset import lab_parser, load_leaves
 
 from hiermem_tui.summarize import notes, quotes
@@ -30,11 +31,6 @@ from hiermem_tui.tokens import Tokenizer
 
 ASK = ("Rewrite these lines as short notes, one note per line, in the order given. Keep every name, number, "
        "file, command and error exactly as written, and who said it. Drop filler words. Write only the notes.")
-
-
-def leaf_target(source_tokens: int) -> int:
-    """``summariser.targets_for`` at depth 0 with the shipped settings."""
-    return min(1200, max(24, source_tokens // 4))
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -52,6 +52,8 @@ from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
 RUNS = PROBE_DIR / "runs"
+EXTRACTIVE = ("keylines", "oracle", "dense", "dense-said", "firstlast")
+"""The kinds made without a model: their condensed summaries are their leaves' key lines carried up."""
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 SHARE = CONDENSED_SHARE[0] / CONDENSED_SHARE[1]
 
@@ -86,15 +88,15 @@ def answer_terms(leaf: Any) -> set[str]:
 def oracle_keep(leaf: Any, budget: int, tok: Tokenizer) -> str:
     """The candidate key lines that cover most of the leaf's answer terms per token, greedily, in ``budget``:
     the ``keep`` of a key-lines pick that then fills the rest as the app does."""
-    sources = leaf.sources
+    sources, terms = leaf.sources, answer_terms(leaf)
     lines: dict[str, tuple[set[str], int]] = {}
     for st in steps.split(sources):
         for level in quotes._candidates(st.items(sources), st.first):
             for _i, who, text in level:
                 line = f"- {who}: {quotes.clip_sentence(text, quotes.LINE_TOKENS, tok)}"
                 low = line.casefold()
-                lines.setdefault(line, ({t for t in answer_terms(leaf) if t in low}, tok.count(line) + 1))
-    left, used, keep = set(answer_terms(leaf)), 0, []
+                lines.setdefault(line, ({t for t in terms if t in low}, tok.count(line) + 1))
+    left, used, keep = set(terms), 0, []
     while True:
         best = max(((len(h & left) / c, line) for line, (h, c) in lines.items()
                     if h & left and used + c <= budget), default=None)
@@ -154,7 +156,7 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
     out = copy.deepcopy(base)
     out.update(label=label, date=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     sizes = {x["leaf"]: x["tokens"] for x in size_of["leaves"]} if size_of else {}
-    if kind in ("keylines", "oracle", "dense", "dense-said", "firstlast"):
+    if kind in EXTRACTIVE:
         out.update(backend="extractive", model=None, summary_format=f"{kind} (post-hoc)", speed=None)
     for row in out["leaves"]:
         sources = leaves[row["leaf"]].sources
@@ -180,7 +182,7 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
         sources = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
                    for k in row["sources"] if k in by_leaf]
         target = condensed_target(sources, share)
-        if kind in ("keylines", "oracle", "dense", "dense-said", "firstlast"):
+        if kind in EXTRACTIVE:
             row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
         else:
             gist = gist_of(row["text"])
@@ -199,13 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     k.add_argument("--condensed-share", type=float, default=SHARE,
                    help="a condensed summary's least target, of its sources (keylines6: 0.5)")
-    for name in ("dense", "dense-said", "firstlast"):
+    for name in EXTRACTIVE[1:]:
         d = sub.add_parser(name)
         d.add_argument("new")
         d.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
-    o = sub.add_parser("oracle")
-    o.add_argument("new")
-    o.add_argument("--base", default="notes-v1f", help="the run whose leaves and condensed rows are re-made")
     g = sub.add_parser("gist")
     g.add_argument("run")
     g.add_argument("new")

@@ -75,19 +75,13 @@ what it said, as much as an answer's prose."""
 
 def written(text: str) -> str:
     """What an assistant message wrote into a document through a tool call: a canvas's ``content``, an
-    update's ``replacement`` texts, its ``comment`` on a passage; "" when it wrote none. Why: a ChatGPT answer given as a canvas is one
-    call, so its prose was empty and a 4,000-token revised paper was summarised as the call's first line
-    (78 tokens of a 1,000-token target; stop 32's held-out probes)."""
+    update's ``replacement`` texts, its ``comment`` on a passage; "" when it wrote none. Why: a ChatGPT
+    answer given as a canvas is one call, so its prose was empty and a 4,000-token revised paper was
+    summarised as the call's first line (78 tokens of a 1,000-token target; stop 32's held-out probes)."""
     out = []
     for part in _CALL_PART.split(text):
-        m = _CALL_JSON.match(part.strip())
-        if m is None or m.group(1).strip() not in _DOCUMENT_TOOLS:
-            continue
-        try:
-            args = json.loads(m.group(2))
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(args, dict):
+        call = _parsed_call(part)
+        if call is None or call[0].strip() not in _DOCUMENT_TOOLS or not isinstance(args := call[2], dict):
             continue
         texts = [args.get("content")]
         for key, field in (("updates", "replacement"), ("comments", "comment")):
@@ -155,18 +149,30 @@ def readable_calls(text: str) -> str:
         return text
     out = []
     for part in _CALL_PART.split(text):
-        m = _CALL_JSON.match(part.strip())
-        if m is None:
+        call = _parsed_call(part)
+        if call is None:
             out.append(part)
-            continue
-        name, body = m.groups()
-        try:
-            args = json.loads(body)
-        except json.JSONDecodeError:
-            out.append(f"[{name}] {body.strip()}\n")
-            continue
-        out.append(f"[{name}] {_arguments(args)}\n")
+        else:
+            name, body, args = call
+            out.append(f"[{name}] {body.strip() if args is _NOT_JSON else _arguments(args)}\n")
     return "".join(out).strip()
+
+
+_NOT_JSON = object()
+"""A call's arguments that are not JSON (shown as written)."""
+
+
+def _parsed_call(part: str) -> tuple[str, str, object] | None:
+    """(name, arguments as written, arguments parsed or ``_NOT_JSON``) of one tool call as a message writes
+    it (``[tool_use Bash] {…}``); None for text that is not a call."""
+    m = _CALL_JSON.match(part.strip())
+    if m is None:
+        return None
+    name, body = m.groups()
+    try:
+        return name, body, json.loads(body)
+    except json.JSONDecodeError:
+        return name, body, _NOT_JSON
 
 
 def _arguments(args: object) -> str:
