@@ -111,7 +111,7 @@ _SPECIFICS = re.compile(r"\d+(?:[.,:]\d+)*|`[^`]+`|\"[^\"]{2,60}\"|\b[A-Z][a-z]+
                         r"|\b\w+(?:[._/]\w+)+|\$\s?\d")
 
 
-def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list[tuple[int, str, str]]]:
+def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list[quotes.Candidate]]:
     """Per step, its candidate lines in the ``dense`` order: the user's words and error lines (levels 0
     and 3) as key lines have them, then the rest by specifics (numbers, names, identifiers, quoted
     strings) per token, most first, lines with none last in key lines' order. ``said_only``

@@ -25,8 +25,10 @@ of the same, in this order:
 
 9. the rest of the user's sentences, the assistant's other sentences with numbers or names, the
    opening sentence of each of its answers, and the rows of its tables (a bill of materials' lines);
-10. the first lines of each long tool output (what a file says, what a grep found);
-11. every other sentence and output line, in order.
+10. a document's outline (a pasted paper, a canvas; ``_Document``): its headings, then each section's
+    first sentence;
+11. the first lines of each long tool output (what a file says, what a grep found);
+12. every other sentence and output line, in order (a document's a section at a time in turn).
 
 Lines are taken a level at a time across all steps (every step's user words before any step's
 tools' errors), so one long step cannot crowd out the rest, until ``budget`` tokens are used; they are
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from hiermem_tui.summarize import steps
@@ -102,7 +104,7 @@ _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.S | re.M)
 """Fenced code in an assistant's answer: its lines are code, not what was said ("/// Start of the window")."""
 _CODE = re.compile(r"^(?:from |import |raise |def |class |#include|return |except |if |[\w.]+\s*=\s)")
 _TALLY = re.compile(r"\d+ (?:passed|failed|errors?|files?|matches|warnings?)\b|\bno matches\b|\bdone\b", re.I)
-LEVELS = 11
+LEVELS = 12
 SHORT_OUTPUT = 6
 """A tool output of at most this many lines is quoted whole, on one line (a grep's file list)."""
 SPECIFICS = 5
@@ -117,6 +119,54 @@ _ROW = re.compile(r"^\s*\|(.+)\|\s*$")
 def _words(text: str, least: int = 3) -> list[str]:
     out = [_HEADING.sub("", s).strip() for s in sentences(text)]
     return [s for s in out if len(s.split()) >= least and not s.startswith("|")]
+
+
+_SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,100}[^*\n.:]\*\*|\d+(?:\.\d+)*\.?\s+[A-Z][^\n.!?]{2,80})\s*$")
+"""A line that opens a section of a document: a Markdown heading, a line in bold, a numbered title
+("1.1 Base Set and Equivalence Relation", as a paper pasted from a PDF has them)."""
+DOCUMENT_SECTIONS = 3
+DOCUMENT_SENTENCES = 20
+"""A text with at least this many section headings and sentences is read as a document (``_document``)."""
+
+
+class _Document:
+    """A long text's sentences by section: its ``headings``, each section's first sentence (``firsts``)
+    and the ``rest`` a section at a time in turn (every section's second sentence before any third).
+    Why: taken in order, a pasted paper or a canvas filled a summary with its first sections ("stops at
+    section 2.2"), and what its later sections decide went unanswered (stop 33's held-out probes)."""
+
+    def __init__(self, headings: list[str], sections: list[list[str]], where: dict[str, int]) -> None:
+        self.headings = headings
+        self.where = where
+        """Each heading's and sentence's place in the document (from 1): picked lines are shown in its order."""
+        firsts = [next((x for x in sec if _wordy(x)), None) for sec in sections]
+        self.firsts = [x for x in firsts if x is not None]
+        """Each section's first sentence in words (not a formula)."""
+        rest = [[x for x in sec if x != first and _wordy(x)] for sec, first in zip(sections, firsts)]
+        self.rest = [sec[k] for k in range(max(map(len, rest), default=0)) for sec in rest if k < len(sec)]
+        self.rest += [x for sec in sections for x in sec if not _wordy(x)]
+        """The other sentences, a section at a time in turn; formulas and code last."""
+
+    @classmethod
+    def read(cls, text: str, least: int) -> _Document | None:
+        """``text`` as a document, or None when it is not one (too few headings or sentences)."""
+        headings: list[str] = []
+        sections: list[list[str]] = [[]]
+        where: dict[str, int] = {}
+        for ln in text.splitlines():
+            if _SECTION.match(ln):
+                heading = _SPACES.sub(" ", _HEADING.sub("", ln)).strip().rstrip(":")
+                if len(re.findall(r"[^\W\d_]{2,}", heading)) >= 2:
+                    headings.append(heading)
+                    where.setdefault(heading, len(where) + 1)
+                sections.append([])
+            else:
+                for x in _words(ln, least):
+                    sections[-1].append(x)
+                    where.setdefault(x, len(where) + 1)
+        if len(headings) < DOCUMENT_SECTIONS or sum(map(len, sections)) < DOCUMENT_SENTENCES:
+            return None
+        return cls(headings, sections, where)
 
 
 def _wordy(line: str) -> bool:
@@ -207,55 +257,81 @@ def _tool_opening(text: str) -> str | None:
     return None
 
 
-def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[tuple[int, str, str]]]:
+Place = tuple[int, int]
+"""Where a line is shown: (its source's index, its place in a document, else 0 — shown as picked)."""
+Candidate = tuple[Place, str, str]
+"""A line a step offers: (its place, who said it, the words)."""
+
+
+def _placer(i: int, doc: _Document | None) -> Callable[[str], Place]:
+    """The place of a sentence of source ``i``: a document's sentences are shown in the document's order."""
+    return lambda x: (i, doc.where.get(x, 0) if doc else 0)
+
+
+def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candidate]]:
     """Per level (1–8 of the module docstring), the (source index, who, sentence) a step offers."""
-    levels: list[list[tuple[int, str, str]]] = [[] for _ in range(LEVELS)]
-    last_answer: tuple[int, list[str]] | None = None
+    levels: list[list[Candidate]] = [[] for _ in range(LEVELS)]
+    last_answer: tuple[Place, Place, list[str]] | None = None
     for k, s in enumerate(step_items):
         i = base + k
+        at = _placer(i, None)
         if s.role == "user" and not _NOT_SAID.match(s.text):
             said = _words(_ATTACHED.sub("", s.text))
-            levels[0] += [(i, "user", x) for x in said[:2]]
-            levels[0] += [(i, "user", x) for x in _tool_lines(s.text)[0][:1]]
-            levels[2] += [(i, "user", x) for x in said[2:] if DECIDES.search(x)]
-            levels[8] += [(i, "user", x) for x in said[2:8]]
-            levels[10] += [(i, "user", x) for x in said[8:]]
+            doc = _Document.read(_ATTACHED.sub("", s.text), MIN_WORDS)
+            at = _placer(i, doc)
+            levels[0] += [(at(x), "user", x) for x in said[:2]]
+            levels[0] += [(at(x), "user", x) for x in _tool_lines(s.text)[0][:1]]
+            levels[2] += [(at(x), "user", x) for x in said[2:] if DECIDES.search(x)]
+            levels[8] += [(at(x), "user", x) for x in said[2:8]]
+            if doc:
+                levels[9] += [(at(x), "user", x) for x in doc.headings + doc.firsts]
+                levels[11] += [(at(x), "user", x) for x in doc.rest]
+            else:
+                levels[11] += [(at(x), "user", x) for x in said[8:]]
         elif s.role == "assistant":
             said_prose = _CODE_BLOCK.sub("\n", "\n\n".join(x for x in (steps.prose(s.text), steps.written(s.text)) if x))
             talk = _words(said_prose, MIN_WORDS)
             if talk:
-                last_answer = (i, talk)
-                levels[2] += [(i, "assistant", x) for x in talk[1:-1] if DECIDES.search(x)]
-                specific = [x for x in talk[1:-1] if _SPECIFIC.search(x)]
-                levels[6] += [(i, "assistant", x) for x in specific[:SPECIFICS]]
-                levels[8] += [(i, "assistant", x) for x in [talk[0], *specific[SPECIFICS:]]]
-                levels[8] += [(i, "assistant", x) for x in _rows(said_prose)]
-                levels[10] += [(i, "assistant", x) for x in _words(said_prose)]
+                doc = _Document.read(said_prose, MIN_WORDS)
+                at = _placer(i, doc)
+                last_answer = (at(talk[0]), at(talk[-1]), talk)
+                levels[2] += [(at(x), "assistant", x) for x in talk[1:-1] if DECIDES.search(x)]
+                ends = {talk[0], talk[-1]}
+                middle = [x for x in doc.firsts + doc.rest if x not in ends] if doc else talk[1:-1]
+                specific = [x for x in middle if _SPECIFIC.search(x)]
+                levels[6] += [(at(x), "assistant", x) for x in specific[:SPECIFICS]]
+                levels[8] += [(at(x), "assistant", x) for x in [talk[0], *specific[SPECIFICS:]]]
+                levels[8] += [(at(x), "assistant", x) for x in _rows(said_prose)]
+                if doc:
+                    levels[9] += [(at(x), "assistant", x) for x in doc.headings + doc.firsts]
+                levels[11] += [(at(x), "assistant", x) for x in (doc.rest if doc else _words(said_prose))]
             raw_calls = steps.calls(s.text)
             for call in raw_calls[:3]:
                 if "TodoWrite" in call.split("]", 1)[0]:
                     plan = _todos(call)
                     if plan:
-                        levels[4].append((i, "assistant planned", plan))
+                        levels[4].append(((i, 0), "assistant planned", plan))
+                elif edit := steps.document_edit(call):
+                    levels[4].append(((i, 0), "assistant did", edit))
                 else:
                     shown = steps.readable_calls(call).strip()
                     if shown.startswith("[") and "*** Begin Patch" not in shown:
-                        levels[4].append((i, "assistant did", shown.splitlines()[0]))
+                        levels[4].append(((i, 0), "assistant did", shown.splitlines()[0]))
         elif s.role == "tool":
             s = replace(s, text=steps.without_reminders(s.text))
             errors, result = _tool_lines(s.text)
-            levels[3] += [(i, "tool", x) for x in errors]
+            levels[3] += [(at(x), "tool", x) for x in errors]
             if result and result not in errors:
-                levels[5].append((i, "tool", result))
+                levels[5].append(((i, 0), "tool", result))
             elif not errors and (opening := _tool_opening(s.text)):
-                levels[7].append((i, "tool", opening))
+                levels[7].append(((i, 0), "tool", opening))
             if result is None:
                 said, other = _output_lines(s.text)
-                levels[9] += [(i, "tool", x) for x in said[:OUTPUT_LINES]]
-                levels[10] += [(i, "tool", x) for x in said[OUTPUT_LINES:] + other]
+                levels[10] += [(at(x), "tool", x) for x in said[:OUTPUT_LINES]]
+                levels[11] += [(at(x), "tool", x) for x in said[OUTPUT_LINES:] + other]
     if last_answer is not None:
-        i, talk = last_answer
-        levels[1] += [(i, "assistant", talk[0])] + ([(i, "assistant", talk[-1])] if len(talk) > 1 else [])
+        place, end, talk = last_answer
+        levels[1] += [(place, "assistant", talk[0])] + ([(end, "assistant", talk[-1])] if len(talk) > 1 else [])
     return levels
 
 
@@ -304,20 +380,20 @@ class _Chosen:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.used = 0
-        self.lines: dict[tuple[int, int], tuple[str, str, int]] = {}  # (source index, order): who, line, cost
-        self.words: dict[tuple[int, int], str] = {}
-        self.read: set[tuple[int, int]] = set()
+        self.lines: dict[tuple[Place, int], tuple[str, str, int]] = {}  # (place, order): who, line, cost
+        self.words: dict[tuple[Place, int], str] = {}
+        self.read: set[tuple[Place, int]] = set()
         self.order = 0
 
-    def take(self, i: int, who: str, line: str, cost: int, *, read: bool) -> bool:
-        """Take ``line`` (of source ``i``, costing ``cost`` tokens with its newline) if it fits and says
+    def take(self, i: Place, who: str, line: str, cost: int, *, read: bool) -> bool:
+        """Take ``line`` (at place ``i``, costing ``cost`` tokens with its newline) if it fits and says
         something new; whether it was taken."""
         if self.used + cost > self.budget:
             return False
         words = _said(who, line)
-        if words and any(words in other for other in self.words.values()):
+        if words and any(_holds(other, words) for other in self.words.values()):
             return False
-        held = [at for at, other in self.words.items() if words and other in words]
+        held = [at for at, other in self.words.items() if words and _holds(words, other)]
         if any(at in self.read for at in held):
             return False
         for at in held:
@@ -335,6 +411,17 @@ class _Chosen:
 
     def text(self) -> str:
         return "\n".join(f"- {who}: {line}" for _, (who, line, _cost) in sorted(self.lines.items()))
+
+
+def _holds(longer: str, words: str) -> bool:
+    """``words`` occur in ``longer`` as whole words ("section 1" is not in "section 10")."""
+    at = longer.find(words)
+    while at >= 0:
+        end = at + len(words)
+        if (at == 0 or not longer[at - 1].isalnum()) and (end == len(longer) or not longer[end].isalnum()):
+            return True
+        at = longer.find(words, at + 1)
+    return False
 
 
 _LEADING_MARKS = re.compile(r"^[#>*\s-]+")
@@ -371,7 +458,7 @@ def quoted(text: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in map(_QUOTE_LINE.match, lines) if m]
 
 
-def _summary_ranks(source: SourceItem, first: int) -> list[list[tuple[int, str, str]]]:
+def _summary_ranks(source: SourceItem, first: int) -> list[list[Candidate]]:
     """A summary's quoted lines carried up, one per level, most telling first: its first line; the
     lines that decide something; what the user said in words ("ok box swap yes, pir stays."); errors;
     the assistant's lines with numbers or names; then the rest (a pasted log, a file's lines), each kind
@@ -395,4 +482,4 @@ def _summary_ranks(source: SourceItem, first: int) -> list[list[tuple[int, str, 
         else:
             kind = 5
         ranked.append((kind, n, who, words))
-    return [[(first + n, who, words)] for _, n, who, words in sorted(ranked)]
+    return [[((first + n, 0), who, words)] for _, n, who, words in sorted(ranked)]

@@ -91,6 +91,30 @@ def written(text: str) -> str:
     return "\n\n".join(out)
 
 
+def document_edit(call: str) -> str | None:
+    """What a document tool call did, in a line ("[canmore.update_textdoc] rewrote: ## 10. Shrinking to
+    Minimal Representative"), for a call whose words ``written`` reads; None for any other call. Why:
+    shown as its arguments, an update was its regex pattern and the replacement's first 300 characters
+    again, clipped: four such lines took 360 of a 530-token leaf summary (stop 33's held-out probes)."""
+    parsed = _parsed_call(call)
+    if parsed is None or parsed[0].strip() not in _DOCUMENT_TOOLS or not isinstance(args := parsed[2], dict):
+        return None
+    name = parsed[0].strip()
+    if isinstance(args.get("name"), str) and args["name"].strip():
+        return f"[{name}] name: {_value(args['name'])}"
+    heads = []
+    for x in args.get("updates") or []:
+        text = x.get("replacement") if isinstance(x, dict) else None
+        first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip().lstrip("#").strip()), "") \
+            if isinstance(text, str) else ""
+        if first:
+            heads.append(first)
+    if heads:
+        return f"[{name}] rewrote: " + _value("; ".join(heads))
+    notes = [x for x in args.get("comments") or [] if isinstance(x, dict)]
+    return f"[{name}] {len(notes)} comment{'s' if len(notes) != 1 else ''}" if notes else f"[{name}]"
+
+
 def split(sources: Sequence[SourceItem]) -> list[Step]:
     """The steps of a leaf (see the module docstring); every source is in exactly one, in order."""
     if not sources:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hiermem_tui.summarize import Summariser, notes, quotes
+from hiermem_tui.summarize import Summariser, notes, quotes, steps
 from hiermem_tui.summarize.summariser import QUOTES_VERSION
 from hiermem_tui.summarize.extractive import ExtractiveBackend
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
@@ -172,6 +172,66 @@ def test_what_the_assistant_wrote_into_a_canvas_is_quoted_as_what_it_said(tok: T
     write = json.dumps({"file_path": "/src/model.py", "content": "Model A uses discrete convolution here."})
     agent = items(tok, [("user", "write the model"), ("assistant", f"[tool_use Write] {write}")])
     assert "- assistant: Model A uses" not in quotes.key_lines(agent, 400, tok)
+
+
+def test_a_canvas_edit_is_one_short_line_of_what_it_rewrote_not_its_pattern(tok: Tokenizer) -> None:
+    """Shown as its arguments, an update was its regex pattern and its replacement's first 300 characters
+    again, clipped: four such lines took 360 of a 530-token summary. What it did is a line; what it wrote
+    is quoted as the assistant's words (key lines v8)."""
+    edit = json.dumps({"updates": [{"pattern": "## 10\\. Shrinking[\\s\\S]*## 11", "replacement":
+                                    "## 10. Shrinking to Minimal Representative\nDefault policy: no automatic "
+                                    "shrink inside hot operations; the caller invokes vsla_shrink."}]})
+    chat = [("user", "go on with the rest of the guide"), ("assistant", f"[call canmore.update_textdoc] {edit}")]
+    text = quotes.key_lines(items(tok, chat), 400, tok)
+    assert "- assistant did: [canmore.update_textdoc] rewrote: 10. Shrinking to Minimal Representative" in text
+    assert "pattern" not in text and "[\\s\\S]" not in text
+    assert "- assistant: Default policy: no automatic shrink inside hot operations; the caller invokes vsla_shrink." in text
+    created = steps.document_edit(f"[call canmore.create_textdoc] {CANVAS}")
+    assert created == "[canmore.create_textdoc] name: Semiring Paper (Revised)"
+    assert steps.document_edit(f"[call canmore.comment_textdoc] {CANVAS_NOTE}") == "[canmore.comment_textdoc] 1 comment"
+    assert steps.document_edit('[tool_use Bash] {"command": "make"}') is None
+
+
+def paper(sections: int) -> str:
+    """A pasted paper of ``sections`` numbered sections, each opening with a sentence naming its number."""
+    body = []
+    for n in range(1, sections + 1):
+        body.append(f"{n}. Section Title Number {n}")
+        body.append(f"Section {n} states its own result, which a reader would ask about later.")
+        body += [f"Further detail {k} of section {n} goes on at some length without saying much new." for k in range(4)]
+    return "\n".join(body)
+
+
+def test_a_long_document_is_read_by_its_outline_not_its_first_sections(tok: Tokenizer) -> None:
+    """Taken in order, a pasted paper filled the summary with its first sections ("stops at section 2.2")
+    and what its later sections said went unanswered. Its headings and each section's first sentence come
+    before the rest, shown in the document's order."""
+    chat = [("user", "Validate this proof please.\n\n" + paper(12))]
+    text = quotes.key_lines(items(tok, chat), 520, tok)
+    lines = text.splitlines()
+    for n in (1, 6, 12):
+        assert f"- user: {n}. Section Title Number {n}" in lines
+        assert f"- user: Section {n} states its own result, which a reader would ask about later." in lines
+    assert lines.index("- user: 12. Section Title Number 12") > lines.index("- user: Section 6 states its own "
+                                                                              "result, which a reader would ask about later.")
+    assert tok.count(text) <= 520
+    assert "Further detail 3 of section 12" not in text  # the rest comes after the outline
+    # the same sentences without headings are not a document: taken in order, as before
+    flat = [("user", "Validate this proof please.\n\n" + "\n".join(x for x in paper(12).splitlines()
+                                                                     if not x[0].isdigit()))]
+    assert "Section 12 states" not in quotes.key_lines(items(tok, flat), 520, tok)
+
+
+def test_a_documents_outline_does_not_crowd_out_what_the_user_says_next(tok: Tokenizer) -> None:
+    """A review pasted in one message and the user's decision in the next: the outline of the first comes
+    after every message's own words (a v9 draft put it before them and the decision was lost)."""
+    chat = [("user", "Here is the round 3 review.\n\n" + paper(20)),
+            ("assistant", "Thanks, the review raises the backend selection question first."),
+            ("user", "ok. I would much prefer MIT licence alternatives where possible. We can roll several "
+                     "backends as needed. Because the interface is identical we can run the same tests everywhere.")]
+    text = quotes.key_lines(items(tok, chat), 300, tok)
+    assert "Because the interface is identical we can run the same tests everywhere." in text
+    assert "- user: 2. Section Title Number 2" in text
 
 
 def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
