@@ -26,11 +26,12 @@ back as the new summary (issue 19).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hiermem_tui.summarize import steps
+from hiermem_tui.summarize import quotes, steps
 from hiermem_tui.summarize.types import SourceItem
 
 GIST_TOKENS = 40
@@ -145,7 +146,7 @@ def copies_frame(answer: str) -> str | None:
 
 
 _OF_THE_FRAME = re.compile(r"^\W*(?:the|this) (?:report|log|summary|conversation|chat log|part)(?:'s)? "
-                           r"(?:is|was|contains|shows|describes|discusses|covers)\b|\byour (?:summary|title|answer)\b",
+                           r"(?:is|was|contains|shows|describes|discusses|covers)\b|\byour (?:\w+ )?(?:summary|title|answer|report)\b",
                            re.I)
 _NAMES_THE_FRAME = re.compile(r"\bchat logs?\b|\bpart \d+\b", re.I)
 """The prompt's own names for its material in a title: "Report on Chat Log Part 3" (Qwen, stop 30)."""
@@ -159,7 +160,8 @@ def title_frame(title: str) -> str | None:
     or a line of the log's code ("#define VSLA_ENABLE_CUDA #include …"). SmolLM2-135M's condensed and
     leaf titles were kept so at a model tier (stop 29), and when asked of key lines (stop 31) "This log
     contains a report about …" and "Your summary is too long …", and with key lines v7 (stop 32) a statement of
-    code, 'document.write("Your summary is not available in any browser.");'. Also a title that names the
+    code, 'document.write("Your summary is not available in any browser.");', and on the held-out chats (stop
+    33) "Your previous summary was not only unnecessary but also unclear.". Also a title that names the
     material as the prompt does, "chat log" or "part 3" (Qwen, 1 of 98 titles in stop 30)."""
     for pattern, what in ((_OF_THE_FRAME, "speaks of the prompt's material"),
                           (_NAMES_THE_FRAME, "speaks of the prompt's material"),
@@ -168,6 +170,54 @@ def title_frame(title: str) -> str | None:
         if m:
             return f"{what} ({m.group(0).strip()!r})"
     return None
+
+
+_TITLE_WORD = re.compile(r"\w+")
+MISQUOTE_SIMILARITY = 0.75
+MISQUOTE_SHARE = 0.8
+MISQUOTE_WORDS = 2
+"""A title is a line it read written back with a word changed or added (``requoted``) when the two are this
+alike (``difflib``'s ratio of the title's words to the line's first ones), at least this share of its words
+are the line's, in order, and at most this many are not. Looser, true titles were caught: "VSLA C Backend
+Implementation Guide" for "VSLA: Mathematical & C Implementation Guide (PhD Review)"."""
+QUOTED_TITLE_WORDS = 20
+"""A line a misquoting title is replaced by is at most this many words long (a heading, a paper's title)."""
+
+
+def requoted(title: str, part: Part) -> str | None:
+    """The chat's own line for a ``title`` that writes back a line of the part's key lines with a word
+    changed or added ("…" after it when the title ran on past the line's end); None when the title is no
+    such near-copy, is the line's own words, or only leaves some out. Why: the held-out chats' only false
+    titles (stop 33, 2 of 14) were a pasted paper's title with its first word changed ("Tensorial Dynamics:
+    A Novel Framework …" for "N-Tensor Dynamics: …") and a title cut by a PDF's line break completed with a
+    word the paper does not use ("… Foundations and Applications"). Asked again, the model wrote each back
+    wrong a second time ("A Comprehensive Framework", the same "Applications"): the two calls were 27% of
+    the held-out run's model seconds, discarded. The line itself is a true title, and costs no call."""
+    words = [w.casefold() for w in _TITLE_WORD.findall(title)]
+    if len(words) < 4:
+        return None
+    flat = " ".join(words)
+    for _who, line in quotes.quoted(part.lines):
+        found = [w.casefold() for w in _TITLE_WORD.findall(line)]
+        if not found or flat in " ".join(found):
+            continue
+        match = difflib.SequenceMatcher(None, words, found[: len(words) + 2], autojunk=False)
+        same = sum(size for *_, size in match.get_matching_blocks())
+        if (match.ratio() < MISQUOTE_SIMILARITY or same < MISQUOTE_SHARE * len(words)
+                or len(words) - same > MISQUOTE_WORDS or len(found) > QUOTED_TITLE_WORDS):
+            continue
+        ops = match.get_opcodes()
+        left_out = [w for op, _a, _b, c, d in ops if op == "insert" for w in found[c:d]]
+        if all(op in ("equal", "insert") for op, *_ in ops) and not _NEGATION & set(left_out):
+            continue  # the line's own words with some left out ("… Two Semiring Constructions" without "Two")
+        own = line.removesuffix("…").strip()
+        ran_on = ops[-1][0] in ("delete", "replace") and ops[-1][2] == len(words) and ops[-1][4] >= len(found)
+        return own + "…" if ran_on or line.endswith("…") else own
+    return None
+
+
+_NEGATION = {"not", "no", "never", "without", "cannot", "t", "non", "nor", "none"}
+"""Words a title may not leave out of a line it shortens: without them it says the opposite."""
 
 
 _FRAME_NOUN = re.compile(r"^\W*(?:(?:an?|the) )?(?:factual )?(?:report|summary) (?:on|of|about) (?:the )?"

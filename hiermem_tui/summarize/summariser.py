@@ -400,6 +400,7 @@ class Summariser:
             if framed:
                 state.reject(tier, "echo", where + framed, gen)
                 continue
+            text = notes.requoted(text, part) or text  # a line written back wrong: the chat's own line
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
                 continue
             if gen.done_reason == "length":

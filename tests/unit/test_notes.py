@@ -171,6 +171,42 @@ async def test_an_invented_name_in_a_title_is_rejected(fake: FakeOllama, tok: To
     assert "assign_priority_group" not in res.text and "tabPrioritizer" not in res.text
 
 
+PAPER = [("user", "N-Tensor Dynamics: A Novel Framework for Multidimensional Tensor Operations\n"
+                  "We introduce three operations on tensors and prove their group properties. Is this novel?"),
+         ("assistant", "Each of the three operations closely parallels well-established techniques in numerical "
+                       "analysis, so the package is a creative synthesis rather than a new framework. " + FILLER * 6)]
+
+
+@pytest.mark.parametrize(("title", "kept"), [
+    ("Tensorial Dynamics: A Novel Framework for Multidimensional Tensor Operations",  # a word changed
+     "N-Tensor Dynamics: A Novel Framework for Multidimensional Tensor Operations"),
+    ("N-Tensor Dynamics: A Novel Framework for Multidimensional Tensor Operations and Applications",  # one added
+     "N-Tensor Dynamics: A Novel Framework for Multidimensional Tensor Operations…"),
+])
+async def test_a_title_writing_back_a_line_with_its_words_changed_is_the_chats_line(
+        fake: FakeOllama, tok: Tokenizer, title: str, kept: str) -> None:
+    """The held-out chats' only false titles (stop 33) were a paper's title with a word changed or a word
+    added: a line of the chat written back wrong. Asked again, the model wrote it back wrong again, so the
+    chat's own line is the title (with "…" where the model ran on past it), in the one call made."""
+    fake.script(Reply(title))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok, PAPER), 1200))
+    assert split(res.text)[0] == kept
+    assert res.tier == "normal" and not res.rejections and len(res.calls) == 1
+
+
+def test_a_title_leaving_words_out_of_a_line_is_its_own() -> None:
+    lines = "- user: Dynamic-Dimension Algebra: Two Semiring Constructions\n- user: The result is not commutative."
+    part = notes.Part(1, 1, (), "user", notes.GIST_TOKENS, lines)
+    assert notes.requoted("Dynamic-Dimension Algebra: Semiring Constructions", part) is None
+    assert notes.requoted("Dynamic-Dimension Algebra: Two Semiring Constructions", part) is None
+    assert notes.requoted("Fixing the build of the semiring library", part) is None
+    # leaving out a "not" says the opposite
+    assert notes.requoted("The result is commutative", part) == "The result is not commutative."
+    # a short title that shares most of a line's words but adds its own is a title, not a misquote
+    guide = notes.Part(1, 1, (), "user", notes.GIST_TOKENS, "- user: VSLA: Mathematical & C Implementation Guide (PhD Review)")
+    assert notes.requoted("VSLA C Backend Implementation Guide", guide) is None
+
+
 async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tokenizer) -> None:
     """Issue 19: condensed summaries restated their first source only."""
     leaves, sources, said = LEAVES, summaries(tok), NOTES
@@ -207,6 +243,7 @@ async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tok
     "Your previous title for this log was not usable. Pinning foo.",
     "This log contains a report about the performance of a CUDA-based GPU-GPU architecture.",
     "Your summary is too long and contains multiple sentences.",
+    "Your previous summary was not only unnecessary but also unclear.",  # SmolLM2, held-out chats (stop 33)
     'document.write("Your summary is not available in any browser.");',
     "document.write(` <h1>Durban-Designer: Update to use Durban-Designer as author</h1>`);",
 ])
