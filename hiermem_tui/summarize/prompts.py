@@ -47,7 +47,7 @@ from hiermem_tui.summarize.sections import Layout, layout_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
-EXTRACTIVE_VERSION = "extractive-v7"
+EXTRACTIVE_VERSION = "extractive-v8"
 SECTIONS_SUFFIX = "+sections"
 PRIOR_MAX_TOKENS = 100
 """The previous leaf's summary is clipped to this (and to the leaf target) in a leaf prompt: enough

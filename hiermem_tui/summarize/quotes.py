@@ -48,7 +48,13 @@ from hiermem_tui.summarize import steps
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
-_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
+_BOUNDARY = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\betc\.)(?<!\bcf\.)(?<!\bFig\.)"
+                       r"(?<!\bEq\.)(?<!\bSec\.)(?<!\bapprox\.)\s+|\n+")
+"""Where a sentence ends: not after "e.g.", "vs." or "Fig." ("Carry a single motivating task (e.g." and
+"dynamically resizing CNN filters) through §1–§6." were quoted as two lines, each unreadable alone)."""
+_CITATION = re.compile("[ \t]*\ue200[^\ue201\n]{0,80}\ue201|\\[cite_start\\]|[ \t]*\\[cite: [^\\]\n]{0,40}\\]")
+"""A chat UI's citation markers (ChatGPT's private-use "\ue200cite\ue202turn0news37\ue201", a pasted
+"[cite_start]" or "[cite: 7]"): markup, not words, left out of a quoted line like a heading's "#"."""
 _HAS_WORD = re.compile(r"\w")
 _SPACES = re.compile(r"\s+")
 # list markers at the start of a sentence: a condensed source is itself a bulleted digest,
@@ -62,7 +68,7 @@ def sentences(text: str) -> list[str]:
     Lines count as boundaries so code, lists and logs split sensibly; fragments with no
     word character (code fences, rules) are not worth a bullet.
     """
-    parts = (_MARKER.sub("", _SPACES.sub(" ", p).strip()) for p in _BOUNDARY.split(text))
+    parts = (_MARKER.sub("", _SPACES.sub(" ", p).strip()) for p in _BOUNDARY.split(_CITATION.sub("", text)))
     return [p for p in parts if p and _HAS_WORD.search(p)]
 
 
@@ -124,6 +130,10 @@ def _words(text: str, least: int = 3) -> list[str]:
 _SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,100}[^*\n.:]\*\*|\d+(?:\.\d+)*\.?\s+[A-Z][^\n.!?]{2,80})\s*$")
 """A line that opens a section of a document: a Markdown heading, a line in bold, a numbered title
 ("1.1 Base Set and Equivalence Relation", as a paper pasted from a PDF has them)."""
+_CONCLUDES = re.compile(r"\b(?:summary|conclusions?|concluding|next steps?|action items?|recommendations?|verdict|"
+                        r"decisions?|take-?aways?|open questions?|further directions|future work|bottom line|tl;?dr)\b",
+                        re.I)
+"""A heading of a section that concludes (``_Document.concluding``)."""
 DOCUMENT_SECTIONS = 3
 DOCUMENT_SENTENCES = 20
 """A text with at least this many section headings and sentences is read as a document (``_document``)."""
@@ -135,8 +145,13 @@ class _Document:
     Why: taken in order, a pasted paper or a canvas filled a summary with its first sections ("stops at
     section 2.2"), and what its later sections decide went unanswered (stop 33's held-out probes)."""
 
-    def __init__(self, headings: list[str], sections: list[list[str]], where: dict[str, int]) -> None:
+    def __init__(self, headings: list[str], sections: list[list[str]], where: dict[str, int],
+                 concluding: list[bool]) -> None:
         self.headings = headings
+        self.concluding = [x for sec, last in zip(sections, concluding) if last for x in sec if _wordy(x)]
+        """The sentences of its sections that conclude ("Summary", "Next steps", "Recommendation", "Open
+        questions"): where a review gives its verdict and a plan its next steps, which readers asked of the
+        held-out chats and a section's first sentence did not answer ("Addressing those four will …")."""
         self.where = where
         """Each heading's and sentence's place in the document (from 1): picked lines are shown in its order."""
         firsts = [next((x for x in sec if _wordy(x)), None) for sec in sections]
@@ -150,8 +165,17 @@ class _Document:
     @classmethod
     def read(cls, text: str, least: int) -> _Document | None:
         """``text`` as a document, or None when it is not one (too few headings or sentences)."""
+        doc = cls.parse(text, least)
+        if len(doc.headings) < DOCUMENT_SECTIONS or len(doc.where) - len(doc.headings) < DOCUMENT_SENTENCES:
+            return None
+        return doc
+
+    @classmethod
+    def parse(cls, text: str, least: int) -> _Document:
+        """``text`` by its headings, however few (an answer's "## Next steps" is read for ``concluding``)."""
         headings: list[str] = []
         sections: list[list[str]] = [[]]
+        concluding = [False]
         where: dict[str, int] = {}
         for ln in text.splitlines():
             if _SECTION.match(ln):
@@ -160,13 +184,12 @@ class _Document:
                     headings.append(heading)
                     where.setdefault(heading, len(where) + 1)
                 sections.append([])
+                concluding.append(bool(_CONCLUDES.search(heading)))
             else:
                 for x in _words(ln, least):
                     sections[-1].append(x)
                     where.setdefault(x, len(where) + 1)
-        if len(headings) < DOCUMENT_SECTIONS or sum(map(len, sections)) < DOCUMENT_SENTENCES:
-            return None
-        return cls(headings, sections, where)
+        return cls(headings, sections, where, concluding)
 
 
 def _wordy(line: str) -> bool:
@@ -283,8 +306,10 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candid
             levels[0] += [(at(x), "user", x) for x in _tool_lines(s.text)[0][:1]]
             levels[2] += [(at(x), "user", x) for x in said[2:] if DECIDES.search(x)]
             levels[8] += [(at(x), "user", x) for x in said[2:8]]
+            if not doc:
+                levels[8] += [(at(x), "user", x) for x in _Document.parse(_ATTACHED.sub("", s.text), MIN_WORDS).concluding]
             if doc:
-                levels[9] += [(at(x), "user", x) for x in doc.headings + doc.firsts]
+                levels[9] += [(at(x), "user", x) for x in doc.headings + doc.concluding + doc.firsts]
                 levels[11] += [(at(x), "user", x) for x in doc.rest]
             else:
                 levels[11] += [(at(x), "user", x) for x in said[8:]]
@@ -299,11 +324,13 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candid
                 ends = {talk[0], talk[-1]}
                 middle = [x for x in doc.firsts + doc.rest if x not in ends] if doc else talk[1:-1]
                 specific = [x for x in middle if _SPECIFIC.search(x)]
-                levels[6] += [(at(x), "assistant", x) for x in specific[:SPECIFICS]]
+                ending = [] if doc else _Document.parse(said_prose, MIN_WORDS).concluding
+                levels[6] += [(at(x), "assistant", x) for x in ending[:SPECIFICS] + specific[:SPECIFICS]]
                 levels[8] += [(at(x), "assistant", x) for x in [talk[0], *specific[SPECIFICS:]]]
+                levels[8] += [(at(x), "assistant", x) for x in ending[SPECIFICS:]]
                 levels[8] += [(at(x), "assistant", x) for x in _rows(said_prose)]
                 if doc:
-                    levels[9] += [(at(x), "assistant", x) for x in doc.headings + doc.firsts]
+                    levels[9] += [(at(x), "assistant", x) for x in doc.headings + doc.concluding + doc.firsts]
                 levels[11] += [(at(x), "assistant", x) for x in (doc.rest if doc else _words(said_prose))]
             raw_calls = steps.calls(s.text)
             for call in raw_calls[:3]:

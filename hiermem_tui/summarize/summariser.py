@@ -87,14 +87,16 @@ CONDENSED_SHARE = (2, 3)
 target, ``condensed_target_tokens``). Its key lines are its sources' own: at half, readers answered
 66–69% of one probe per source, at two thirds 81–84% (bench/README.md, j11–j12); the leaves
 themselves answer 84% of the same probes. The depth's cap still makes the levels above shrink."""
-QUOTES_VERSION = "+quotes-v9"
+QUOTES_VERSION = "+quotes-v10"
 """Marks a summary whose model text is followed by key lines, and which key lines (v5: the budget a
 chunk leaves is filled with long outputs' lines and the rest of the answers; v6: an error the user
 pasted comes with their words, and a condensed summary gives each source its share; v7: no line
 repeats another's words, a longer one takes a shorter one's place; v8: what the assistant wrote into a
 document through a tool call, a ChatGPT canvas, is quoted as what it said; v9: a long document — a pasted
 paper, a canvas — by its outline (headings, each section's first sentence) before the rest, and a canvas
-edit as one line of what it rewrote; ``quotes.py``)."""
+edit as one line of what it rewrote; v10: a sentence is not cut at "e.g." or "vs.", a chat UI's citation
+markers are left out, and what a section headed "Next steps", "Summary", "Recommendation" … says comes with
+an answer's specifics; ``quotes.py``)."""
 DEFAULT_CONTEXT = 8192
 """Assumed context of a model that does not report one."""
 CONTEXT_SLACK = 64

@@ -234,6 +234,29 @@ def test_a_documents_outline_does_not_crowd_out_what_the_user_says_next(tok: Tok
     assert "- user: 2. Section Title Number 2" in text
 
 
+def test_a_sentence_is_not_cut_at_an_abbreviation_and_citation_markers_are_left_out(tok: Tokenizer) -> None:
+    """"Carry a single motivating task (e.g." and "dynamically resizing CNN filters) through §1–§6." were two
+    quoted lines, each unreadable alone; ChatGPT's citation markers and a pasted "[cite_start]" are markup."""
+    assert quotes.sentences("Carry one task (e.g. resizing CNN filters) through §1–§6. Compare A vs. B here.") == [
+        "Carry one task (e.g. resizing CNN filters) through §1–§6.", "Compare A vs. B here."]
+    cited = "Apple's critique is right on target \ue200cite\ue202turn0news37\ue201. [cite_start]Define it [cite: 7]."
+    assert quotes.sentences(cited) == ["Apple's critique is right on target.", "Define it."]
+
+
+def test_what_a_section_headed_next_steps_says_comes_before_the_rest_of_an_answer(tok: Tokenizer) -> None:
+    """A review's "## Highest-Impact Next Steps" is what a reader asks of it; its items are taken with the
+    answer's specifics, not after every other sentence."""
+    answer = ("Below is a checkpoint review of the v2 draft against the checklist I sent earlier.\n\n"
+              + "".join(f"The draft covers point {n} of the list adequately and needs no further change here.\n"
+                        for n in range(30))
+              + "## Highest-Impact Next Steps\n\nRun a first benchmark of vector add against zero-pad BLAS.\n"
+                "Insert the diagram of two vectors promoted then added.\n")
+    chat = [("user", "How is this v2?"), ("assistant", answer), ("user", "What should the repo include?")]
+    text = quotes.key_lines(items(tok, chat), 120, tok)
+    assert "Run a first benchmark of vector add against zero-pad BLAS." in text
+    assert "Insert the diagram of two vectors promoted then added." in text
+
+
 def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
     text = quotes.key_lines(items(tok), 30, tok)
     assert text.startswith("- user: The GPU tests stopped compiling.")
