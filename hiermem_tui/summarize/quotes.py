@@ -39,6 +39,7 @@ with "…"): nothing here can be a statement the chat did not make.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -140,61 +141,70 @@ DOCUMENT_SENTENCES = 20
 
 
 class _Document:
-    """A long text's sentences by section: its ``headings``, each section's first sentence (``firsts``)
-    and the ``rest`` a section at a time in turn (every section's second sentence before any third).
+    """A text's sentences by section: its ``headings``, each section's first sentence (``firsts``), the
+    ``rest`` a section at a time in turn (every section's second sentence before any third), and what its
+    concluding sections say (``concluding``). A text with enough headings and sentences ``is_document``.
     Why: taken in order, a pasted paper or a canvas filled a summary with its first sections ("stops at
     section 2.2"), and what its later sections decide went unanswered (stop 33's held-out probes)."""
 
-    def __init__(self, headings: list[str], sections: list[list[str]], where: dict[str, int],
-                 concluding: list[bool]) -> None:
-        self.headings = headings
-        self.concluding = [x for sec, last in zip(sections, concluding) if last for x in sec if _wordy(x)]
-        """The sentences of its sections that conclude ("Summary", "Next steps", "Recommendation", "Open
-        questions"): where a review gives its verdict and a plan its next steps, which readers asked of the
-        held-out chats and a section's first sentence did not answer ("Addressing those four will …")."""
-        self.where = where
+    def __init__(self, text: str, least: int) -> None:
+        self.said: list[str] = []
+        """Every sentence of at least three words, in order, headings' included: what ``_words(text)`` gives
+        (read here once, line by line, for both)."""
+        self.headings: list[str] = []
+        self.sections: list[list[str]] = [[]]
+        self.ends: list[bool] = [False]
+        """Whether each section's heading concludes (``_CONCLUDES``)."""
+        self.where: dict[str, int] = {}
         """Each heading's and sentence's place in the document (from 1): picked lines are shown in its order."""
-        firsts = [next((x for x in sec if _wordy(x)), None) for sec in sections]
-        self.firsts = [x for x in firsts if x is not None]
-        """Each section's first sentence in words (not a formula)."""
-        rest = [[x for x in sec if x != first and _wordy(x)] for sec, first in zip(sections, firsts)]
-        self.rest = [sec[k] for k in range(max(map(len, rest), default=0)) for sec in rest if k < len(sec)]
-        self.rest += [x for sec in sections for x in sec if not _wordy(x)]
-        """The other sentences, a section at a time in turn; formulas and code last."""
-
-    @classmethod
-    def read(cls, text: str, least: int) -> _Document | None:
-        """``text`` as a document, or None when it is not one (too few headings or sentences)."""
-        doc = cls.parse(text, least)
-        if len(doc.headings) < DOCUMENT_SECTIONS or len(doc.where) - len(doc.headings) < DOCUMENT_SENTENCES:
-            return None
-        return doc
-
-    @classmethod
-    def parse(cls, text: str, least: int) -> _Document:
-        """``text`` by its headings, however few (an answer's "## Next steps" is read for ``concluding``)."""
-        headings: list[str] = []
-        sections: list[list[str]] = [[]]
-        concluding = [False]
-        where: dict[str, int] = {}
         for ln in text.splitlines():
+            found = _words(ln)
+            self.said += found
             if _SECTION.match(ln):
                 heading = _SPACES.sub(" ", _HEADING.sub("", ln)).strip().rstrip(":")
                 if len(re.findall(r"[^\W\d_]{2,}", heading)) >= 2:
-                    headings.append(heading)
-                    where.setdefault(heading, len(where) + 1)
-                sections.append([])
-                concluding.append(bool(_CONCLUDES.search(heading)))
+                    self.headings.append(heading)
+                    self.where.setdefault(heading, len(self.where) + 1)
+                self.sections.append([])
+                self.ends.append(bool(_CONCLUDES.search(heading)))
             else:
-                for x in _words(ln, least):
-                    sections[-1].append(x)
-                    where.setdefault(x, len(where) + 1)
-        return cls(headings, sections, where, concluding)
+                for x in found:
+                    if len(x.split()) >= least:
+                        self.sections[-1].append(x)
+                        self.where.setdefault(x, len(self.where) + 1)
+        self.is_document = (len(self.headings) >= DOCUMENT_SECTIONS
+                            and len(self.where) - len(self.headings) >= DOCUMENT_SENTENCES)
+
+    @functools.cached_property
+    def concluding(self) -> list[str]:
+        """The sentences of its sections that conclude ("Summary", "Next steps", "Recommendation", "Open
+        questions"): where a review gives its verdict and a plan its next steps, which readers asked of the
+        held-out chats and a section's first sentence did not answer ("Addressing those four will …")."""
+        return [x for sec, end in zip(self.sections, self.ends) if end for x in sec if _wordy(x)]
+
+    @functools.cached_property
+    def _in_words(self) -> list[list[str]]:
+        return [[x for x in sec if _wordy(x)] for sec in self.sections]
+
+    @functools.cached_property
+    def firsts(self) -> list[str]:
+        """Each section's first sentence in words (not a formula)."""
+        return [sec[0] for sec in self._in_words if sec]
+
+    @functools.cached_property
+    def rest(self) -> list[str]:
+        """The other sentences, a section at a time in turn; formulas and code last."""
+        rest = [sec[1:] for sec in self._in_words]
+        turns = [sec[k] for k in range(max(map(len, rest), default=0)) for sec in rest if k < len(sec)]
+        return turns + [x for sec in self.sections for x in sec if not _wordy(x)]
+
+
+_UNWORDY = re.compile(r"[^\w\s]|_")
 
 
 def _wordy(line: str) -> bool:
     """Mostly letters and digits, not a rule of ``====`` or a row of punctuation."""
-    return sum(c.isalnum() or c.isspace() for c in line) >= 0.7 * len(line)
+    return len(_UNWORDY.findall(line)) <= 0.3 * len(line)
 
 
 def _todos(call: str) -> str:
@@ -299,15 +309,16 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candid
         i = base + k
         at = _placer(i, None)
         if s.role == "user" and not _NOT_SAID.match(s.text):
-            said = _words(_ATTACHED.sub("", s.text))
-            doc = _Document.read(_ATTACHED.sub("", s.text), MIN_WORDS)
+            parsed = _Document(_ATTACHED.sub("", s.text), MIN_WORDS)
+            said = parsed.said
+            doc = parsed if parsed.is_document else None
             at = _placer(i, doc)
             levels[0] += [(at(x), "user", x) for x in said[:2]]
             levels[0] += [(at(x), "user", x) for x in _tool_lines(s.text)[0][:1]]
             levels[2] += [(at(x), "user", x) for x in said[2:] if DECIDES.search(x)]
             levels[8] += [(at(x), "user", x) for x in said[2:8]]
             if not doc:
-                levels[8] += [(at(x), "user", x) for x in _Document.parse(_ATTACHED.sub("", s.text), MIN_WORDS).concluding]
+                levels[8] += [(at(x), "user", x) for x in parsed.concluding]
             if doc:
                 levels[9] += [(at(x), "user", x) for x in doc.headings + doc.concluding + doc.firsts]
                 levels[11] += [(at(x), "user", x) for x in doc.rest]
@@ -315,23 +326,24 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candid
                 levels[11] += [(at(x), "user", x) for x in said[8:]]
         elif s.role == "assistant":
             said_prose = _CODE_BLOCK.sub("\n", "\n\n".join(x for x in (steps.prose(s.text), steps.written(s.text)) if x))
-            talk = _words(said_prose, MIN_WORDS)
+            parsed = _Document(said_prose, MIN_WORDS)
+            talk = [x for x in parsed.said if len(x.split()) >= MIN_WORDS]
             if talk:
-                doc = _Document.read(said_prose, MIN_WORDS)
+                doc = parsed if parsed.is_document else None
                 at = _placer(i, doc)
                 last_answer = (at(talk[0]), at(talk[-1]), talk)
                 levels[2] += [(at(x), "assistant", x) for x in talk[1:-1] if DECIDES.search(x)]
                 ends = {talk[0], talk[-1]}
                 middle = [x for x in doc.firsts + doc.rest if x not in ends] if doc else talk[1:-1]
                 specific = [x for x in middle if _SPECIFIC.search(x)]
-                ending = [] if doc else _Document.parse(said_prose, MIN_WORDS).concluding
+                ending = [] if doc else parsed.concluding
                 levels[6] += [(at(x), "assistant", x) for x in ending[:SPECIFICS] + specific[:SPECIFICS]]
                 levels[8] += [(at(x), "assistant", x) for x in [talk[0], *specific[SPECIFICS:]]]
                 levels[8] += [(at(x), "assistant", x) for x in ending[SPECIFICS:]]
                 levels[8] += [(at(x), "assistant", x) for x in _rows(said_prose)]
                 if doc:
                     levels[9] += [(at(x), "assistant", x) for x in doc.headings + doc.concluding + doc.firsts]
-                levels[11] += [(at(x), "assistant", x) for x in (doc.rest if doc else _words(said_prose))]
+                levels[11] += [(at(x), "assistant", x) for x in (doc.rest if doc else parsed.said)]
             raw_calls = steps.calls(s.text)
             for call in raw_calls[:3]:
                 if "TodoWrite" in call.split("]", 1)[0]:
