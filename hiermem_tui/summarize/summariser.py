@@ -402,11 +402,11 @@ class Summariser:
             if framed:
                 state.reject(tier, "echo", where + framed, gen)
                 continue
-            text = notes.requoted(text, part) or text  # a line written back wrong: the chat's own line
             if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
                 continue
             if gen.done_reason == "length":
                 text = drop_unfinished(text)
+            text = notes.requoted(text, part) or text  # what the model wrote is judged; a misquote is the chat's line
             if await self._measured(text, gen, tier, request, state, "", where) is None:
                 continue
             return text, tier, gen, version
