@@ -17,7 +17,8 @@ what was done and what came of it — is mostly said in a few of its own sentenc
    a to-do list's items);
 6. what a tool answered, when that fits a line ("No matches found", a short file list, "4 failed, 23
    passed");
-7. the assistant's sentences that carry numbers or names (the specifics a reader searches for);
+7. what a section of an answer headed as a conclusion says ("Next steps", "Summary", "Recommendation"), and the
+   assistant's sentences that carry numbers or names (the specifics a reader searches for);
 8. what a long tool output is, by its first line of words ("@brief Backend selection for …");
 
 and, when the budget is not used up by these (a chunk that is mostly one long file read or grep), more
@@ -25,8 +26,8 @@ of the same, in this order:
 
 9. the rest of the user's sentences, the assistant's other sentences with numbers or names, the
    opening sentence of each of its answers, and the rows of its tables (a bill of materials' lines);
-10. a document's outline (a pasted paper, a canvas; ``_Document``): its headings, then each section's
-    first sentence;
+10. a document's outline (a pasted paper, a canvas; ``_Document``): its headings, what its concluding
+    sections say, then each section's first sentence;
 11. the first lines of each long tool output (what a file says, what a grep found);
 12. every other sentence and output line, in order (a document's a section at a time in turn).
 
@@ -302,7 +303,7 @@ def _placer(i: int, doc: _Document | None) -> Callable[[str], Place]:
 
 
 def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candidate]]:
-    """Per level (1–8 of the module docstring), the (source index, who, sentence) a step offers."""
+    """Per level (1–12 of the module docstring), the (place, who, sentence) a step offers."""
     levels: list[list[Candidate]] = [[] for _ in range(LEVELS)]
     last_answer: tuple[Place, Place, list[str]] | None = None
     for k, s in enumerate(step_items):
@@ -317,12 +318,11 @@ def _candidates(step_items: Sequence[SourceItem], base: int) -> list[list[Candid
             levels[0] += [(at(x), "user", x) for x in _tool_lines(s.text)[0][:1]]
             levels[2] += [(at(x), "user", x) for x in said[2:] if DECIDES.search(x)]
             levels[8] += [(at(x), "user", x) for x in said[2:8]]
-            if not doc:
-                levels[8] += [(at(x), "user", x) for x in parsed.concluding]
             if doc:
                 levels[9] += [(at(x), "user", x) for x in doc.headings + doc.concluding + doc.firsts]
                 levels[11] += [(at(x), "user", x) for x in doc.rest]
             else:
+                levels[8] += [(at(x), "user", x) for x in parsed.concluding]
                 levels[11] += [(at(x), "user", x) for x in said[8:]]
         elif s.role == "assistant":
             said_prose = _CODE_BLOCK.sub("\n", "\n\n".join(x for x in (steps.prose(s.text), steps.written(s.text)) if x))
