@@ -219,9 +219,13 @@ class Dag:
         chain = self.versions(summary_id)
         order = {s.id: i for i, s in enumerate(chain)}
         found = {s.id: s for s in chain}
-        for s in self.summaries(base.session_id, status="superseded"):
-            if s.depth == base.depth and s.first_seq <= base.last_seq and s.last_seq >= base.first_seq:
-                found.setdefault(s.id, s)
+        rows = self.db.conn.execute(  # the detail pane asks this on every move: filtered here, not in Python
+            f"SELECT {_READ_COLS} FROM summaries WHERE session_id = ? AND status = 'superseded' AND depth = ?"
+            " AND first_seq <= ? AND last_seq >= ?",
+            (base.session_id, base.depth, base.last_seq, base.first_seq),
+        )
+        for s in map(_summary, rows):
+            found.setdefault(s.id, s)
         for sid in extra:
             if sid not in found and (other := self.get(sid)) is not None:
                 found[sid] = other

@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hiermem_tui.summarize.types import SourceItem
 
@@ -80,9 +81,10 @@ def written(text: str) -> str:
     summarised as the call's first line (78 tokens of a 1,000-token target; stop 32's held-out probes)."""
     out = []
     for part in _CALL_PART.split(text):
-        call = _parsed_call(part)
-        if call is None or call[0].strip() not in _DOCUMENT_TOOLS or not isinstance(args := call[2], dict):
+        call = _document_call(part)
+        if call is None:
             continue
+        args = call[1]
         texts = [args.get("content")]
         for key, field in (("updates", "replacement"), ("comments", "comment")):
             listed = args.get(key)
@@ -96,19 +98,17 @@ def document_edit(call: str) -> str | None:
     Minimal Representative"), for a call whose words ``written`` reads; None for any other call. Why:
     shown as its arguments, an update was its regex pattern and the replacement's first 300 characters
     again, clipped: four such lines took 360 of a 530-token leaf summary (stop 33's held-out probes)."""
-    parsed = _parsed_call(call)
-    if parsed is None or parsed[0].strip() not in _DOCUMENT_TOOLS or not isinstance(args := parsed[2], dict):
+    found = _document_call(call)
+    if found is None:
         return None
-    name = parsed[0].strip()
+    name, args = found
     if isinstance(args.get("name"), str) and args["name"].strip():
         return f"[{name}] name: {_value(args['name'])}"
     heads = []
     for x in args.get("updates") or []:
         text = x.get("replacement") if isinstance(x, dict) else None
-        first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip().lstrip("#").strip()), "") \
-            if isinstance(text, str) else ""
-        if first:
-            heads.append(first)
+        lines = [ln.strip().lstrip("#").strip() for ln in text.splitlines()] if isinstance(text, str) else []
+        heads += [ln for ln in lines if ln][:1]
     if heads:
         return f"[{name}] rewrote: " + _value("; ".join(heads))
     notes = [x for x in args.get("comments") or [] if isinstance(x, dict)]
@@ -184,6 +184,14 @@ def readable_calls(text: str) -> str:
 
 _NOT_JSON = object()
 """A call's arguments that are not JSON (shown as written)."""
+
+
+def _document_call(part: str) -> tuple[str, dict[str, Any]] | None:
+    """(tool name, arguments) of a call to a document tool (``_DOCUMENT_TOOLS``) with readable arguments."""
+    call = _parsed_call(part)
+    if call is None or call[0].strip() not in _DOCUMENT_TOOLS or not isinstance(call[2], dict):
+        return None
+    return call[0].strip(), call[2]
 
 
 def _parsed_call(part: str) -> tuple[str, str, object] | None:
