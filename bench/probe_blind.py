@@ -100,14 +100,14 @@ Judge against the part's material only, as shown. Write valid JSON.
 
 
 def titles_pack(path: Path, out: Path, groups: list[list[str]], seed: int, stored: list[str]) -> None:
-    from hiermem_tui.summarize import quotes
+    from hiermem_tui.summarize import keylines
 
     rng = random.Random(seed)
     data = json.loads(path.read_text(encoding="utf-8"))
     kept: dict[tuple[str, str], list[str]] = {}
     for r in stored:
         for x in json.loads((RUNS / f"{r}.json").read_text(encoding="utf-8"))["leaves"]:
-            kept[(r, x["leaf"])] = [ln.removeprefix("- ") for ln in quotes.split(x["text"])[0].splitlines() if ln.strip()]
+            kept[(r, x["leaf"])] = [ln.removeprefix("- ") for ln in keylines.split(x["text"])[0].splitlines() if ln.strip()]
     out.mkdir(parents=True, exist_ok=True)
     keymap: dict[str, dict[str, dict[str, list[str]]]] = {}
     for k, files in enumerate(groups, 1):

@@ -24,7 +24,7 @@ from pathlib import Path
 from probe_posthoc import leaf_target
 from probeset import lab_parser, load_leaves
 
-from hiermem_tui.summarize import notes, quotes
+from hiermem_tui.summarize import keylines, notes
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
 from hiermem_tui.summarize.prompts import build_part_prompt
 from hiermem_tui.tokens import Tokenizer
@@ -41,7 +41,7 @@ async def run(args: argparse.Namespace) -> int:
         if args.only and leaf.key not in args.only:
             continue
         target = leaf_target(sum(s.tokens for s in leaf.sources))
-        lines = quotes.key_lines(leaf.sources, int(target * args.factor), tok)
+        lines = keylines.key_lines(leaf.sources, int(target * args.factor), tok)
         part = notes.parts_for(leaf.sources, 0, lines)[0]
         prompt = build_part_prompt(0, part, tokenizer=tok)
         started = time.monotonic()

@@ -5,7 +5,7 @@ to their gist with the key lines after them (issue 19; how the stop-27 variants 
         each leaf's key lines (``quotes.key_lines``) at its normal target, or filled to the size of
         RUN's summary of it; condensed summaries over those leaves, at a condensed target
     probe_posthoc.py gist RUN NEW
-        each summary of RUN: the first sentence of each of its notes, then ``quotes.HEAD`` and the key
+        each summary of RUN: the first sentence of each of its notes, then ``keylines.HEAD`` and the key
         lines in what that left of the target (at least a third), as ``summary_format = "notes"`` now
         makes them
     probe_posthoc.py dense NEW
@@ -45,7 +45,9 @@ from typing import Any
 
 from probeset import PROBE_DIR, load_leaves
 
-from hiermem_tui.summarize import notes, quotes, steps
+from hiermem_tui.summarize import keylines, notes, steps
+from hiermem_tui.summarize.keylines.select import Chosen
+from hiermem_tui.summarize.text import clip_sentence
 from hiermem_tui.summarize.extractive import first_last_digest
 from hiermem_tui.summarize.summariser import CONDENSED_SHARE, QUOTE_SHARE
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -91,9 +93,9 @@ def oracle_keep(leaf: Any, budget: int, tok: Tokenizer) -> str:
     sources, terms = leaf.sources, answer_terms(leaf)
     lines: dict[str, tuple[set[str], int]] = {}
     for st in steps.split(sources):
-        for level in quotes._candidates(st.items(sources), st.first):
-            for _i, who, text in level:
-                line = f"- {who}: {quotes.clip_sentence(text, quotes.LINE_TOKENS, tok)}"
+        for level in keylines.step_levels(st.items(sources), st.first):
+            for ln in level:
+                line = f"- {ln.who}: {clip_sentence(ln.words, keylines.LINE_TOKENS, tok)}"
                 low = line.casefold()
                 lines.setdefault(line, ({t for t in terms if t in low}, tok.count(line) + 1))
     left, used, keep = set(terms), 0, []
@@ -111,7 +113,7 @@ _SPECIFICS = re.compile(r"\d+(?:[.,:]\d+)*|`[^`]+`|\"[^\"]{2,60}\"|\b[A-Z][a-z]+
                         r"|\b\w+(?:[._/]\w+)+|\$\s?\d")
 
 
-def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list[quotes.Candidate]]:
+def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list[tuple[Any, str, str]]]:
     """Per step, its candidate lines in the ``dense`` order: the user's words and error lines (levels 0
     and 3) as key lines have them, then the rest by specifics (numbers, names, identifiers, quoted
     strings) per token, most first, lines with none last in key lines' order. ``said_only``
@@ -120,7 +122,7 @@ def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list
     out = []
     head = (0, 3, 4, 5) if said_only else (0, 3)
     for st in steps.split(leaf.sources):
-        levels = quotes._candidates(st.items(leaf.sources), st.first)
+        levels = [[(ln.place, ln.who, ln.words) for ln in lv] for lv in keylines.step_levels(st.items(leaf.sources), st.first)]
         first = [c for n in head for c in levels[n]]
         rest = [c for n, lv in enumerate(levels) if n not in head for c in lv]
         order = {c: n for n, c in enumerate(rest)}
@@ -132,21 +134,21 @@ def dense_ranks(leaf: Any, tok: Tokenizer, said_only: bool = False) -> list[list
 
 def dense_lines(leaf: Any, budget: int, tok: Tokenizer, said_only: bool = False) -> str:
     """The ``dense`` (or ``dense-said``) pick in ``budget`` tokens."""
-    chosen = quotes._Chosen(budget)
+    chosen = Chosen(budget)
     seen: set[str] = set()
     ranked = dense_ranks(leaf, tok, said_only)
     for k in range(max((len(r) for r in ranked), default=0)):
         for r in ranked:
             if k < len(r) and r[k][2].casefold() not in seen:
                 i, who, text = r[k]
-                line = quotes.clip_sentence(text, quotes.LINE_TOKENS, tok)
+                line = clip_sentence(text, keylines.LINE_TOKENS, tok)
                 if chosen.take(i, who, line, tok.count(f"- {who}: {line}") + 1, read=False):
                     seen.add(text.casefold())
-    return chosen.text()
+    return "\n".join(f"- {who}: {line}" for _, who, line in chosen.shown())
 
 
 def gist_of(text: str) -> str:
-    said = [notes.gist(ln.removeprefix("- ")) for ln in quotes.split(text)[0].splitlines() if ln.strip()]
+    said = [notes.gist(ln.removeprefix("- ")) for ln in keylines.split(text)[0].splitlines() if ln.strip()]
     return notes.join([s for s in said if s])
 
 
@@ -170,12 +172,12 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
         elif kind in ("keylines", "oracle"):
             budget = sizes.get(row["leaf"], target)
             keep = oracle_keep(leaves[row["leaf"]], budget, tok) if kind == "oracle" else ""
-            row.update(text=quotes.key_lines(sources, budget, tok, keep=keep), tier="normal", calls=[],
+            row.update(text=keylines.key_lines(sources, budget, tok, keep=keep), tier="normal", calls=[],
                        rejections=[])
         else:
             gist = gist_of(row["text"])
-            lines = quotes.key_lines(sources, max(target - tok.count(gist), target // QUOTE_SHARE), tok)
-            row["text"] = f"{gist}\n{quotes.HEAD}\n{lines}"
+            lines = keylines.key_lines(sources, max(target - tok.count(gist), target // QUOTE_SHARE), tok)
+            row["text"] = f"{gist}\n{keylines.HEAD}\n{lines}"
         row["tokens"] = tok.count(row["text"])
     by_leaf = {x["leaf"]: x for x in out["leaves"]}
     for row in out["condensed"]:
@@ -183,11 +185,11 @@ def build(kind: str, base: dict[str, Any], label: str, size_of: dict[str, Any] |
                    for k in row["sources"] if k in by_leaf]
         target = condensed_target(sources, share)
         if kind in EXTRACTIVE:
-            row.update(text=quotes.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
+            row.update(text=keylines.key_lines(sources, target, tok), tier="normal", calls=[], rejections=[])
         else:
             gist = gist_of(row["text"])
-            lines = quotes.key_lines(sources, max(target - tok.count(gist), target // QUOTE_SHARE), tok)
-            row["text"] = f"{gist}\n{quotes.HEAD}\n{lines}"
+            lines = keylines.key_lines(sources, max(target - tok.count(gist), target // QUOTE_SHARE), tok)
+            row["text"] = f"{gist}\n{keylines.HEAD}\n{lines}"
         row["tokens"] = tok.count(row["text"])
     return out
 

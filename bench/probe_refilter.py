@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from probeset import PROBE_DIR, load_leaves  # noqa: E402
 
-from hiermem_tui.summarize import notes  # noqa: E402
+from hiermem_tui.summarize import notes, titles  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
         kept = []
         for part, line in zip(parts, lines):
             note = line.removeprefix("- ")
-            after = notes.unheard(part, note)
+            after = titles.unheard(part, note)
             if after != note:
                 dropped += 1
                 print(f"{row['leaf']} part {part.index}: {note}\n    -> {after}\n")

@@ -35,7 +35,7 @@ import ollama
 from probe_posthoc import RUNS, T0, condensed_target, leaf_target, write_run
 from probeset import load_leaves
 
-from hiermem_tui.summarize import quotes
+from hiermem_tui.summarize import keylines
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         sources = leaves[row["leaf"]].sources
         target = leaf_target(int(row["source_tokens"]))
-        pool = quotes.key_lines(sources, int(target * args.pool), tok).splitlines()
-        fallback = quotes.key_lines(sources, target, tok).splitlines()
+        pool = keylines.key_lines(sources, int(target * args.pool), tok).splitlines()
+        fallback = keylines.key_lines(sources, target, tok).splitlines()
         k = max(4, len(fallback) // 2)
         chosen, call = pick(client, args.model, pool, k, args.questions)
         text = compose(pool, chosen, fallback, target, tok)
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in out["condensed"]:
         src = [SourceItem("summary", by_leaf[k]["text"], by_leaf[k]["tokens"], T0, T0, depth=0, label=k)
                for k in row["sources"] if k in by_leaf]
-        row.update(text=quotes.key_lines(src, condensed_target(src), tok), tier="normal", calls=[], rejections=[])
+        row.update(text=keylines.key_lines(src, condensed_target(src), tok), tier="normal", calls=[], rejections=[])
         row["tokens"] = tok.count(row["text"])
     out["wall_seconds"] = round(time.monotonic() - started, 1)
     print(f"wrote {write_run(args.new, out)} in {out['wall_seconds']} s")

@@ -86,11 +86,10 @@ class Settings:
     parallel: int = 1
     """Independent summaries (sessions, groups of one depth) made at once, on each host."""
     summary_format: str = "notes"
-    """How a model is asked to write: ``notes`` (the default: a summary made in parts, one call per
-    step of the chat or per source, each a few sentences; ``summarize/notes.py``), ``sections`` (one
-    call, a JSON schema with fixed sections, Ollama's structured outputs) or ``plain`` (one call,
-    bullet points). Notes answered the most of a reader's questions with a 1.5B model (issue 19's
-    probe benchmark, bench/README.md)."""
+    """How a model is asked to write: ``notes`` (the default: the model titles a leaf from its key lines,
+    and each source of a condensed summary, and the chat's key lines follow; ``summarize/notes.py``),
+    ``sections`` (one call, a JSON schema with fixed sections, Ollama's structured outputs) or ``plain``
+    (one call, bullet points). Why notes: docs/SUMMARIES.md."""
     theme: str = "textual-dark"
     """The TUI theme, remembered between runs."""
     mask_secrets: bool = False

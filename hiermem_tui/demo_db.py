@@ -35,7 +35,7 @@ from .store import Run, Store
 from .summarize import Backend
 from .tokens import Tokenizer
 
-SHAPING = ("demo_db.py", "config.py", "tokens.py", "store/schema.py", "demo/replay.py", "summarize/*.py",
+SHAPING = ("demo_db.py", "config.py", "tokens.py", "store/schema.py", "demo/replay.py", "summarize/*.py", "summarize/*/*.py",
            "compaction/*.py")
 """The code whose change changes what the build writes: the schema, the policy's defaults, the
 tokenizer, the runner, and every module that makes a prompt or judges an answer."""

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hiermem_tui.summarize.prompts import SCAFFOLD_HEADINGS
+from hiermem_tui.summarize.text import split_sentences
 
 REASONS = {
     "error": "the model call failed",
@@ -78,7 +79,6 @@ _PREAMBLE = re.compile(
     re.I,
 )
 _WORD = re.compile(r"\w+", re.U)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SCAFFOLD = re.compile(
     r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+"
     r"|^\s*(?:<pre>\s*)?\[tool_(?:use|result|call)\b|</tool_use\b"
@@ -134,7 +134,7 @@ def strip_preamble(text: str) -> str:
 
 def _norm_sentences(text: str) -> list[str]:
     out = []
-    for part in _SENTENCE.split(text):
+    for part in split_sentences(text):
         words = _WORD.findall(part.lower())
         if len(words) >= 4:
             out.append(" ".join(words))
@@ -199,14 +199,14 @@ NEAR_COPY = 0.75
 """A statement near-copies one of the previous summary when their word sequences match this much
 (``difflib`` ratio over words), whatever the chat's topic: in a chat that stays on one subject every
 copied word also occurs in the new chunk, so "its words are in the chunk" cannot tell a copy from
-a report (issue 19: 4 of 4 leaves after a session's first were the previous leaf again). An answer
+a report. An answer
 is an echo when half or more of its statements, and at least two, are such copies."""
 
 
 def statements(text: str) -> list[list[str]]:
     """The sentences and bullets of ``text`` as lists of lower-case words (four or more)."""
     out = []
-    for part in _SENTENCE.split(text):
+    for part in split_sentences(text):
         words = _WORD.findall(part.lower())
         if len(words) >= 4:
             out.append(words)
@@ -277,9 +277,8 @@ _PLACEHOLDER = re.compile(r"\{\w+\}")
 def frame_copy(title: str, frame: str) -> str | None:
     """The first run of ``FRAME_GRAM`` words a title shares with ``frame`` (the prompt's wording
     without the chat: its system text, template and ask, placeholders dropped), or None. A title is
-    a dozen words; one run of the ask in it is the ask written back: SmolLM2 answered "The report is
-    about the thing asked about, worked on, …" and "… the chat log to report on"; of Qwen's 262
-    stored titles only two share such a run, both "Report on the chat log to report on: …" (stop 29)."""
+    a dozen words; one run of the ask in it is the ask written back ("The report is about the thing asked
+    about, worked on, …", "Report on the chat log to report on: …")."""
     grams = set(_runs(_WORD.findall(_PLACEHOLDER.sub(" ", frame).lower()), FRAME_GRAM))
     return next((" ".join(run) for run in _runs(_WORD.findall(title.lower()), FRAME_GRAM) if run in grams), None)
 
@@ -384,3 +383,12 @@ def judge_text(text: str, *, prior: str | None, sources: Sequence[str], leaf: bo
         if found:
             return reason, found
     return None
+
+
+def judge_answer(text: str, *, thinking_tokens: int | None, prior: str | None, sources: Sequence[str],
+                 leaf: bool = True, ask: str | None = None) -> tuple[str, str] | None:
+    """The first rule an answer's ``text`` breaks, as (reason, detail), or None: no text at all (``empty``, or
+    ``thinking_only`` when the model only thought), then the content rules (``judge_text``)."""
+    if not text:
+        return ("thinking_only", f"{thinking_tokens} tokens of thinking, no answer") if thinking_tokens else ("empty", "")
+    return judge_text(text, prior=prior, sources=sources, leaf=leaf, ask=ask)

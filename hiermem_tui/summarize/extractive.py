@@ -2,7 +2,7 @@
 
 It is both the fallback tier (it cannot fail, needs no model) and the ``extractive``
 backend for people without Ollama. Same input, same output, always: no model, no
-randomness, no clock. The digest is the chat's key lines (``quotes.py``), each a quote with
+randomness, no clock. The digest is the chat's key lines (``keylines``), each a quote with
 who said it; over summaries that quote nothing, one bullet per source (its first and last
 sentence) keeps it traceable to its input.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from hiermem_tui.summarize.quotes import clip_sentence, key_lines, sentences, word_boundary
+from hiermem_tui.summarize.keylines import key_lines
+from hiermem_tui.summarize.text import clip_sentence, sentences, word_boundary
 from hiermem_tui.summarize.types import ChunkCallback, Generation, SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
@@ -42,10 +43,8 @@ def _bullet(source: SourceItem, first: str | None, last: str | None) -> str:
 
 
 def extractive_digest(request: SummaryRequest, tokenizer: Tokenizer) -> str:
-    """The app's own summary: the chat's key lines (``quotes.py``), or, over sources that quote
-    nothing (model notes made before key lines were), the first and last sentence of each. Key
-    lines answered 61–67% of a reader's probes where first and last sentences answered 38–42%
-    (issue 19, bench/README.md)."""
+    """The app's own summary: the chat's key lines (``keylines``), or, over sources that quote
+    nothing (model notes made before key lines were), the first and last sentence of each."""
     return key_lines(request.sources, request.target_tokens, tokenizer) or first_last_digest(request, tokenizer)
 
 

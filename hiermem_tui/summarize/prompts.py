@@ -41,22 +41,22 @@ from dataclasses import dataclass, replace
 from typing import Any
 from datetime import datetime, timedelta, timezone
 
-from hiermem_tui.summarize import notes, quotes
+from hiermem_tui.summarize import keylines, notes
+from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.notes import Part
 from hiermem_tui.summarize.sections import Layout, layout_for
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 
-EXTRACTIVE_VERSION = "extractive-v8"
+__all__ = ["EXTRACTIVE_VERSION"]
 SECTIONS_SUFFIX = "+sections"
 PRIOR_MAX_TOKENS = 100
 """The previous leaf's summary is clipped to this (and to the leaf target) in a leaf prompt: enough
-to say what the chat is about; a 1.5B model given 200 tokens of it wrote them back as the new
-summary in 5 of 13 leaves (issue 13's rig runs)."""
+to say what the chat is about, too little for a small model to write it back as the new summary."""
 TOOL_MAX_TOKENS = 240
 """A tool result (a file read, a listing, a log) is shown by its head and tail within this: what
 matters of it is what the user and the assistant then say, and a small model given a whole file
-copies it back (the commonest echo of a 1.5B model on Claude Code chats) and reads it slowly."""
+copies it back and reads it slowly."""
 TIME_GAP = timedelta(minutes=30)
 NORMAL_TEMPERATURE = 0.2
 AGGRESSIVE_TEMPERATURE = 0.1
@@ -411,12 +411,11 @@ def build_prompt(
 NOTES_SUFFIX = "+topic"
 """A condensed summary asked in parts, one title per source (``notes.TITLE_ASK``)."""
 LEAF_NOTES_SUFFIX = "+lines-title"
-"""A leaf asked for one title of its key lines (``notes.LEAF_ASK``, stop 31)."""
+"""A leaf asked for one title of its key lines (``notes.LEAF_ASK``)."""
 TITLE_TEMPERATURE = 0.0
-"""A part's title is asked greedily: judged title by title by blind readers (stop 30, bench/README.md), the
-same ask's titles were false in 5 of 98 parts at 0 against 8 of 98 at 0.2 (three readings). A title is
-a few tokens, so the loops greedy decoding can fall into on long answers have no room; the retry keeps
-the aggressive tier's temperature, and its own ask, so it is never the same answer again."""
+"""A part's title is asked greedily (fewer false titles than at 0.2). A title is a few tokens, so the
+loops greedy decoding can fall into on long answers have no room; the retry keeps the aggressive tier's
+temperature, and its own ask, so it is never the same answer again."""
 PART_TOKENS = 1400
 """A part's material is fitted to this (a step is cut near it; a long message shows head and tail)."""
 
@@ -458,7 +457,7 @@ def first_prompt(request: SummaryRequest, summary_format: str, *, tokenizer: Tok
     if summary_format == "notes" and uses_sections(prompts.get(request.depth, aggressive)):
         lines = ""
         if request.depth == 0:  # at the request's target: a run's may be smaller for a small chunk
-            lines = quotes.key_lines(request.sources, leaf_lines_budget(request.target_tokens), tokenizer)
+            lines = keylines.key_lines(request.sources, leaf_lines_budget(request.target_tokens), tokenizer)
         parts = notes.parts_for(request.sources, request.depth, lines)
         if parts:
             return build_part_prompt(request.depth, parts[0], aggressive=aggressive, prompts=prompts,

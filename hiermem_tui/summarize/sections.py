@@ -50,7 +50,7 @@ class Section:
     at_least: int = 0
     """``minItems`` of the schema (at most its ``maxItems``). None of the shipped sections sets one:
     forced to list five names, a 1.5B model listed the prompt's own words ("file paths",
-    "commands") when the log had fewer (issue 13's rig runs)."""
+    "commands") when the log had fewer."""
 
 
 SECTIONS: tuple[Section, ...] = (
@@ -170,7 +170,7 @@ def parse(answer: str) -> dict[str, Any] | None:
 CUT_SLACK = 12
 """An item that stops within this many characters of its ``maxLength`` without ending a sentence
 was cut by the grammar: the last token that would have fitted is often a few characters short of
-the limit, so "as well as a basic enviro" ends 3 characters before it (issue 19)."""
+the limit, so "as well as a basic enviro" ends 3 characters before it."""
 
 
 def _whole(item: str, limit: int) -> str:
@@ -196,7 +196,7 @@ MAX_NAME_WORDS = 6
 """A names entry of more words than this, without code marks, is a sentence, not a name."""
 MIN_PROSE_WORDS = 5
 """A sectioned answer with fewer words than this outside its names says nothing about the chat
-("Decisions and changes: - changed"): SmolLM2-135M wrote such answers on the rig (issue 13)."""
+("Decisions and changes: - changed"), as a very small model writes."""
 
 
 def looks_like_name(item: str) -> bool:
@@ -233,7 +233,7 @@ def _plain_words(text: str) -> str:
 
 def without_copies(answer: dict[str, Any], ask: str) -> dict[str, Any]:
     """``answer`` without the items that copy the ask's own description of a field back
-    ("open_questions": ["what is still open or left to do"], Qwen 1.5B on the rig)."""
+    ("open_questions": ["what is still open or left to do"])."""
     said = f" {_plain_words(ask)} "
 
     def copied(item: str) -> bool:

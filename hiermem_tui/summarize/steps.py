@@ -1,10 +1,7 @@
 """A leaf's episodes cut into steps, and each step rendered for a small model to read.
 
-Why steps (issue 19, measured in bench/README.md): given a whole 3,000-token chunk, a 1.5B model
-writes about its last exchange and a sentence on the rest, or copies the previous summary; asked
-about one step at a time — a user message with what the assistant answered and did about it — it
-names what was asked, found, decided and left open in each, in order. The app decides where the
-steps are (so every part of the chunk gets a note); what each note says is the model's.
+A step is a user message with what the assistant answered and did about it: key lines are taken a
+level at a time across a chunk's steps, so every step is heard (docs/SUMMARIES.md says why).
 
 Where a step starts (:func:`split`):
 
@@ -76,9 +73,8 @@ what it said, as much as an answer's prose."""
 
 def written(text: str) -> str:
     """What an assistant message wrote into a document through a tool call: a canvas's ``content``, an
-    update's ``replacement`` texts, its ``comment`` on a passage; "" when it wrote none. Why: a ChatGPT
-    answer given as a canvas is one call, so its prose was empty and a 4,000-token revised paper was
-    summarised as the call's first line (78 tokens of a 1,000-token target; stop 32's held-out probes)."""
+    update's ``replacement`` texts, its ``comment`` on a passage; "" when it wrote none. A ChatGPT answer
+    given as a canvas is one such call: its words are what it said."""
     out = []
     for part in _CALL_PART.split(text):
         call = _document_call(part)
@@ -95,9 +91,8 @@ def written(text: str) -> str:
 
 def document_edit(call: str) -> str | None:
     """What a document tool call did, in a line ("[canmore.update_textdoc] rewrote: ## 10. Shrinking to
-    Minimal Representative"), for a call whose words ``written`` reads; None for any other call. Why:
-    shown as its arguments, an update was its regex pattern and the replacement's first 300 characters
-    again, clipped: four such lines took 360 of a 530-token leaf summary (stop 33's held-out probes)."""
+    Minimal Representative"), for a call whose words ``written`` reads; None for any other call. (Its arguments
+    are a regex pattern and the whole replacement, which ``written`` already reads.)"""
     found = _document_call(call)
     if found is None:
         return None

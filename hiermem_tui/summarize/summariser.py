@@ -31,18 +31,17 @@ figure about the model and the next condensation is given only what the model wr
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hiermem_tui.summarize import acceptance, notes, quotes, sections
+from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles
+from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION, QUOTES_VERSION
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
 from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.summarize.fidelity import key_count, keywords_for, measure, read_sources
 from hiermem_tui.summarize.prompts import (
-    EXTRACTIVE_VERSION,
     NORMAL_TEMPERATURE,
     RETRY_HINTS,
     SECTIONS_ASK,
@@ -72,6 +71,7 @@ from hiermem_tui.summarize.types import (
     SummaryResult,
     Tier,
 )
+from hiermem_tui.summarize.text import boundaries, drop_unfinished
 from hiermem_tui.tokens import Tokenizer
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -80,23 +80,12 @@ MIN_TARGET = 24
 SOURCE_FRACTION = 4
 """A summary's target is at most 1/SOURCE_FRACTION of its source tokens."""
 QUOTE_SHARE = 3
-"""A model's titles are followed by the chat's key lines (``quotes.py``) in what the titles left of the
+"""A model's titles are followed by the chat's key lines (``keylines``) in what the titles left of the
 target, at least 1/QUOTE_SHARE of it (so a summary stays under 4/3 of its target, well under its input)."""
 CONDENSED_SHARE = (2, 3)
 """A condensed summary's least target, as a fraction of its sources' tokens (then capped by the depth's
-target, ``condensed_target_tokens``). Its key lines are its sources' own: at half, readers answered
-66–69% of one probe per source, at two thirds 81–84% (bench/README.md, j11–j12); the leaves
-themselves answer 84% of the same probes. The depth's cap still makes the levels above shrink."""
-QUOTES_VERSION = "+quotes-v10"
-"""Marks a summary whose model text is followed by key lines, and which key lines (v5: the budget a
-chunk leaves is filled with long outputs' lines and the rest of the answers; v6: an error the user
-pasted comes with their words, and a condensed summary gives each source its share; v7: no line
-repeats another's words, a longer one takes a shorter one's place; v8: what the assistant wrote into a
-document through a tool call, a ChatGPT canvas, is quoted as what it said; v9: a long document — a pasted
-paper, a canvas — by its outline (headings, each section's first sentence) before the rest, and a canvas
-edit as one line of what it rewrote; v10: a sentence is not cut at "e.g." or "vs.", a chat UI's citation
-markers are left out, and what a section headed "Next steps", "Summary", "Recommendation" … says comes with
-an answer's specifics; ``quotes.py``)."""
+target, ``condensed_target_tokens``): its key lines are its sources' own, and at less each source
+keeps too few of them. The depth's cap still makes the levels above shrink."""
 DEFAULT_CONTEXT = 8192
 """Assumed context of a model that does not report one."""
 CONTEXT_SLACK = 64
@@ -105,7 +94,6 @@ PIN_HEADER = "Pinned (kept verbatim):"
 ALL_EXCLUDED = "(The episodes here are excluded from summaries by the user.)"
 CLIPPED = "clipped"
 TIERS_ORDER: dict[str, int] = {"normal": 0, "aggressive": 1, "fallback": 2}
-_BOUNDARY = re.compile(r"(?<=[.!?])\s|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +108,7 @@ class Targets:
 def targets_for(request: SummaryRequest, pinned_tokens: int = 0) -> Targets:
     """See the module docstring: scaled with the input, never above the depth's target. A
     condensed summary's target is at least ``CONDENSED_SHARE`` of its sources and at least its largest
-    source: it never shrinks below the summaries it stands for (issue 19: with a quarter, three
-    condensed summaries of two leaves restated their first source in 44–74 tokens)."""
+    source: it never shrinks below the summaries it stands for."""
     source = max(1, request.source_tokens - pinned_tokens)
     normal = min(request.target_tokens, max(MIN_TARGET, source // SOURCE_FRACTION))
     if request.depth > 0:
@@ -139,24 +126,12 @@ def clip_at_boundary(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
     if tokenizer.count(text) <= max_tokens:
         return text
     cut = clip_to(text, max_tokens, tokenizer)
-    ends = [m.start() for m in _BOUNDARY.finditer(cut)]
+    ends = boundaries(cut)
     if ends and ends[-1] >= len(cut) // 2:
         return cut[: ends[-1] + 1].strip()
     space = cut.rfind(" ")
     short = (cut[:space] if space > len(cut) // 2 else cut).rstrip(" ,;:")
     return clip_to(short + "…", max_tokens, tokenizer)
-
-
-def drop_unfinished(text: str) -> str:
-    """An answer the server cut off, without its last, unfinished sentence or line (kept whole
-    when that would drop more than half of it, or when it already ends at a boundary)."""
-    text = text.rstrip()
-    if not text or text[-1] in ".!?)`\"" or text.endswith("…"):
-        return text
-    ends = [m.start() for m in _BOUNDARY.finditer(text)]
-    if ends and ends[-1] >= len(text) // 2:
-        return text[: ends[-1] + 1].strip()
-    return text
 
 
 def pinned_block(request: SummaryRequest) -> str:
@@ -327,7 +302,7 @@ class Summariser:
         (a leaf with none is its extractive digest). The summary's tier is the worst of its parts'; its
         text the titles in order, then the key lines."""
         # a leaf's title is asked of its key lines (``notes``); a condensed summary's titles of each source
-        leaf_lines = (quotes.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
+        leaf_lines = (keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
                       if request.depth == 0 else "")
         parts = notes.parts_for(request.sources, request.depth, leaf_lines)
         texts: list[str] = []
@@ -353,9 +328,9 @@ class Summariser:
         # the lines fill what the titles left: a leaf's title (~15 tokens) leaves more than the 40 it may take,
         # so its lines are those the model read and a line or two more
         budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
-        lines = quotes.key_lines(request.sources, budget, self.tokenizer, keep=leaf_lines)
+        lines = keylines.key_lines(request.sources, budget, self.tokenizer, keep=leaf_lines)
         if lines:
-            text, version = f"{text}\n{quotes.HEAD}\n{lines}", version + QUOTES_VERSION
+            text, version = f"{text}\n{keylines.HEAD}\n{lines}", version + QUOTES_VERSION
         # kept and lost names are the summary's, as a reader gets it (a title cannot hold a leaf's key names:
         # measured on titles alone, every summary was flagged and shown as "leaving out" names its lines hold)
         fid = measure_against(text, request.sources, key=key_count(t.normal))
@@ -382,41 +357,24 @@ class Summariser:
                 state.reject(tier, "error", f"part {part.index}: {exc}")
                 continue
             raw = acceptance.strip_preamble(gen.text)
-            text = notes.note_text(raw)
             where = f"part {part.index}: "
-            framed = notes.copies_frame(raw) if text else None
-            if framed is not None:
-                state.reject(tier, "echo", where + framed, gen)
+            ctx = titles.TitleContext(part, gen, prompt, self._frame(request.depth, aggressive), part.items,
+                                      request.depth == 0)
+            verdict = titles.judge(titles.Draft(raw, notes.note_text(raw)), ctx)
+            if isinstance(verdict, titles.Refusal):
+                state.reject(tier, verdict.reason, where + verdict.detail if verdict.detail else where.rstrip(": "), gen)
                 continue
-            heard = notes.unheard(part, text)
-            if text and not heard:
-                state.reject(tier, "misattributed", where + "only makes the user speak, who says nothing in this part", gen)
-                continue
-            text, title = heard, notes.gist(heard)
-            if title and (bare := notes.unframed(title, part)) != title:
-                if not bare:
-                    state.reject(tier, "echo", where + f"only names the prompt's material ({title!r})", gen)
-                    continue
-                text = bare  # only the title is kept (``notes.gist``): what followed it goes either way
-            framed = (notes.title_frame(text) or self._copies_frame_words(text, request.depth, aggressive)) if text else None
-            if framed:
-                state.reject(tier, "echo", where + framed, gen)
-                continue
-            if not self._passes(text, gen, prompt, tier, part.items, request, state, where):
-                continue
-            if gen.done_reason == "length":
-                text = drop_unfinished(text)
-            text = notes.requoted(text, part) or text  # what the model wrote is judged; a misquote is the chat's line
+            text = verdict.text
             if await self._measured(text, gen, tier, request, state, "", where) is None:
                 continue
             return text, tier, gen, version
         return "", "fallback", None, version  # no title: the part's key lines speak for it
 
-    def _copies_frame_words(self, title: str, depth: int, aggressive: bool) -> str | None:
-        """Whether a part's title writes back a run of the prompt's own wording (``acceptance.frame_copy``)."""
+    def _frame(self, depth: int, aggressive: bool) -> str:
+        """The prompt's own wording for a part of this depth and tier (system text, template, every ask): a
+        title may not write back a run of it (``acceptance.frame_copy``)."""
         template = self.prompts.get(depth, aggressive)
-        run = acceptance.frame_copy(title, " ".join((template.system, template.instruction, *notes.ASKS)))
-        return f"copies the prompt's wording ({run!r})" if run else None
+        return " ".join((template.system, template.instruction, *notes.ASKS))
 
     def _digest(self, request: SummaryRequest, target: int) -> str:
         return extractive_digest(replace(request, target_tokens=target), self.tokenizer)
@@ -453,20 +411,14 @@ class Summariser:
         return _Accepted(text, gen, prompt, trimmed, fid)
 
     def _passes(self, text: str, gen: Generation, prompt: Prompt, tier: Tier, shown: Sequence[SourceItem],
-                request: SummaryRequest, state: _Attempts, where: str = "") -> bool:
-        """The content rules on an answer's text (``shown``: the sources its prompt showed);
-        a refusal is recorded on ``state``, its detail prefixed with ``where`` (a part)."""
-        if not text:
-            if gen.thinking_tokens:
-                state.reject(tier, "thinking_only", f"{where}{gen.thinking_tokens} tokens of thinking, no answer", gen)
-            else:
-                state.reject(tier, "empty", where.rstrip(": "), gen)
-            return False
+                request: SummaryRequest, state: _Attempts) -> bool:
+        """The content rules on an answer's text (``shown``: the sources its prompt showed); a refusal is
+        recorded on ``state``."""
         shown_prior = request.prior_summary if prompt.shows_prior else None
-        broken = acceptance.judge_text(text, prior=shown_prior, sources=[s.text for s in shown],
-                                       leaf=request.depth == 0, ask=prompt.ask)
+        broken = acceptance.judge_answer(text, thinking_tokens=gen.thinking_tokens, prior=shown_prior,
+                                         sources=[s.text for s in shown], leaf=request.depth == 0, ask=prompt.ask)
         if broken is not None:
-            state.reject(tier, broken[0], where + broken[1], gen)
+            state.reject(tier, broken[0], broken[1], gen)
             return False
         return True
 

@@ -15,7 +15,7 @@ import pytest
 from hiermem_tui.config import Policy
 from hiermem_tui.store import NewEpisode, NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.tokens import Tokenizer
-from hiermem_tui.summarize.quotes import split
+from hiermem_tui.summarize.keylines import split
 from tests.fakeollama import FakeOllama, empty
 
 from ._engine_fixtures import T0, write_policy_config

@@ -108,7 +108,7 @@ def test_a_demo_built_with_no_matching_answers_still_opens_on_fallbacks(tmp_path
 def test_the_cached_demo_is_rebuilt_when_the_answers_or_the_prompts_change(tmp_path: Path) -> None:
     here = Path(__file__).resolve().parents[2] / "hiermem_tui"
     hashed = {m.relative_to(here).as_posix() for m in shaping_modules()}
-    assert {"summarize/prompts.py", "summarize/notes.py", "summarize/quotes.py", "summarize/summariser.py",
+    assert {"summarize/prompts.py", "summarize/notes.py", "summarize/keylines/select.py", "summarize/text.py", "summarize/summariser.py",
             "summarize/acceptance.py", "demo/replay.py", "compaction/runner.py", "store/schema.py"} <= hashed
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(_recording().dumps(), encoding="utf-8")

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from hiermem_tui.summarize.prompts import AGGRESSIVE_TEMPERATURE, TITLE_TEMPERATURE
-from hiermem_tui.summarize.quotes import split
+from hiermem_tui.summarize.keylines import split
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer

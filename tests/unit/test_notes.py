@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from hiermem_tui.summarize import OllamaBackend, Summariser
-from hiermem_tui.summarize import notes
-from hiermem_tui.summarize.summariser import QUOTES_VERSION
+from hiermem_tui.summarize import notes, titles
+from hiermem_tui.summarize.keylines import QUOTES_VERSION
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, LEAF_NOTES_SUFFIX
-from hiermem_tui.summarize.quotes import split
+from hiermem_tui.summarize.keylines import split
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
@@ -197,14 +197,14 @@ async def test_a_title_writing_back_a_line_with_its_words_changed_is_the_chats_l
 def test_a_title_leaving_words_out_of_a_line_is_its_own() -> None:
     lines = "- user: Dynamic-Dimension Algebra: Two Semiring Constructions\n- user: The result is not commutative."
     part = notes.Part(1, 1, (), "user", notes.GIST_TOKENS, lines)
-    assert notes.requoted("Dynamic-Dimension Algebra: Semiring Constructions", part) is None
-    assert notes.requoted("Dynamic-Dimension Algebra: Two Semiring Constructions", part) is None
-    assert notes.requoted("Fixing the build of the semiring library", part) is None
+    assert titles.requoted("Dynamic-Dimension Algebra: Semiring Constructions", part) is None
+    assert titles.requoted("Dynamic-Dimension Algebra: Two Semiring Constructions", part) is None
+    assert titles.requoted("Fixing the build of the semiring library", part) is None
     # leaving out a "not" says the opposite
-    assert notes.requoted("The result is commutative", part) == "The result is not commutative."
+    assert titles.requoted("The result is commutative", part) == "The result is not commutative."
     # a short title that shares most of a line's words but adds its own is a title, not a misquote
     guide = notes.Part(1, 1, (), "user", notes.GIST_TOKENS, "- user: VSLA: Mathematical & C Implementation Guide (PhD Review)")
-    assert notes.requoted("VSLA C Backend Implementation Guide", guide) is None
+    assert titles.requoted("VSLA C Backend Implementation Guide", guide) is None
 
 
 async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tokenizer) -> None:

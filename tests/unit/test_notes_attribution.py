@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from hiermem_tui.summarize import OllamaBackend, Summariser, notes
+from hiermem_tui.summarize import OllamaBackend, Summariser, notes, titles
 from hiermem_tui.summarize.speed import ModelSpeed
-from hiermem_tui.summarize.quotes import split
+from hiermem_tui.summarize.keylines import split
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama, Reply
@@ -67,14 +67,14 @@ def test_where_no_user_speaks_the_sentences_that_make_one_speak_go() -> None:
     p = part(src("assistant", "Let me grep."), src("tool", "src/a.c: select_best_backend()"))
     note = ("The user asked about the select_best_backend function. The assistant searched src/ and found it in "
             "src/a.c. The user's request was then answered.")
-    assert notes.unheard(p, note) == "The assistant searched src/ and found it in src/a.c."
-    assert notes.unheard(p, "The user asked about it.") == ""
+    assert titles.unheard(p, note) == "The assistant searched src/ and found it in src/a.c."
+    assert titles.unheard(p, "The user asked about it.") == ""
 
 
 def test_where_a_user_speaks_or_in_a_condensed_summary_the_note_is_kept_whole() -> None:
     note = "The user asked to pin foo. The assistant pinned foo>=1.4 in setup.cfg."
-    assert notes.unheard(part(src("user", "Pin foo to 1.4 please."), opened_by="user"), note) == note
-    assert notes.unheard(part(src("assistant", "- The user asked for x."), opened_by="summary"), note) == note
+    assert titles.unheard(part(src("user", "Pin foo to 1.4 please."), opened_by="user"), note) == note
+    assert titles.unheard(part(src("assistant", "- The user asked for x."), opened_by="summary"), note) == note
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from hiermem_tui.summarize import ExtractiveBackend, Summariser, extractive_digest
 from hiermem_tui.summarize.extractive import EMPTY_DIGEST, first_last_digest
-from hiermem_tui.summarize.quotes import sentences
+from hiermem_tui.summarize.text import sentences
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer

@@ -1,4 +1,4 @@
-"""The chat's key lines (``quotes.py``, issue 19): what a reader asks of a stretch of chat, in the
+"""The chat's key lines (``summarize/keylines``): what a reader asks of a stretch of chat, in the
 chat's own words — never a word the chat did not say, never over budget, in chat order, the
 user's words before anything else; carried up to condensed summaries; and through the fake
 server, a notes summary is the model's one-sentence gist per part followed by them."""
@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from hiermem_tui.summarize import Summariser, notes, quotes, steps
-from hiermem_tui.summarize.summariser import QUOTES_VERSION
+from hiermem_tui.summarize import Summariser, keylines, notes, steps
+from hiermem_tui.summarize.text import sentences
+from hiermem_tui.summarize.keylines import QUOTES_VERSION
 from hiermem_tui.summarize.extractive import ExtractiveBackend
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
@@ -71,11 +72,11 @@ def said_in_chat(line: str, chat: list[tuple[str, str]]) -> bool:
 
 def test_every_line_is_the_chats_own_words_in_order_and_within_budget(tok: Tokenizer) -> None:
     for budget in (40, 90, 400):
-        text = quotes.key_lines(items(tok), budget, tok)
+        text = keylines.key_lines(items(tok), budget, tok)
         lines = text.splitlines()
         assert lines and tok.count(text) <= budget
         assert all(said_in_chat(ln, AGENT) for ln in lines), text
-    full = quotes.key_lines(items(tok), 400, tok).splitlines()
+    full = keylines.key_lines(items(tok), 400, tok).splitlines()
     order = [next(i for i, (_, t) in enumerate(AGENT) if squash(ln.partition(": ")[2][:30].removesuffix("…"))
                   in squash(t) or ln.startswith(("- assistant did", "- assistant planned")) and i > 0)
              for ln in full if not ln.startswith(("- assistant did", "- assistant planned"))]
@@ -83,7 +84,7 @@ def test_every_line_is_the_chats_own_words_in_order_and_within_budget(tok: Token
 
 
 def test_what_a_reader_asks_is_there_and_the_noise_is_not(tok: Tokenizer) -> None:
-    text = quotes.key_lines(items(tok), 400, tok)
+    text = keylines.key_lines(items(tok), 400, tok)
     assert "- user: The GPU tests stopped compiling." in text
     assert "error: 'VSLA_BACKEND_CUDA' undeclared" in text          # the error, from the tool's output
     assert "- tool: No matches found" in text                           # what the search answered
@@ -103,9 +104,9 @@ def test_lines_kept_from_a_smaller_budget_stay_and_the_larger_only_adds(tok: Tok
     src = items(tok)
     traded = 0
     for small in range(60, 400, 10):
-        read = quotes.key_lines(src, small, tok).splitlines()
-        afresh = quotes.key_lines(src, small + 30, tok).splitlines()
-        shown = quotes.key_lines(src, small + 30, tok, keep="\n".join(read)).splitlines()
+        read = keylines.key_lines(src, small, tok).splitlines()
+        afresh = keylines.key_lines(src, small + 30, tok).splitlines()
+        shown = keylines.key_lines(src, small + 30, tok, keep="\n".join(read)).splitlines()
         traded += not set(read) <= set(afresh)
         assert set(read) <= set(shown) and [x for x in shown if x in read] == read
         assert tok.count("\n".join(shown)) <= small + 30
@@ -129,13 +130,13 @@ def test_a_sentence_is_quoted_once_even_inside_a_longer_line(tok: Tokenizer) -> 
     budget spent on words the reader had. The longer one stays; two commands that share a start are two
     runs, both kept."""
     src = items(tok, OUTLINE)
-    text = quotes.key_lines(src, 400, tok)
+    text = keylines.key_lines(src, 400, tok)
     assert text.count("Where We Stand: Community Emissions 2019–2023") == 1
     assert "- assistant: Where We Stand: Community Emissions 2019–2023 (3 p)" in text.splitlines()
     assert "[Bash] command: uv run pytest -q\n" in text and "[Bash] command: uv run pytest -q --tb=short" in text
     # a line a title was read from stays as it was read: the longer one does not take its place
     heading = "- assistant: Where We Stand: Community Emissions 2019–2023"
-    shown = quotes.key_lines(src, 400, tok, keep=heading).splitlines()
+    shown = keylines.key_lines(src, 400, tok, keep=heading).splitlines()
     assert heading in shown and not any("(3 p)" in x for x in shown)
 
 
@@ -164,14 +165,14 @@ def test_what_the_assistant_wrote_into_a_canvas_is_quoted_as_what_it_said(tok: T
     paper was summarised as the call's first line (78 tokens of a 1,000-token target). The document's
     sentences, an update's replacement and a comment are the assistant's words; another tool's file content
     is not."""
-    text = quotes.key_lines(items(tok, CANVAS_CHAT), 400, tok)
+    text = keylines.key_lines(items(tok, CANVAS_CHAT), 400, tok)
     assert "- assistant: Model A uses discrete convolution and is isomorphic to the polynomial ring R[x]." in text
     assert "Lazard correspondence" in text and "Golan 1999 gives the semiring background." in text
     assert "- assistant: State the lexicographic order Model B uses." in text  # a comment on the document
     assert tok.count(text) <= 400
     write = json.dumps({"file_path": "/src/model.py", "content": "Model A uses discrete convolution here."})
     agent = items(tok, [("user", "write the model"), ("assistant", f"[tool_use Write] {write}")])
-    assert "- assistant: Model A uses" not in quotes.key_lines(agent, 400, tok)
+    assert "- assistant: Model A uses" not in keylines.key_lines(agent, 400, tok)
 
 
 def test_a_canvas_edit_is_one_short_line_of_what_it_rewrote_not_its_pattern(tok: Tokenizer) -> None:
@@ -182,7 +183,7 @@ def test_a_canvas_edit_is_one_short_line_of_what_it_rewrote_not_its_pattern(tok:
                                     "## 10. Shrinking to Minimal Representative\nDefault policy: no automatic "
                                     "shrink inside hot operations; the caller invokes vsla_shrink."}]})
     chat = [("user", "go on with the rest of the guide"), ("assistant", f"[call canmore.update_textdoc] {edit}")]
-    text = quotes.key_lines(items(tok, chat), 400, tok)
+    text = keylines.key_lines(items(tok, chat), 400, tok)
     assert "- assistant did: [canmore.update_textdoc] rewrote: 10. Shrinking to Minimal Representative" in text
     assert "pattern" not in text and "[\\s\\S]" not in text
     assert "- assistant: Default policy: no automatic shrink inside hot operations; the caller invokes vsla_shrink." in text
@@ -207,7 +208,7 @@ def test_a_long_document_is_read_by_its_outline_not_its_first_sections(tok: Toke
     and what its later sections said went unanswered. Its headings and each section's first sentence come
     before the rest, shown in the document's order."""
     chat = [("user", "Validate this proof please.\n\n" + paper(12))]
-    text = quotes.key_lines(items(tok, chat), 520, tok)
+    text = keylines.key_lines(items(tok, chat), 520, tok)
     lines = text.splitlines()
     for n in (1, 6, 12):
         assert f"- user: {n}. Section Title Number {n}" in lines
@@ -219,7 +220,7 @@ def test_a_long_document_is_read_by_its_outline_not_its_first_sections(tok: Toke
     # the same sentences without headings are not a document: taken in order, as before
     flat = [("user", "Validate this proof please.\n\n" + "\n".join(x for x in paper(12).splitlines()
                                                                      if not x[0].isdigit()))]
-    assert "Section 12 states" not in quotes.key_lines(items(tok, flat), 520, tok)
+    assert "Section 12 states" not in keylines.key_lines(items(tok, flat), 520, tok)
 
 
 def test_a_documents_outline_does_not_crowd_out_what_the_user_says_next(tok: Tokenizer) -> None:
@@ -229,7 +230,7 @@ def test_a_documents_outline_does_not_crowd_out_what_the_user_says_next(tok: Tok
             ("assistant", "Thanks, the review raises the backend selection question first."),
             ("user", "ok. I would much prefer MIT licence alternatives where possible. We can roll several "
                      "backends as needed. Because the interface is identical we can run the same tests everywhere.")]
-    text = quotes.key_lines(items(tok, chat), 300, tok)
+    text = keylines.key_lines(items(tok, chat), 300, tok)
     assert "Because the interface is identical we can run the same tests everywhere." in text
     assert "- user: 2. Section Title Number 2" in text
 
@@ -237,10 +238,10 @@ def test_a_documents_outline_does_not_crowd_out_what_the_user_says_next(tok: Tok
 def test_a_sentence_is_not_cut_at_an_abbreviation_and_citation_markers_are_left_out(tok: Tokenizer) -> None:
     """"Carry a single motivating task (e.g." and "dynamically resizing CNN filters) through §1–§6." were two
     quoted lines, each unreadable alone; ChatGPT's citation markers and a pasted "[cite_start]" are markup."""
-    assert quotes.sentences("Carry one task (e.g. resizing CNN filters) through §1–§6. Compare A vs. B here.") == [
+    assert sentences("Carry one task (e.g. resizing CNN filters) through §1–§6. Compare A vs. B here.") == [
         "Carry one task (e.g. resizing CNN filters) through §1–§6.", "Compare A vs. B here."]
     cited = "Apple's critique is right on target \ue200cite\ue202turn0news37\ue201. [cite_start]Define it [cite: 7]."
-    assert quotes.sentences(cited) == ["Apple's critique is right on target.", "Define it."]
+    assert sentences(cited) == ["Apple's critique is right on target.", "Define it."]
 
 
 def test_what_a_section_headed_next_steps_says_comes_before_the_rest_of_an_answer(tok: Tokenizer) -> None:
@@ -252,30 +253,30 @@ def test_what_a_section_headed_next_steps_says_comes_before_the_rest_of_an_answe
               + "## Highest-Impact Next Steps\n\nRun a first benchmark of vector add against zero-pad BLAS.\n"
                 "Insert the diagram of two vectors promoted then added.\n")
     chat = [("user", "How is this v2?"), ("assistant", answer), ("user", "What should the repo include?")]
-    text = quotes.key_lines(items(tok, chat), 120, tok)
+    text = keylines.key_lines(items(tok, chat), 120, tok)
     assert "Run a first benchmark of vector add against zero-pad BLAS." in text
     assert "Insert the diagram of two vectors promoted then added." in text
 
 
 def test_a_small_budget_keeps_the_users_words_first(tok: Tokenizer) -> None:
-    text = quotes.key_lines(items(tok), 30, tok)
+    text = keylines.key_lines(items(tok), 30, tok)
     assert text.startswith("- user: The GPU tests stopped compiling.")
     assert "No matches found" not in text  # a tool's answer is a later level
 
 
 def test_condensed_key_lines_carry_the_quoted_lines_of_their_sources(tok: Tokenizer) -> None:
-    leaf_a = "- The user asked for the root cause.\n" + quotes.HEAD + "\n- user: Find the root cause.\n- tool: No matches found"
+    leaf_a = "- The user asked for the root cause.\n" + keylines.HEAD + "\n- user: Find the root cause.\n- tool: No matches found"
     leaf_b = "- user: rename it then\n- assistant: Renamed vsla_backend_t to vsla_backend_ops_t in 14 files."
     plain = "The model wrote this without quoting anything."
     src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}")
            for i, t in enumerate((leaf_a, leaf_b, plain))]
-    text = quotes.key_lines(src, 200, tok)
+    text = keylines.key_lines(src, 200, tok)
     assert text.splitlines() == ["- user: Find the root cause.", "- tool: No matches found", "- user: rename it then",
                                  "- assistant: Renamed vsla_backend_t to vsla_backend_ops_t in 14 files."]
     assert "asked for the root cause" not in text  # the model's sentence is not a quote
-    assert quotes.key_lines(src[2:], 200, tok) == ""
+    assert keylines.key_lines(src[2:], 200, tok) == ""
     # on a tight budget every source's first line comes before any source's second: not the first only
-    assert quotes.key_lines(src, 17, tok).splitlines() == ["- user: Find the root cause.", "- user: rename it then"]
+    assert keylines.key_lines(src, 17, tok).splitlines() == ["- user: Find the root cause.", "- user: rename it then"]
 
 
 def test_code_in_an_answer_is_not_quoted_as_what_was_said(tok: Tokenizer) -> None:
@@ -283,7 +284,7 @@ def test_code_in_an_answer_is_not_quoted_as_what_was_said(tok: Tokenizer) -> Non
             ("assistant", "Here is the flag, parsed with clap so a bad time is an error before any file is read.\n\n"
                           "```rust\n/// Start of the window (inclusive), e.g. 10:02\n#[arg(long)]\nfrom: String,\n```\n\n"
                           "It takes 10:02 or 2024-05-01T10:02 and rejects anything else with exit code 2.")]
-    text = quotes.key_lines(items(tok, chat), 400, tok)
+    text = keylines.key_lines(items(tok, chat), 400, tok)
     assert "rejects anything else with exit code 2" in text and "parsed with clap" in text
     assert "Start of the window" not in text and "#[arg" not in text
 
@@ -292,7 +293,7 @@ def test_condensed_key_lines_put_what_was_decided_before_the_rest(tok: Tokenizer
     leaf = ("- user: Which radio should the cameras use?\n- assistant: The SX1262 draws 5.3 mA in receive at 915 MHz.\n"
             "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range.")
     src = [SourceItem("summary", leaf, tok.count(leaf), T0, T0, depth=0, label="s0")]
-    lines = quotes.key_lines(src, 40, tok).splitlines()
+    lines = keylines.key_lines(src, 40, tok).splitlines()
     assert lines == ["- user: Which radio should the cameras use?",
                      "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range."]
 
@@ -303,7 +304,7 @@ def test_condensed_key_lines_give_each_source_its_share_before_one_sources_paste
     leaf_b = ("- user: 166 is ok but can we get it down.\n- assistant: Paint it brown and it disappears on a tree.\n"
               "- user: ok the box swap yes, but the panasonic pir stays where it is.\n- assistant: Order 3 E22-900M22S modules for phase 1.")
     src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}") for i, t in enumerate((leaf_a, leaf_b))]
-    lines = quotes.key_lines(src, 90, tok).splitlines()
+    lines = keylines.key_lines(src, 90, tok).splitlines()
     # the second leaf's decision in the user's words is there, though the first leaf has twelve more user lines
     assert "- user: ok the box swap yes, but the panasonic pir stays where it is." in lines
     assert sum("trailcam:" in ln for ln in lines) < 12
@@ -324,7 +325,7 @@ def test_an_error_the_user_pasted_comes_with_their_words_before_the_answers(tok:
                      "    at async saveRule (lib/rules.js:9:3)\n```"),
             ("assistant", answer.replace("Rules", "Sync storage").replace("Reload", "Switch to local storage, reload")),
             ("user", "ok go local, ill export and import a json file between the two machines."), ("assistant", answer)]
-    lines = quotes.key_lines(items(tok, chat), 110, tok).splitlines()
+    lines = keylines.key_lines(items(tok, chat), 110, tok).splitlines()
     # the error is what the user said in that message: it is there though the answers' conclusions do not all fit
     assert "- user: Uncaught (in promise) Error: QUOTA_BYTES_PER_ITEM quota exceeded" in lines
     assert lines[:3] == ["- user: i want custom names and colours per domain.",
@@ -338,12 +339,12 @@ def test_a_long_tool_output_is_quoted_by_its_first_line_of_words(tok: Tokenizer)
             ("assistant", '[tool_use Read] {"file_path": "/src/vsla_core.h"}'),
             ("tool", header + "typedef enum { VSLA_BACKEND_CPU = 0 } vsla_backend_kind;\n" * 12),
             ("tool", "Found 5 files\n/a.c\n/b.c\n/c.c\n/d.c\n/e.c")]
-    text = quotes.key_lines(items(tok, chat), 400, tok)
+    text = keylines.key_lines(items(tok, chat), 400, tok)
     assert "- tool: @brief Backend selection for the VSLA library" in text  # what the file is
     assert "- tool: Found 5 files: /a.c, /b.c, /c.c, /d.c, /e.c" in text  # a short listing, whole
     # its code lines only fill what is left after every other kind of line, the same line once
     assert text.count("typedef") == 1
-    tight = quotes.key_lines(items(tok, chat), tok.count(text) - 5, tok)
+    tight = keylines.key_lines(items(tok, chat), tok.count(text) - 5, tok)
     assert "typedef" not in tight and "@brief Backend selection" in tight and "Found 5 files" in tight
 
 
@@ -367,7 +368,7 @@ def test_budget_a_chunk_leaves_is_filled_with_what_a_long_output_says_in_words(t
     chat = [("user", "Where is the backend enum defined?"),
             ("assistant", '[tool_use Grep] {"pattern": "VSLA_BACKEND_AUTO", "path": "/home/me/vsla"}'),
             ("tool", GREP)]
-    text = quotes.key_lines(items(tok, chat), 400, tok)
+    text = keylines.key_lines(items(tok, chat), 400, tok)
     lines = text.splitlines()
     assert tok.count(text) <= 400
     said = [ln for ln in lines if "//" in ln]
@@ -385,8 +386,8 @@ def test_the_rest_of_an_answer_and_its_table_rows_fill_what_is_left(tok: Tokeniz
                           "| Part | Price |\n|---|---|\n| E22-900M22S LoRa module | $7.90 |\n| OV5640 camera | $12.40 |\n\n"
                           "The radio is the biggest risk in the list. Everything else ships in two days. "
                           "Total comes to $166.17, well under the cap.")]
-    small = quotes.key_lines(items(tok, chat), 60, tok)
-    full = quotes.key_lines(items(tok, chat), 400, tok)
+    small = keylines.key_lines(items(tok, chat), 60, tok)
+    full = keylines.key_lines(items(tok, chat), 400, tok)
     assert "E22-900M22S" not in small and "Total comes to $166.17" in small
     assert "- assistant: E22-900M22S LoRa module | $7.90" in full and "- assistant: OV5640 camera | $12.40" in full
     assert "---" not in full and "- assistant: Everything else ships in two days." in full
@@ -419,7 +420,7 @@ def fake() -> Iterator[FakeOllama]:
 
 async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: FakeOllama, tok: Tokenizer) -> None:
     res = await summarise(fake, tok, SummaryRequest(0, items(tok), 400))
-    gist, _, lines = res.text.partition("\n" + quotes.HEAD + "\n")
+    gist, _, lines = res.text.partition("\n" + keylines.HEAD + "\n")
     assert res.tier == "normal" and res.prompt_version.endswith(QUOTES_VERSION)
     # one sentence is kept, whatever the model wrote on after it
     assert gist == GIST.split(". ")[0] + "."
