@@ -124,7 +124,8 @@ class Remaker:
             writes.append(made)
             ns = made.summary
             item = SourceItem("summary", strip_pinned(ns.content), ns.tokens, parse_iso(node.start_at),
-                              parse_iso(node.end_at), depth=node.depth, label=ns.id)
+                              parse_iso(node.end_at), depth=node.depth, label=ns.id,
+                              span=(node.first_seq, node.last_seq))
             replaced[node.id] = (ns.id, item)
         ex.check_cancel()
         # the tree must be as it was planned: nobody superseded or re-parented it meanwhile

@@ -26,10 +26,11 @@ def episode_item(ep: Episode) -> SourceItem:
 
 def summary_item(s: Summary, text: str | None = None) -> SourceItem:
     """A summary as a condensed summary's source. The times of an undated chat (a ShareGPT export) are the
-    store's own: flagged, so no prompt shows them (issue 19: a part titled "Merge of 2000-01-01 chat logs")."""
+    store's own: flagged, so no prompt shows them."""
     body = strip_pinned(s.content if text is None else text)
     return SourceItem("summary", body, s.tokens, parse_iso(s.start_at), parse_iso(s.end_at), depth=s.depth,
-                      label=s.id, synthetic_time=synthetic_stamp(s.start_at) and synthetic_stamp(s.end_at))
+                      label=s.id, synthetic_time=synthetic_stamp(s.start_at) and synthetic_stamp(s.end_at),
+                      span=(s.first_seq, s.last_seq))
 
 
 def _pins(store: Store, session_id: str, first: int, last: int,

@@ -221,6 +221,34 @@ class SummarySpan:
 
 
 @dataclass(frozen=True, slots=True)
+class Brief:
+    """A session's brief (store/briefs.py): its text starts with the about line."""
+
+    id: str
+    session_id: str
+    status: str
+    title: str
+    about: str
+    text: str
+    first_seq: int
+    last_seq: int
+    tier: str
+    backend: str
+    model: str | None
+    prompt_version: str
+    tokens: int
+    llm_seconds: float
+    run_id: str | None
+    created_at: str
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``brief`` of ``export --format json``."""
+        return {"text": self.text, "first_seq": self.first_seq, "last_seq": self.last_seq, "made_by": self.backend,
+                "model": self.model, "tier": self.tier, "title": self.title, "about": self.about,
+                "created_at": self.created_at}
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     id: str
     session_id: str

@@ -6,7 +6,8 @@ words carry the specifics. What is titled:
 
 * a **leaf** as a whole, from its key lines: the model reads the lines the summary will show (which then
   fill what a short title left) and titles them (extract, then title);
-* in a **condensed** summary, each of its sources, oldest first: every source gets its title, in order.
+* a **condensed** summary as a whole, from the outline of its sources (each with its own title and the lines
+  that matter most of it: ``keylines/outline.py``).
 
 Each title is one model call whose prompt is the material and then the ask (the system text and the
 material are the prefix a retry shares, so the server's prompt cache serves it). Nothing in the material is
@@ -50,14 +51,12 @@ class Part:
 
 
 def parts_for(sources: Sequence[SourceItem], depth: int, lines: str = "") -> list[Part]:
-    """The parts of a summary of ``sources``: a leaf is one, titled from its key lines ``lines``; a
-    condensed summary has one per source."""
+    """The parts of a summary of ``sources``: one, titled from its key lines ``lines`` (a condensed summary's
+    are the outline of its sources)."""
     if not sources:
         return []
-    if depth == 0:
-        who = "user" if any(said(s) for s in sources) else "continued"
-        return [Part(1, 1, tuple(sources), who, GIST_TOKENS, lines)]
-    return [Part(i, len(sources), (s,), "summary", GIST_TOKENS) for i, s in enumerate(sources, 1)]
+    who = "summary" if depth > 0 else "user" if any(said(s) for s in sources) else "continued"
+    return [Part(1, 1, tuple(sources), who, GIST_TOKENS, lines)]
 
 
 LEAF_ASK = (
@@ -70,13 +69,13 @@ RETRY_LEAF = (
     "using the words it uses, and nothing else."
 )
 TITLE_ASK = (
-    "This is part {index} of {count}. What is this part of the report about? Answer with a short title of at "
-    "most eight words, using the words it uses. Write only the title."
+    "What is this outline of a chat about? Answer with a title of at most twelve words, using the words it "
+    "uses. Write only the title."
 )
-"""What a condensed summary's source is asked: a short title, with nothing in it pointed out."""
+"""What a condensed summary is asked, of the outline of its sources."""
 RETRY_TITLE = (
-    "This is part {index} of {count}. Your previous title for it was not usable{why}. Write a title of at most "
-    "eight words for this part of the report, using the words it uses, and nothing else."
+    "Your previous title for this outline was not usable{why}. Write a title of at most twelve words for it, "
+    "using the words it uses, and nothing else."
 )
 ASKS = (LEAF_ASK, RETRY_LEAF, TITLE_ASK, RETRY_TITLE)
 """Every ask's wording, which no title may write back (``summariser``)."""

@@ -95,8 +95,9 @@ class PromptTemplate:
 
 LEAF_HEADING = "Chat log to report on:"
 CONDENSED_HEADING = "Reports to merge, oldest first:"
+BRIEF_HEADING = "What a whole chat said, in its own words:"
 CONTEXT_HEADING = "Earlier in the same chat (context only, already reported, do not repeat it):"
-SCAFFOLD_HEADINGS = (LEAF_HEADING, CONDENSED_HEADING, CONTEXT_HEADING)
+SCAFFOLD_HEADINGS = (LEAF_HEADING, CONDENSED_HEADING, CONTEXT_HEADING, BRIEF_HEADING)
 """The default prompts' own headings: an answer that starts a line with one copied the prompt
 (acceptance's echo rule reads them from here, so the two cannot drift apart)."""
 
@@ -408,8 +409,8 @@ def build_prompt(
                   shows_prior=bool(values["context"]))
 
 
-NOTES_SUFFIX = "+topic"
-"""A condensed summary asked in parts, one title per source (``notes.TITLE_ASK``)."""
+NOTES_SUFFIX = "+outline-title"
+"""A condensed summary asked for one title of the outline of its sources (``notes.TITLE_ASK``)."""
 LEAF_NOTES_SUFFIX = "+lines-title"
 """A leaf asked for one title of its key lines (``notes.LEAF_ASK``)."""
 TITLE_TEMPERATURE = 0.0
@@ -455,9 +456,8 @@ def first_prompt(request: SummaryRequest, summary_format: str, *, tokenizer: Tok
     caller's (a leaf's key lines are counted; building one reads its 1.6 MB ranks, ~0.1 s)."""
     prompts = prompts or PromptSet()
     if summary_format == "notes" and uses_sections(prompts.get(request.depth, aggressive)):
-        lines = ""
-        if request.depth == 0:  # at the request's target: a run's may be smaller for a small chunk
-            lines = keylines.key_lines(request.sources, leaf_lines_budget(request.target_tokens), tokenizer)
+        # at the request's target: a run's may be smaller for a small chunk
+        lines = keylines.key_lines(request.sources, leaf_lines_budget(request.target_tokens), tokenizer)
         parts = notes.parts_for(request.sources, request.depth, lines)
         if parts:
             return build_part_prompt(request.depth, parts[0], aggressive=aggressive, prompts=prompts,

@@ -32,10 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles
+from hiermem_tui.summarize import brief as brief_
+from hiermem_tui.summarize import prompts as prompts_
 from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION, QUOTES_VERSION
 from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
@@ -47,6 +50,7 @@ from hiermem_tui.summarize.prompts import (
     SECTIONS_ASK,
     Prompt,
     PromptSet,
+    answer_budget,
     build_part_prompt,
     build_prompt,
     fmt_time,
@@ -70,6 +74,7 @@ from hiermem_tui.summarize.types import (
     SummaryRequest,
     SummaryResult,
     Tier,
+    BriefResult,
 )
 from hiermem_tui.summarize.text import boundaries, drop_unfinished
 from hiermem_tui.tokens import Tokenizer
@@ -82,10 +87,9 @@ SOURCE_FRACTION = 4
 QUOTE_SHARE = 3
 """A model's titles are followed by the chat's key lines (``keylines``) in what the titles left of the
 target, at least 1/QUOTE_SHARE of it (so a summary stays under 4/3 of its target, well under its input)."""
-CONDENSED_SHARE = (2, 3)
-"""A condensed summary's least target, as a fraction of its sources' tokens (then capped by the depth's
-target, ``condensed_target_tokens``): its key lines are its sources' own, and at less each source
-keeps too few of them. The depth's cap still makes the levels above shrink."""
+CONDENSED_SHARE = (1, 2)
+"""A condensed summary's target, as a fraction of its sources' tokens (then capped by the depth's target,
+``condensed_target_tokens``): an outline at least twice shorter than what it stands for."""
 DEFAULT_CONTEXT = 8192
 """Assumed context of a model that does not report one."""
 CONTEXT_SLACK = 64
@@ -93,6 +97,7 @@ PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
 PIN_HEADER = "Pinned (kept verbatim):"
 ALL_EXCLUDED = "(The episodes here are excluded from summaries by the user.)"
 CLIPPED = "clipped"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 TIERS_ORDER: dict[str, int] = {"normal": 0, "aggressive": 1, "fallback": 2}
 
 
@@ -106,14 +111,12 @@ class Targets:
 
 
 def targets_for(request: SummaryRequest, pinned_tokens: int = 0) -> Targets:
-    """See the module docstring: scaled with the input, never above the depth's target. A
-    condensed summary's target is at least ``CONDENSED_SHARE`` of its sources and at least its largest
-    source: it never shrinks below the summaries it stands for."""
+    """See the module docstring: scaled with the input, never above the depth's target. A condensed
+    summary's target is ``CONDENSED_SHARE`` of its sources."""
     source = max(1, request.source_tokens - pinned_tokens)
     normal = min(request.target_tokens, max(MIN_TARGET, source // SOURCE_FRACTION))
     if request.depth > 0:
-        largest = max((s.tokens for s in request.sources), default=0)
-        normal = min(request.target_tokens, max(normal, source * CONDENSED_SHARE[0] // CONDENSED_SHARE[1], largest))
+        normal = min(request.target_tokens, max(MIN_TARGET, source * CONDENSED_SHARE[0] // CONDENSED_SHARE[1]))
     if normal >= source:
         normal = max(1, source - 1)
     aggressive = max(1, min(normal, max(12, normal // 2)))
@@ -296,14 +299,11 @@ class Summariser:
 
     async def _in_parts(self, request: SummaryRequest, t: Targets, pins: str, started: float, state: _Attempts,
                         on_event: EventCallback | None) -> SummaryResult:
-        """A summary made in parts (``notes.py``: a leaf is one, a condensed summary one per source): each
-        part a call for its title, judged by the content rules alone and retried once at the aggressive
-        tier (same system text and material: the prompt cache serves them), else that part has no title
-        (a leaf with none is its extractive digest). The summary's tier is the worst of its parts'; its
-        text the titles in order, then the key lines."""
-        # a leaf's title is asked of its key lines (``notes``); a condensed summary's titles of each source
-        leaf_lines = (keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
-                      if request.depth == 0 else "")
+        """A summary made in parts (``notes.py``: one, titled from its key lines — a condensed summary's the
+        outline of its sources): a call for its title, judged by the title checks and retried once at the
+        aggressive tier (same system text and material: the prompt cache serves them), else it has no title
+        and is its extractive digest. Its text is the title, then the key lines."""
+        leaf_lines = keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
         parts = notes.parts_for(request.sources, request.depth, leaf_lines)
         texts: list[str] = []
         worst: Tier = "normal"
@@ -369,6 +369,60 @@ class Summariser:
                 continue
             return text, tier, gen, version
         return "", "fallback", None, version  # no title: the part's key lines speak for it
+
+    async def brief(self, material: brief_.Material, *, on_event: EventCallback | None = None) -> BriefResult:
+        """A session's brief (``brief.py``): the model writes its title and one-line about in one call, judged
+        by the title checks; what a model cannot write faithfully (or the extractive backend) leaves the about
+        line to the chat's first request and the title empty (tier ``fallback``; ``normal`` for extractive)."""
+        state = _Attempts()
+        title, about = "", ""
+        tier: Tier = "fallback"
+        version = brief_.BRIEF_VERSION
+        if self.backend.name != "extractive" and material.first_request is not None:
+            lines = brief_.material_text(material, self.tokenizer)
+            part = notes.Part(1, 1, (), "user", brief_.ANSWER_TOKENS, lines)
+            template = self.prompts.get(0, False)
+            prompt = Prompt(template.system, f"{prompts_.BRIEF_HEADING}\n<chat>\n{lines}\n</chat>\n\n{brief_.ASK}",
+                            version, prompts_.TITLE_TEMPERATURE, answer_budget(brief_.ANSWER_TOKENS), ask=brief_.ASK)
+            try:
+                gen = await self._call(prompt, "normal", brief_.ANSWER_TOKENS, state, on_event)
+            except ModelError as exc:
+                state.reject("normal", "error", f"brief: {exc}")
+            else:
+                title, about = self._brief_fields(gen, prompt, part, state)
+                if about:
+                    tier = "normal"
+        elif self.backend.name == "extractive":
+            tier = "normal"
+        text = brief_.render(material, f"About: {about}" if about else "", self.tokenizer)
+        made_by = self.backend.name if tier == "normal" and about else "extractive"
+        return BriefResult(text, title, about or brief_.about_line(text), tier, made_by,
+                           self.backend.model if made_by != "extractive" else None, version, self.tokenizer.count(text),
+                           state.llm_seconds, tuple(state.rejections))
+
+    def _brief_fields(self, gen: Generation, prompt: Prompt, part: notes.Part, state: _Attempts) -> tuple[str, str]:
+        """The (title, about) of a brief's answer that pass the title checks and name nothing the chat does not
+        ("" for a field that does not)."""
+        title, about = brief_.answer_fields(acceptance.strip_preamble(gen.text))
+        frame = " ".join((prompt.system, brief_.ASK))
+        shown = (SourceItem("episode", part.lines, 0, _EPOCH, _EPOCH, role="user"),)
+        ctx = titles.TitleContext(part, gen, prompt, frame, shown, True)
+        kept = []
+        for name, value in (("title", title), ("about", " ".join(about.split()[:brief_.ABOUT_WORDS]))):
+            verdict = titles.judge(titles.Draft(value, value), ctx) if value else titles.Refusal("empty", "")
+            if isinstance(verdict, titles.Refusal):
+                detail = f"brief {name}: {verdict.detail}" if verdict.detail else f"brief {name}"
+                state.reject("normal", verdict.reason, detail, gen)
+                kept.append("")
+                continue
+            fid = measure(verdict.text, ((part.lines, False),))
+            invented = acceptance.find_invented(fid.novel, fid.kept)
+            if invented:
+                state.reject("normal", "invented", f"brief {name}: {invented}", gen)
+                kept.append("")
+                continue
+            kept.append(notes.gist(verdict.text) if name == "title" else verdict.text)
+        return kept[0], kept[1]
 
     def _frame(self, depth: int, aggressive: bool) -> str:
         """The prompt's own wording for a part of this depth and tier (system text, template, every ask): a

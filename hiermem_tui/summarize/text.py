@@ -101,7 +101,34 @@ NOT_SAID = re.compile(r"^\s*(?:<command-|<local-command|\[Request interrupted)")
 """A user message that is an agent's markup, not the user's words (a slash command, an interruption)."""
 ATTACHED = re.compile(r"\[(?:image|file)[^\]\n]*\]\s*|'?/\S+\.(?:png|jpe?g|gif)'?\s*")
 """An attachment's placeholder in a user message ("[image: …]", a pasted screenshot's path)."""
+COURTESY = re.compile(
+    r"^\W*(?:nice|great|good|sure|absolutely|certainly|of course|perfect|awesome|excellent|glad|happy to|thanks|"
+    r"thank you|got it|no problem|fair enough|makes sense|yes|yep|ok(?:ay)?|alright|love (?:it|this|that))\b"
+    r"|^\W*(?:let me|let's (?:take|go through|look|start|break)|here(?:'s| is| are)|below (?:is|are))\b"
+    r"|let me know|feel free|hope (?:this|that) helps|would you like|do you want me to|want me to|shall i\b|"
+    r"is there anything else|happy to help|if you(?:'d)? like,? i can|just say the word|tell me (?:if|when|which)",
+    re.I)
+"""Words of a sentence that greets, thanks or offers more ("Nice project —", "Want me to go on to the
+topics?"): what an answer says around its content."""
 _UNWORDY = re.compile(r"[^\w\s]|_")
+
+
+def courtesy(sentence: str) -> bool:
+    """A sentence that only greets, thanks or offers more: ``COURTESY`` words and no specifics."""
+    return bool(COURTESY.search(sentence)) and not SPECIFIC.search(sentence)
+
+
+_WORD_RUN = re.compile(r"\w+")
+
+
+def position(text: str, words: str) -> int:
+    """Where a quoted sentence ``words`` begins in ``text`` (its first words found across any markup and
+    spaces between them); ``len(text)`` when it cannot be found."""
+    first = _WORD_RUN.findall(words)[:5]
+    if not first:
+        return len(text)
+    m = re.search(r"\W+".join(map(re.escape, first)), text)
+    return m.start() if m else len(text)
 
 
 def wordy(line: str) -> bool:

@@ -40,6 +40,8 @@ class SourceItem:
     depth: int | None = None
     label: str = ""
     synthetic_time: bool = False  # the importer invented the time: prompts do not show it
+    span: tuple[int, int] | None = None
+    """A summary's episode range (first and last ``seq``): a condensed summary's outline names it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,3 +231,19 @@ class Backend(Protocol):
     ) -> Generation: ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BriefResult:
+    """A session's brief and how it was made (``summarize/brief.py``): ``text`` starts with the about line."""
+
+    text: str
+    title: str
+    about: str
+    tier: Tier
+    backend: str
+    model: str | None
+    prompt_version: str
+    tokens: int
+    llm_seconds: float
+    rejections: tuple[Rejection, ...] = ()

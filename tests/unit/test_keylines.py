@@ -59,10 +59,10 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def said_in_chat(line: str, chat: list[tuple[str, str]]) -> bool:
+def said_in_chat(line: tuple[str, str], chat: list[tuple[str, str]]) -> bool:
     """A quoted line's words occur in the chat (a clipped line up to its "…"; a to-do list item by
     item; a tool call as the readable call line the app shows)."""
-    who, _, words = line[2:].partition(": ")
+    who, words = line
     pieces = words.removesuffix("…").split("; ") if who == "assistant planned" else [words.removesuffix("…")]
     if who == "assistant did":
         return words.startswith(("[Bash] command: make test", "[Grep] "))
@@ -73,13 +73,12 @@ def said_in_chat(line: str, chat: list[tuple[str, str]]) -> bool:
 def test_every_line_is_the_chats_own_words_in_order_and_within_budget(tok: Tokenizer) -> None:
     for budget in (40, 90, 400):
         text = keylines.key_lines(items(tok), budget, tok)
-        lines = text.splitlines()
-        assert lines and tok.count(text) <= budget
+        lines = keylines.quoted(text)
+        assert lines and len(lines) == len(text.splitlines()) and tok.count(text) <= budget
         assert all(said_in_chat(ln, AGENT) for ln in lines), text
-    full = keylines.key_lines(items(tok), 400, tok).splitlines()
-    order = [next(i for i, (_, t) in enumerate(AGENT) if squash(ln.partition(": ")[2][:30].removesuffix("…"))
-                  in squash(t) or ln.startswith(("- assistant did", "- assistant planned")) and i > 0)
-             for ln in full if not ln.startswith(("- assistant did", "- assistant planned"))]
+    full = keylines.quoted(keylines.key_lines(items(tok), 400, tok))
+    order = [next(i for i, (_, t) in enumerate(AGENT) if squash(words[:30].removesuffix("…")) in squash(t))
+             for who, words in full if who not in ("assistant did", "assistant planned")]
     assert order == sorted(order)
 
 
@@ -369,15 +368,15 @@ def test_budget_a_chunk_leaves_is_filled_with_what_a_long_output_says_in_words(t
             ("assistant", '[tool_use Grep] {"pattern": "VSLA_BACKEND_AUTO", "path": "/home/me/vsla"}'),
             ("tool", GREP)]
     text = keylines.key_lines(items(tok, chat), 400, tok)
-    lines = text.splitlines()
+    lines = [words for who, words in keylines.quoted(text) if who == "tool"]
     assert tok.count(text) <= 400
     said = [ln for ln in lines if "//" in ln]
-    assert len(said) == 4 and lines.index(said[-1]) < lines.index("- tool: …/vsla_backend_registry.c: if (preferred "
+    assert len(said) == 4 and lines.index(said[-1]) < lines.index("…/vsla_backend_registry.c: if (preferred "
                                                                    "!= VSLA_BACKEND_AUTO) {")
-    assert "- tool: …/vsla_backend_registry.c-// Backend priority order (higher index = higher priority)" in lines
+    assert "…/vsla_backend_registry.c-// Backend priority order (higher index = higher priority)" in lines
     assert "- tool: /home/me" not in text and "malicious" not in text and "#endif" not in text
     assert len(lines) == len(set(lines))  # each line once, though the output repeats it
-    assert "- tool: …/vsla_unified.c-}" not in lines  # a line with no words says nothing
+    assert "…/vsla_unified.c-}" not in lines  # a line with no words says nothing
 
 
 def test_the_rest_of_an_answer_and_its_table_rows_fill_what_is_left(tok: Tokenizer) -> None:
@@ -389,8 +388,8 @@ def test_the_rest_of_an_answer_and_its_table_rows_fill_what_is_left(tok: Tokeniz
     small = keylines.key_lines(items(tok, chat), 60, tok)
     full = keylines.key_lines(items(tok, chat), 400, tok)
     assert "E22-900M22S" not in small and "Total comes to $166.17" in small
-    assert "- assistant: E22-900M22S LoRa module | $7.90" in full and "- assistant: OV5640 camera | $12.40" in full
-    assert "---" not in full and "- assistant: Everything else ships in two days." in full
+    assert "  - Part | Price; E22-900M22S LoRa module | $7.90; OV5640 camera | $12.40" in full.splitlines()
+    assert "---" not in full and "  - Everything else ships in two days." in full.splitlines()
 
 
 async def test_the_extractive_backend_writes_key_lines_and_falls_back_to_first_and_last(tok: Tokenizer) -> None:

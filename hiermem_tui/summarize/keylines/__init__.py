@@ -4,7 +4,8 @@ A pipeline: the chunk is cut into steps (``summarize/steps.py``); each message's
 extractor of its role (``user.py``, ``assistant.py``, ``tool.py``; a long text with headings by
 ``document.py``), each line a quote with who said it and its ``Kind``; the lines are ranked by ``PRIORITY``
 (``kinds.py``, which carries the version) and taken under a budget a level at a time across steps, none
-repeating another (``select.py``). Over summaries, the lines they quote are carried up (``carried.py``).
+repeating another (``select.py``), the stretch's ending first. They are shown in chat order, each answer under
+its request (``render``). Over summaries, an outline of them carries their titles and lines up (``outline.py``).
 Every line is a quote of the chat (clipped with "…"): nothing here can be a statement the chat did not make.
 """
 
@@ -13,15 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hiermem_tui.summarize import steps
-from hiermem_tui.summarize.keylines import assistant, carried, tool, user
-from hiermem_tui.summarize.keylines.carried import HEAD, quoted, split
-from hiermem_tui.summarize.keylines.kinds import EXTRACTIVE_VERSION, PRIORITY, QUOTES_VERSION, Kind, Line
-from hiermem_tui.summarize.keylines.select import LINE_TOKENS, Levels, bullet, select
+from hiermem_tui.summarize.keylines import assistant, outline, tool, user
+from hiermem_tui.summarize.keylines.carried import HEAD, UNANSWERED, quoted, split
+from hiermem_tui.summarize.keylines.kinds import EXTRACTIVE_VERSION, PRIORITY, QUOTES_VERSION, Kind, Line, Place
+from hiermem_tui.summarize.keylines.select import LINE_TOKENS, Levels, answer_bullet, bullet, select
+from hiermem_tui.summarize.text import NOT_SAID
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
-__all__ = ["EXTRACTIVE_VERSION", "HEAD", "LINE_TOKENS", "PRIORITY", "QUOTES_VERSION", "Kind", "Line", "key_lines",
-           "message_lines", "quoted", "split", "step_levels"]
+__all__ = ["EXTRACTIVE_VERSION", "HEAD", "LINE_TOKENS", "PRIORITY", "QUOTES_VERSION", "UNANSWERED", "Kind", "Line",
+           "key_lines", "message_lines", "quoted", "split", "step_levels"]
 
 
 def message_lines(source: SourceItem, index: int) -> list[Line]:
@@ -49,17 +51,60 @@ def step_levels(items: Sequence[SourceItem], base: int) -> Levels:
     return levels
 
 
-def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, *, keep: str = "") -> str:
-    """The chat's key lines in at most ``budget`` tokens, bulleted, in chat order.
 
-    Over summaries (a condensed summary's sources), the lines their own quoted blocks hold are carried up.
-    ``keep``: lines an earlier call picked in a smaller budget (a leaf's title was asked of them), taken
-    first, so the larger budget only adds lines."""
+
+def requests(sources: Sequence[SourceItem]) -> list[int]:
+    """The indexes of the user messages that ask something in words (not an agent's markup)."""
+    return [i for i, s in enumerate(sources) if s.role == "user" and not NOT_SAID.match(s.text) and len(s.text.split()) >= 2]
+
+
+def ending(sources: Sequence[SourceItem], per_step: Sequence[Levels]) -> tuple[list[Line], bool]:
+    """How a stretch ends: its last request's first line and the first line of what answered it (a list or a
+    code block, else the answer's first sentence), and whether it went unanswered within the stretch."""
+    asked = requests(sources)
+    if not asked:
+        return [], False
+    last = asked[-1]
+    found = [ln for levels in per_step for level in levels for ln in level if ln.place[0] >= last]
+    request = sorted((ln for ln in found if ln.place[0] == last and ln.kind is Kind.USER_OPENING), key=lambda ln: ln.place)
+    answers = [ln for ln in found if ln.place[0] > last and ln.who == "assistant"]
+    if not answers:
+        return request[:1], not any(s.role == "assistant" for s in sources[last + 1:])
+    by = {Kind.LIST: 0, Kind.CODE: 0, Kind.ANSWER_ENDS: 1}
+    answer = sorted((ln for ln in answers if ln.kind in by), key=lambda ln: (by[ln.kind], ln.place))
+    return request[:1] + answer[:1], False
+
+
+def render(picked: Sequence[tuple[Place, str, str]], sources: Sequence[SourceItem], unanswered: bool) -> list[str]:
+    """The lines in chat order, each request's answer under it: a line is indented under the request before it
+    when that request is shown (the assistant's words without their speaker, ``answer_bullet``); ``UNANSWERED``
+    under the last request when nothing answered it."""
+    asked = requests(sources)
+    shown = {place[0] for place, who, _ in picked if who == "user"}
+    out = []
+    for place, who, words in picked:
+        before = [r for r in asked if r <= place[0]]
+        under = bool(before) and before[-1] in shown and not (who == "user" and place[0] == before[-1])
+        out.append(answer_bullet(who, words) if under else bullet(who, words))
+    if unanswered and asked and asked[-1] in shown:
+        out.append("  - " + UNANSWERED)
+    return out
+
+
+def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, *, keep: str = "") -> str:
+    """The chat's key lines in at most ``budget`` tokens, bulleted, in chat order, each answer under its request,
+    the stretch's last request with what answered it (or ``UNANSWERED``).
+
+    Over summaries (a condensed summary's sources), an outline of them (``outline.py``). ``keep``: key lines an
+    earlier call picked in a smaller budget (a leaf's title was asked of them), taken first, so the larger
+    budget only adds lines."""
     if any(s.kind == "summary" for s in sources):
-        per_step, first = [], 0
-        for s in sources:
-            per_step.append(carried.levels(s, first))
-            first += len(per_step[-1])
-    else:
-        per_step = [step_levels(st.items(sources), st.first) for st in steps.split(sources)]
-    return "\n".join(bullet(who, words) for _place, who, words in select(per_step, budget, tokenizer, keep=keep))
+        return outline.outline(sources, budget, tokenizer, keep=keep)
+    per_step = [step_levels(st.items(sources), st.first) for st in steps.split(sources)]
+    first, unanswered = ending(sources, per_step)
+    room = budget - (tokenizer.count("  - " + UNANSWERED) + 1 if unanswered else 0)
+    picked = select(per_step, room, tokenizer, keep=quoted(keep), first=first)
+    lines = render(picked, sources, unanswered)
+    while lines and tokenizer.count("\n".join(lines)) > budget:
+        lines.pop(-2 if lines[-1].endswith(UNANSWERED) and len(lines) > 1 else -1)
+    return "\n".join(lines)

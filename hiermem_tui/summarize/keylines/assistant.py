@@ -2,10 +2,11 @@
 
 An answer's words are its prose before any tool call and what it wrote into a document through one
 (``steps.written``: a ChatGPT canvas); fenced code is not what was said. Of those: the first and last
-sentence (``ANSWER_ENDS``, kept for a step's last answer only), sentences that decide (``DECIDING``), what a
-concluding section says and sentences with numbers or names (``CONCLUDING``, ``SPECIFIC``: the first few;
-the others ``CONCLUDING_MORE``, ``SPECIFIC_MORE``), its first sentence and its tables' rows; a long answer
-with headings is read as a document (``document.py``). Its tool calls say what an agent did
+sentence that are not courtesy ("Nice project —", "Want me to …?"; ``ANSWER_ENDS``, kept for a step's last
+answer only), sentences that decide (``DECIDING``), its lists and tables with their lead-ins and what its code
+blocks define (``LIST``, ``CODE``: ``lists.py``), what a concluding section says and sentences with numbers
+or names (``CONCLUDING``, ``SPECIFIC``: the first few; the others ``CONCLUDING_MORE``, ``SPECIFIC_MORE``) and
+its first sentence; a long answer with headings is read as a document (``document.py``). Its tool calls say what an agent did
 (``AGENT_ACTION``: a to-do list's items, a canvas edit in a line, a call as a person reads it).
 """
 
@@ -16,8 +17,9 @@ import re
 
 from hiermem_tui.summarize import steps
 from hiermem_tui.summarize.keylines.document import Document, outline
-from hiermem_tui.summarize.keylines.kinds import Kind, Line
-from hiermem_tui.summarize.text import DECIDES, HAS_WORD, HEADING_MARKS, SPECIFIC
+from hiermem_tui.summarize.keylines.kinds import Kind, Line, Place
+from hiermem_tui.summarize.keylines.lists import specifics
+from hiermem_tui.summarize.text import DECIDES, SPECIFIC, courtesy, position
 
 MIN_WORDS = 6
 """An answer's sentence shorter than this ("Here's the budget.") says too little to quote."""
@@ -28,19 +30,6 @@ CALLS = 3
 
 _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.S | re.M)
 """Fenced code in an answer: its lines are code, not what was said."""
-_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
-
-
-def rows(text: str) -> list[str]:
-    """A table's rows with words in them, cells joined by " | " (not its ``|---|`` rule)."""
-    out = []
-    for ln in text.splitlines():
-        m = _ROW.match(ln)
-        if m:
-            cells = [HEADING_MARKS.sub("", c).strip() for c in m.group(1).split("|")]
-            if any(HAS_WORD.search(c) for c in cells):
-                out.append(" | ".join(c for c in cells if c))
-    return out
 
 
 def _todos(call: str) -> str:
@@ -52,21 +41,32 @@ def _todos(call: str) -> str:
     return "; ".join(str(t.get("content", "")) for t in items if isinstance(t, dict) and t.get("content"))
 
 
+def code_and_said(text: str) -> str:
+    """What an assistant message says, its code included: its prose and what it wrote into a document."""
+    return "\n\n".join(x for x in (steps.prose(text), steps.written(text)) if x)
+
+
 def said_text(text: str) -> str:
     """What an assistant message says: its prose and what it wrote into a document, fenced code left out."""
-    return _CODE_BLOCK.sub("\n", "\n\n".join(x for x in (steps.prose(text), steps.written(text)) if x))
+    return _CODE_BLOCK.sub("\n", code_and_said(text))
 
 
 def answer_lines(text: str, source: int) -> list[Line]:
     """The lines of what an answer says (not its tool calls)."""
-    said = said_text(text)
+    whole = code_and_said(text)
+    said = _CODE_BLOCK.sub("\n", whole)
     parsed = Document(said, MIN_WORDS)
-    talk = [x for x in parsed.said if len(x.split()) >= MIN_WORDS]
+    headings = set(parsed.headings)
+    talk = [x for x in parsed.said if len(x.split()) >= MIN_WORDS and x not in headings]
     if not talk:
         return []
     doc = parsed if parsed.is_document else None
-    at = doc.placer(source) if doc else (lambda x: (source, 0))
-    out = [Line(Kind.ANSWER_ENDS, at(x), "assistant", x) for x in dict.fromkeys((talk[0], talk[-1]))]
+
+    def at(words: str) -> Place:
+        return source, position(whole, words)
+
+    content = [x for x in talk if not courtesy(x)] or talk
+    out = [Line(Kind.ANSWER_ENDS, at(x), "assistant", x) for x in dict.fromkeys((content[0], content[-1]))]
     out += [Line(Kind.DECIDING, at(x), "assistant", x) for x in talk[1:-1] if DECIDES.search(x)]
     ends = {talk[0], talk[-1]}
     middle = [x for x in doc.firsts + doc.rest if x not in ends] if doc else talk[1:-1]
@@ -77,7 +77,7 @@ def answer_lines(text: str, source: int) -> list[Line]:
     out.append(Line(Kind.ANSWER_OPENING, at(talk[0]), "assistant", talk[0]))
     out += [Line(Kind.SPECIFIC_MORE, at(x), "assistant", x) for x in specific[SPECIFICS:]]
     out += [Line(Kind.CONCLUDING_MORE, at(x), "assistant", x) for x in ending[SPECIFICS:]]
-    out += [Line(Kind.TABLE_ROW, at(x), "assistant", x) for x in rows(said)]
+    out += specifics(whole, "assistant", at, prose=said)
     if doc:
         out += outline(doc, "assistant", at)
     else:
@@ -89,16 +89,17 @@ def action_lines(text: str, source: int) -> list[Line]:
     """What an agent did and planned, as the message's tool calls say it."""
     out = []
     for call in steps.calls(text)[:CALLS]:
+        at = (source, max(0, text.find(call[:60])))
         if "TodoWrite" in call.split("]", 1)[0]:
             plan = _todos(call)
             if plan:
-                out.append(Line(Kind.AGENT_ACTION, (source, 0), "assistant planned", plan))
+                out.append(Line(Kind.AGENT_ACTION, at, "assistant planned", plan))
         elif edit := steps.document_edit(call):
-            out.append(Line(Kind.AGENT_ACTION, (source, 0), "assistant did", edit))
+            out.append(Line(Kind.AGENT_ACTION, at, "assistant did", edit))
         else:
             shown = steps.readable_calls(call).strip()
             if shown.startswith("[") and "*** Begin Patch" not in shown:
-                out.append(Line(Kind.AGENT_ACTION, (source, 0), "assistant did", shown.splitlines()[0]))
+                out.append(Line(Kind.AGENT_ACTION, at, "assistant did", shown.splitlines()[0]))
     return out
 
 

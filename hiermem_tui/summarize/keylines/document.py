@@ -3,7 +3,7 @@
 ``Document`` reads a text's sentences by section once; a text with enough headings and sentences is a
 document, and its lines are offered as ``OUTLINE`` (headings, what its concluding sections say, each
 section's first sentence) and ``REST`` (the other sentences a section at a time in turn, so every section's
-second sentence comes before any third). A document's lines are shown in its own order.
+second sentence comes before any third).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Document:
         self.ends: list[bool] = [False]
         """Whether each section's heading concludes (``CONCLUDES``)."""
         self.where: dict[str, int] = {}
-        """Each heading's and sentence's place in the document (from 1)."""
+        """Each heading's and sentence's order in the document (from 1)."""
         for ln in text.splitlines():
             found = words(ln)
             self.said += found
@@ -82,10 +82,6 @@ class Document:
         rest = [sec[1:] for sec in self._in_words]
         turns = [sec[k] for k in range(max(map(len, rest), default=0)) for sec in rest if k < len(sec)]
         return turns + [x for sec in self.sections for x in sec if not wordy(x)]
-
-    def placer(self, source: int) -> Callable[[str], Place]:
-        """The place of one of its sentences in source ``source``: shown in the document's order."""
-        return lambda x: (source, self.where.get(x, 0))
 
 
 def outline(doc: Document, who: str, at: Callable[[str], Place]) -> list[Line]:

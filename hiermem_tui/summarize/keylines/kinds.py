@@ -24,13 +24,16 @@ class Kind(enum.Enum):
     TOOL_RESULT = "a tool's short output, or its closing tally"
     CONCLUDING = "what an answer's concluding section says (its first few)"
     SPECIFIC = "an answer's sentence with numbers or names (its first few)"
+    LIST = "a list or table with the sentence that introduces it (a message's first two)"
+    CODE = "what a code, config or command block defines (a message's first two)"
     TOOL_OPENING = "a long tool output's first line of words"
     USER_MORE = "the user's third to eighth sentences"
     USER_CONCLUDING = "what a user's text says under a concluding heading"
     ANSWER_OPENING = "an answer's first sentence"
     SPECIFIC_MORE = "an answer's further sentences with numbers or names"
     CONCLUDING_MORE = "further sentences of an answer's concluding section"
-    TABLE_ROW = "a table's row"
+    LIST_MORE = "a message's further lists and tables"
+    CODE_MORE = "a message's further code blocks"
     OUTLINE = "a document's headings, concluding sections and sections' first sentences"
     OUTPUT_SAID = "a long tool output's comment and prose lines (its first few)"
     REST = "every other sentence and output line"
@@ -54,10 +57,11 @@ class Priority:
 
 
 PRIORITY = Priority(
-    version=10,
+    version=11,
     levels=(
         (Kind.USER_OPENING, Kind.USER_PASTED_ERROR),
         (Kind.ANSWER_ENDS,),
+        (Kind.LIST, Kind.CODE),
         (Kind.DECIDING,),
         (Kind.TOOL_ERROR,),
         (Kind.AGENT_ACTION,),
@@ -65,7 +69,7 @@ PRIORITY = Priority(
         (Kind.CONCLUDING, Kind.SPECIFIC),
         (Kind.TOOL_OPENING,),
         (Kind.USER_MORE, Kind.USER_CONCLUDING, Kind.ANSWER_OPENING, Kind.SPECIFIC_MORE, Kind.CONCLUDING_MORE,
-         Kind.TABLE_ROW),
+         Kind.LIST_MORE, Kind.CODE_MORE),
         (Kind.OUTLINE,),
         (Kind.OUTPUT_SAID,),
         (Kind.REST,),
@@ -81,7 +85,7 @@ EXTRACTIVE_VERSION = f"extractive-v{PRIORITY.version - 2}"
 
 
 Place = tuple[int, int]
-"""Where a line is shown: (its source's index, its place in a document, else 0)."""
+"""Where a line is shown: (its source's index, where it begins in that message's text)."""
 
 
 @dataclass(frozen=True, slots=True)

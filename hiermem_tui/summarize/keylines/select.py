@@ -2,20 +2,24 @@
 
 ``select`` walks the levels of ``PRIORITY``: at each level every step's lines of that level in the step's
 order, then the next level. A line is clipped to ``LINE_TOKENS`` and taken if it fits what is left of the
-budget and says something new (``Chosen``). Lines read for a title (``keep``) are taken first, as read.
+budget and says something new (``Chosen``). Lines read for a title (``keep``) are taken first, as read, then
+the lines that say how a stretch ends (``first``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from hiermem_tui.summarize.keylines.kinds import Line, Place
+from hiermem_tui.summarize.keylines.kinds import Kind, Line, Place
 from hiermem_tui.summarize.text import SPACES, clip_sentence
 from hiermem_tui.tokens import Tokenizer
 
 LINE_TOKENS = 90
-"""No quoted line runs longer than this (it is clipped with "…")."""
+"""No quoted sentence runs longer than this (it is clipped with "…")."""
+LIST_TOKENS = 130
+"""No list (its lead-in and items) or code block's definitions run longer than this."""
+_LONG = {Kind.LIST, Kind.LIST_MORE, Kind.CODE, Kind.CODE_MORE}
 
 Levels = list[list[Line]]
 """A step's lines by level (``PRIORITY``'s order), each level in the step's order."""
@@ -26,24 +30,47 @@ def bullet(who: str, words: str) -> str:
     return f"- {who}: {words}"
 
 
-def select(per_step: Sequence[Levels], budget: int, tokenizer: Tokenizer, *, keep: str = "") -> list[tuple[Place, str, str]]:
-    """The lines taken within ``budget`` tokens, as (place, who, words) in the order they are shown."""
+def answer_bullet(who: str, words: str) -> str:
+    """A quoted line under the request it answers: indented, the assistant's words without their speaker."""
+    return f"  - {words}" if who == "assistant" else f"  - {who}: {words}"
+
+
+def line_tokens(line: Line) -> int:
+    """The most one line may take: a list or a code block's definitions more than a sentence."""
+    return LIST_TOKENS if line.kind in _LONG else LINE_TOKENS
+
+
+def select(per_step: Sequence[Levels], budget: int, tokenizer: Tokenizer, *, keep: Iterable[tuple[str, str]] = (),
+           first: Sequence[Line] = ()) -> list[tuple[Place, str, str]]:
+    """The lines taken within ``budget`` tokens, as (place, who, words) in the order they are shown: ``keep``'s
+    (who, words) as an earlier, smaller pick quoted them (read for a title), then ``first`` (a stretch's ending),
+    then the levels. A line's cost is its bullet as shown, a level deeper than a request's (``indent``)."""
     chosen = Chosen(budget)
     seen: set[str] = set()
-    kept = set(keep.splitlines())
+    kept = set(keep)
     depth = max((len(c) for c in per_step), default=0)
-    for only_kept in (True, False) if kept else (False,):
-        for level in range(depth):
-            for levels in per_step:
-                for ln in levels[level] if level < len(levels) else ():
-                    key = ln.words.casefold()
-                    if key in seen:
-                        continue
-                    words = clip_sentence(ln.words, LINE_TOKENS, tokenizer)
-                    if only_kept and bullet(ln.who, words) not in kept:
-                        continue
-                    if chosen.take(ln.place, ln.who, words, tokenizer.count(bullet(ln.who, words)) + 1, read=only_kept):
-                        seen.add(key)
+
+    def offer(ln: Line, *, only_kept: bool = False) -> None:
+        key = ln.words.casefold()
+        if key in seen:
+            return
+        words = clip_sentence(ln.words, line_tokens(ln), tokenizer)
+        if only_kept and (ln.who, words) not in kept:
+            return
+        cost = tokenizer.count(bullet(ln.who, words) if ln.who == "user" else answer_bullet(ln.who, words)) + 1
+        if chosen.take(ln.place, ln.who, words, cost, read=only_kept):
+            seen.add(key)
+
+    passes: list[tuple[bool, Sequence[Sequence[Line]]]] = []
+    if kept:
+        passes.append((True, [[ln for levels in per_step for ln in levels[level]] for level in range(depth)]))
+    passes.append((False, [list(first)]))
+    passes.append((False, [[ln for levels in per_step if level < len(levels) for ln in levels[level]]
+                           for level in range(depth)]))
+    for only_kept, rounds in passes:
+        for lines in rounds:
+            for ln in lines:
+                offer(ln, only_kept=only_kept)
     return chosen.shown()
 
 

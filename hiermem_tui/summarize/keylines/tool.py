@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from hiermem_tui.summarize import steps
-from hiermem_tui.summarize.keylines.kinds import Kind, Line
-from hiermem_tui.summarize.text import ERRORISH, prose, wordy
+from hiermem_tui.summarize.keylines.kinds import Kind, Line, Place
+from hiermem_tui.summarize.text import ERRORISH, position, prose, wordy
 
 SHORT_OUTPUT = 6
 """A tool output of at most this many lines is quoted whole, on one line (a grep's file list)."""
@@ -82,15 +82,18 @@ def _opening(text: str) -> str | None:
 def lines(text: str, source: int) -> list[Line]:
     """The lines of a tool output ``text`` (source ``source``), without an agent's system reminders."""
     text = steps.without_reminders(text)
-    at = (source, 0)
+
+    def at(words: str) -> Place:
+        return source, position(text, words)
+
     errors, result = _errors_and_result(text)
-    out = [Line(Kind.TOOL_ERROR, at, "tool", x) for x in errors]
+    out = [Line(Kind.TOOL_ERROR, at(x), "tool", x) for x in errors]
     if result and result not in errors:
-        out.append(Line(Kind.TOOL_RESULT, at, "tool", result))
+        out.append(Line(Kind.TOOL_RESULT, (source, 0), "tool", result))
     elif not errors and (opening := _opening(text)):
-        out.append(Line(Kind.TOOL_OPENING, at, "tool", opening))
+        out.append(Line(Kind.TOOL_OPENING, (source, 0), "tool", opening))
     if result is None:
         said, other = _output_lines(text)
-        out += [Line(Kind.OUTPUT_SAID, at, "tool", x) for x in said[:OUTPUT_LINES]]
-        out += [Line(Kind.REST, at, "tool", x) for x in said[OUTPUT_LINES:] + other]
+        out += [Line(Kind.OUTPUT_SAID, at(x), "tool", x) for x in said[:OUTPUT_LINES]]
+        out += [Line(Kind.REST, at(x), "tool", x) for x in said[OUTPUT_LINES:] + other]
     return out

@@ -3,15 +3,17 @@
 What the user asks opens each step of a chat, so their first two sentences are the most telling lines of
 all (``USER_OPENING``), with the first error line they pasted (``USER_PASTED_ERROR``: in a chat the user's
 message often *is* the error). A sentence of theirs that decides something is ``DECIDING``; their next
-sentences ``USER_MORE``; a long text they pasted with headings is read as a document (``document.py``).
+sentences ``USER_MORE``; a list, table or code block they pasted comes with what introduces it (``lists.py``);
+a long text they pasted with headings is read as a document (``document.py``).
 """
 
 from __future__ import annotations
 
 from hiermem_tui.summarize.keylines.document import Document, outline
-from hiermem_tui.summarize.keylines.kinds import Kind, Line
+from hiermem_tui.summarize.keylines.kinds import Kind, Line, Place
+from hiermem_tui.summarize.keylines.lists import specifics
 from hiermem_tui.summarize.keylines.tool import error_lines
-from hiermem_tui.summarize.text import ATTACHED, DECIDES, NOT_SAID
+from hiermem_tui.summarize.text import ATTACHED, DECIDES, NOT_SAID, position
 
 MIN_WORDS = 6
 """A sentence shorter than this is not quoted from a longer text ("Here's the budget.")."""
@@ -28,11 +30,15 @@ def lines(text: str, source: int) -> list[Line]:
     parsed = Document(ATTACHED.sub("", text), MIN_WORDS)
     said = parsed.said
     doc = parsed if parsed.is_document else None
-    at = doc.placer(source) if doc else (lambda x: (source, 0))
+
+    def at(words: str) -> Place:
+        return source, position(text, words)
+
     out = [Line(Kind.USER_OPENING, at(x), "user", x) for x in said[:OPENING]]
     out += [Line(Kind.USER_PASTED_ERROR, at(x), "user", x) for x in error_lines(text)[:1]]
     out += [Line(Kind.DECIDING, at(x), "user", x) for x in said[OPENING:] if DECIDES.search(x)]
     out += [Line(Kind.USER_MORE, at(x), "user", x) for x in said[OPENING:MORE]]
+    out += specifics(text, "user", at)
     if doc:
         out += outline(doc, "user", at)
     else:
