@@ -11,6 +11,7 @@ from ..importers.discover import discover
 from ..importers.folders import plan_auto
 from ..store import StoreError
 from ..textsafe import one_line
+from ..words import counted
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
@@ -118,11 +119,15 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             ctx.say(f"{path} ({report.formats.get(str(path), args.format)}): {report.describe()}")
     finally:
         store.close()
-    for folder, passed in skipped:  # a mixed folder's README, licence, notes: named, not silently dropped
-        names = ", ".join(one_line(p.relative_to(folder).as_posix(), 60) for p in passed[:5]) + (" …" if len(passed) > 5 else "")
-        n = len(passed)
-        ctx.warn(f"hiermem-tui: {one_line(str(folder), 200)}: skipped {n} entr{'y' if n == 1 else 'ies'} "
-                 f"no importer recognises: {names}")
+    for folder, passed in skipped:  # a mixed folder's README, licence, notes: each named, none silently dropped
+        names = [one_line(p.relative_to(folder).as_posix(), 200) for p in passed]
+        head = f"hiermem-tui: {one_line(str(folder), 200)}: skipped {counted(len(names), 'entry')} no importer recognises:"
+        if len(names) == 1:
+            ctx.warn(f"{head} {names[0]}")
+        else:  # one per line: a list a terminal shows whole and a script can read
+            ctx.warn(head)
+            for name in names:
+                ctx.warn(f"  {name}")
     if total.problems.count:
         ctx.warn(total.problems.summary())
         for example in total.problems.examples:

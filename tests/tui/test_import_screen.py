@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, SelectionList
+from textual.widgets import Input, SelectionList, Static
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
@@ -154,6 +154,9 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
     folder.mkdir()
     shutil.copy(FIXTURES / "chatgpt" / "broken_conversations.json", folder / "conversations.json")
     (folder / "README.md").write_text("where these came from\n")
+    junk = [f"note-{i:02d}.txt" for i in range(7)]  # issue 36 item 5: more than the five once named
+    for name in junk:
+        (folder / name).write_text("not a chat\n")
     app = app_for(settings, empty_store)
     async with app.run_test(size=(140, 44)) as pilot:
         await screen_shown(pilot, SessionsScreen)
@@ -166,7 +169,9 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press(*str(folder), "enter")
         await wait_for(pilot, lambda: listing.option_count == 4)
-        await wait_for_text(pilot, "Skipped 1 entry no importer recognises: README.md", "typed")
+        note = screen.query_one("#import-note", Static)
+        await wait_for(pilot, lambda: "Skipped" in str(note.content), show=lambda: str(note.content))
+        assert str(note.content).endswith(f"Skipped 8 entries no importer recognises: README.md, {', '.join(junk)}.")
         assert listing.border_title == "Found on this machine, and the paths you typed"
         screen.query_one("#import-start").focus()
         await pilot.press("enter")

@@ -159,9 +159,8 @@ class ImportScreen(AppScreen[None]):
                 self.query_one("#import-path", Input).focus()  # the one thing left to do here
         elif fresh:
             left = ""
-            if message.skipped:  # as the CLI names them
-                names = ", ".join(one_line(n, 60) for n in message.skipped[:5]) + (" …" if len(message.skipped) > 5
-                                                                                   else "")
+            if message.skipped:  # every one, as the CLI names them (the note wraps)
+                names = ", ".join(one_line(n, 200) for n in message.skipped)
                 left = f" Skipped {counted(len(message.skipped), 'entry')} no importer recognises: {names}."
             self._note(f"Added {counted(len(fresh), 'source')} from the path (ticked).{left}",
                        warning=bool(message.skipped))
