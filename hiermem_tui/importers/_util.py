@@ -32,20 +32,30 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… [clipped {len(text) - limit} chars]"
 
 
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Where ``str.splitlines`` cuts a line."""
+
+
 def title_from(text: str | None, limit: int = TITLE_MAX, *, trim_cut: bool = False) -> str:
     """First non-empty line of ``text``, cut to ``limit`` characters with an ellipsis: the fallback title.
 
     ``trim_cut`` also drops white space left at the cut before the ellipsis. The SQLite and
     ShareGPT importers always did; the JSON/JSONL ones never did. Both are kept so that titles
-    already stored do not change on re-import.
+    already stored do not change on re-import. Lines are cut as ``str.splitlines`` cuts them, one at
+    a time: a 50 MB message is not split whole to read its first line.
     """
-    for line in (text or "").splitlines():
-        line = line.strip()
+    text = text or ""
+    pos = 0
+    while pos < len(text):
+        brk = _LINE_BREAK.search(text, pos)
+        end = brk.start() if brk else len(text)
+        line = text[pos:end].strip()
         if line:
             if len(line) <= limit:
                 return line
             cut = line[: limit - 1]
             return (cut.rstrip() if trim_cut else cut) + "…"
+        pos = brk.end() if brk else len(text)
     return ""
 
 

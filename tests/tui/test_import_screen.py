@@ -178,3 +178,34 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
         await wait_for(pilot, lambda: any("skipped" in line and "malformed" in line for line in screen.log_lines),
                        show=lambda: screen.log_lines)
         assert len(screen.log_lines) >= 3 and screen.log_lines[2].startswith("  "), screen.log_lines  # examples
+
+
+async def test_the_status_says_what_a_long_import_is_at_and_the_session_gets_a_title(
+    settings: Settings, empty_store: Store, tmp_path: Path, home: Path
+) -> None:
+    """Issue 36 item 8: while one big session was counted and written the status read "1 of 1 · 0 sessions ·
+    0 episodes" for the whole time, and a chat without a title stayed untitled."""
+    from hiermem_tui.tui.messages import ImportProgressed
+    from tests.unit.test_import_progress import TITLE, one_big_session
+
+    src = one_big_session(tmp_path / "big.jsonl", 40)
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("I")
+        screen = await screen_shown(pilot, ImportScreen)
+        status = screen.query_one("#import-status", Static)
+        doing = "counting tokens: 400 of 1,200 messages of session big (1.4 M characters)"
+        screen.post_message(ImportProgressed(0, 0, 1, 0, 0, doing))  # what the import's worker posts
+        await wait_for(pilot, lambda: str(status.content) == f"1 of 1 · {doing}", show=lambda: str(status.content))
+        screen.post_message(ImportProgressed(0, 0, 1, 1, 40))  # between two sessions: the counts
+        await wait_for(pilot, lambda: str(status.content) == "1 of 1 · 1 session · 40 episodes")
+        await wait_for(pilot, lambda: screen.query_one("#import-sources", SelectionList).option_count == 3)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*str(src), "enter")
+        await wait_for_text(pilot, "Added 1 source from the path (ticked)")
+        screen.query_one("#import-start").focus()
+        await pilot.press("enter")
+        await wait_for_text(pilot, "Done: 1 new session, 40 episodes added")
+    assert empty_store.sessions.get("big").title == TITLE
