@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Input, SelectionList, Static
 
 from hiermem_tui.config import Settings
@@ -39,6 +40,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     place(FIXTURES / "lossless_claw" / "lcm.db", home / ".openclaw" / "lcm.db")
     place(FIXTURES / "lossless_code" / "vault.db", home / ".lossless-code" / "vault.db")
     return home
+
+
+async def open_import(pilot: Pilot[object]) -> ImportScreen:
+    """From the sessions list, ``I``: the Import screen."""
+    await screen_shown(pilot, SessionsScreen)
+    await pilot.press("I")
+    return await screen_shown(pilot, ImportScreen)
 
 
 def digests(root: Path) -> dict[str, str]:
@@ -89,9 +97,7 @@ async def test_a_typed_path_joins_the_list_ticked(settings: Settings, empty_stor
     export = place(FIXTURES / "openwebui" / "bare-chats.json", tmp_path / "downloads" / "chats [1].json")
     app = app_for(settings, empty_store)
     async with app.run_test(size=SIZE) as pilot:
-        await screen_shown(pilot, SessionsScreen)
-        await pilot.press("I")
-        screen = await screen_shown(pilot, ImportScreen)
+        screen = await open_import(pilot)
         listing = screen.query_one("#import-sources", SelectionList)
         await wait_for(pilot, lambda: listing.option_count == 3)
         await pilot.press("slash")
@@ -121,9 +127,7 @@ async def test_a_read_only_database_imports_nothing(settings: Settings, tmp_path
         assert store.readonly
         app = app_for(settings, store)
         async with app.run_test(size=SIZE) as pilot:
-            await screen_shown(pilot, SessionsScreen)
-            await pilot.press("I")
-            screen = await screen_shown(pilot, ImportScreen)
+            screen = await open_import(pilot)
             await wait_for(pilot, lambda: screen.query_one("#import-sources", SelectionList).option_count == 3)
             await wait_for_text(pilot, "The database is read-only")
             await pilot.press("a", "i")
@@ -159,9 +163,7 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
         (folder / name).write_text("not a chat\n")
     app = app_for(settings, empty_store)
     async with app.run_test(size=(140, 44)) as pilot:
-        await screen_shown(pilot, SessionsScreen)
-        await pilot.press("I")
-        screen = await screen_shown(pilot, ImportScreen)
+        screen = await open_import(pilot)
         listing = screen.query_one("#import-sources", SelectionList)
         await wait_for(pilot, lambda: listing.option_count == 3)
         assert listing.border_title == "Found on this machine"
@@ -191,9 +193,7 @@ async def test_the_status_says_what_a_long_import_is_at_and_the_session_gets_a_t
     src = one_big_session(tmp_path / "big.jsonl", 40)
     app = app_for(settings, empty_store)
     async with app.run_test(size=SIZE) as pilot:
-        await screen_shown(pilot, SessionsScreen)
-        await pilot.press("I")
-        screen = await screen_shown(pilot, ImportScreen)
+        screen = await open_import(pilot)
         status = screen.query_one("#import-status", Static)
         doing = "counting tokens: 400 of 1,200 messages of session big (1.4 M characters)"
         screen.post_message(ImportProgressed(0, 0, 1, 0, 0, doing))  # what the import's worker posts
