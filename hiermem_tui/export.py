@@ -146,6 +146,17 @@ def _md_inline(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", flat)
 
 
+def _md_code(text: str) -> str:
+    """A one-line value as a code span: shown literally, with a delimiter longer than any backtick run
+    inside (a session id is the source's own text: its backticks or line breaks must not end the span
+    or start a heading)."""
+    flat = " ".join(text.split())
+    longest = max((len(m) for m in re.findall(r"`+", flat)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
 def _kept(s: Summary) -> str:
     if s.fidelity is None:
         return ""
@@ -178,7 +189,7 @@ def _export_markdown(store: Store, session_id: str, out: TextSink, masker: Maske
         raise StoreError(f"no session {session_id!r}")
     out.write(f"# {_md_inline(mask(session.title) or session.id)}\n\n")
     out.write(
-        f"- session: `{session.id}`\n- source: {_md_inline(session.source)}\n- episodes: {session.episodes}\n"
+        f"- session: {_md_code(session.id)}\n- source: {_md_inline(session.source)}\n- episodes: {session.episodes}\n"
         f"- tokens: {session.tokens}\n- active summaries: {session.summaries}\n"
         f"- max depth: {'-' if session.max_depth is None else session.max_depth}\n\n"
     )

@@ -96,6 +96,11 @@ class Tokenizer:
             pool, self._pool = self._pool, None
             pool.shutdown(wait=True, cancel_futures=True)
 
+    @property
+    def pooled(self) -> bool:
+        """Whether ``count_many_later`` counts in worker processes now (inside ``parallel()``)."""
+        return self._pool is not None
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)

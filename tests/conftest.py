@@ -15,6 +15,16 @@ from tests.fakeollama import fake_ollama  # noqa: F401  (a fixture: the fake Oll
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
+@pytest.fixture(autouse=True)
+def _import_progress_off_a_terminal_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import that runs over ``PROGRESS_AFTER_S`` writes progress lines on stderr, and a busy machine can
+    make any test's import that slow: tests that look at stderr would then see lines they do not expect.
+    The tests of those lines set it (to 0) themselves."""
+    from hiermem_tui.commands import import_
+
+    monkeypatch.setattr(import_, "PROGRESS_AFTER_S", float("inf"))
+
+
 @pytest.fixture(scope="session")
 def tokenizer() -> Tokenizer:
     return Tokenizer()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from ..importers.discover import discover
 from ..importers.folders import plan_auto
 from ..store import StoreError
 from ..textsafe import one_line
+from ..words import counted, duration
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option, path_state
 
 
@@ -27,41 +29,56 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
+PROGRESS_AFTER_S = 2.0
+"""Off a terminal (a log, a pipe), an import that has run this long starts saying how far it is."""
+PROGRESS_EVERY_S = 5.0
+"""Off a terminal, at most one progress line this often (a terminal's line is redrawn ten times a second)."""
+PROGRESS_WIDTH = 150
+"""Characters a progress line is clipped to (a terminal's line must not wrap, or ``\\r`` cannot redraw it)."""
 
 
 class _Progress:
-    """A one-line live counter on a terminal; silent otherwise."""
+    """How far an import is, on stderr. On a terminal, one line redrawn in place from the start; otherwise
+    a line every PROGRESS_EVERY_S once the import has run PROGRESS_AFTER_S (a short import says nothing).
+    What it says comes from the importer (``ImportReport.doing``: reading, counting tokens, writing)."""
 
     def __init__(self, ctx: CliContext, total_paths: int) -> None:
         self.ctx = ctx
         self.total = total_paths
         self.index = 0
-        self.enabled = ctx.is_tty
-        self._last = 0.0
+        self.live = ctx.is_tty
+        self.after = 0.0 if self.live else PROGRESS_AFTER_S
+        self.every = 0.1 if self.live else PROGRESS_EVERY_S
+        self.started = time.monotonic()
+        self._last: float | None = None
 
     def __call__(self, path: str, report: ImportReport) -> None:
-        if not self.enabled:
-            return
-        n = report.episodes_appended + report.episodes_present
         now = time.monotonic()
-        if self._last and now - self._last < 0.1:  # the first update shows at once, then 10 a second
+        if now - self.started < self.after or (self._last is not None and now - self._last < self.every):
             return
         self._last = now
-        width = 24
-        done = int(width * self.index / max(1, self.total))
-        bar = "█" * done + "░" * (width - done)
-        self.ctx.stderr.write(
-            f"\r{bar} file {self.index + 1}/{self.total} · {_plural(report.sessions_seen, 'session')} · "
-            f"{_plural(n, 'episode')} "
-        )
-        self.ctx.stderr.flush()
+        episodes = report.episodes_appended + report.episodes_present
+        what = report.doing or f"{counted(report.sessions_seen, 'session')}, {counted(episodes, 'episode')} so far"
+        took = duration(now - self.started)
+        if self.live:
+            width = 24
+            done = int(width * self.index / max(1, self.total))
+            bar = "█" * done + "░" * (width - done)
+            line = f"{bar} file {self.index + 1}/{self.total} · {what} · {took}"
+            self.ctx.stderr.write("\r" + one_line(line, min(PROGRESS_WIDTH, _columns() - 1)) + "\x1b[K")
+            self.ctx.stderr.flush()
+        else:
+            where = f"{one_line(Path(path).name, 80)}, file {self.index + 1} of {self.total}"
+            self.ctx.warn(one_line(f"hiermem-tui: importing {where}, {took}: {what}", PROGRESS_WIDTH))
 
     def clear(self) -> None:
-        if self.enabled:
+        if self.live:
             self.ctx.stderr.write("\r\x1b[K")
             self.ctx.stderr.flush()
+
+
+def _columns() -> int:
+    return shutil.get_terminal_size((PROGRESS_WIDTH + 1, 24)).columns
 
 
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -97,9 +114,6 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     try:
         for i, (path, fmt) in enumerate(planned):
             progress.index = i
-            if progress.enabled:  # a big JSON export is parsed whole before sessions stream: say so
-                ctx.stderr.write(f"\rreading {one_line(str(path), 60)} ")
-                ctx.stderr.flush()
             try:
                 report = import_paths(store, [path], fmt, on_progress=progress)
             except FormatError as exc:
@@ -118,11 +132,15 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             ctx.say(f"{path} ({report.formats.get(str(path), args.format)}): {report.describe()}")
     finally:
         store.close()
-    for folder, passed in skipped:  # a mixed folder's README, licence, notes: named, not silently dropped
-        names = ", ".join(one_line(p.relative_to(folder).as_posix(), 60) for p in passed[:5]) + (" …" if len(passed) > 5 else "")
-        n = len(passed)
-        ctx.warn(f"hiermem-tui: {one_line(str(folder), 200)}: skipped {n} entr{'y' if n == 1 else 'ies'} "
-                 f"no importer recognises: {names}")
+    for folder, passed in skipped:  # a mixed folder's README, licence, notes: each named, none silently dropped
+        names = [one_line(p.relative_to(folder).as_posix(), 200) for p in passed]
+        head = f"hiermem-tui: {one_line(str(folder), 200)}: skipped {counted(len(names), 'entry')} no importer recognises:"
+        if len(names) == 1:
+            ctx.warn(f"{head} {names[0]}")
+        else:  # one per line: a list a terminal shows whole and a script can read
+            ctx.warn(head)
+            for name in names:
+                ctx.warn(f"  {name}")
     if total.problems.count:
         ctx.warn(total.problems.summary())
         for example in total.problems.examples:

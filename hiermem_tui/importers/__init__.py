@@ -12,17 +12,20 @@ import re
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ._util import first_user_title
 from ._versions import episode_key, mark_revisions, resolve_session_id
 from .base import FormatError, ParsedSession, Problems, read_head
 
 if TYPE_CHECKING:
     from ..store import Store
+    from ..tokens import Tokenizer
 
 # CLI name -> module name. Order is the detection order: the most specific sniffers first
 # (SQLite files by their tables, then JSONL record shapes, then JSON array shapes).
@@ -85,6 +88,9 @@ class ImportReport:
     """Of those, how many an earlier import had written already."""
     problems: Problems = field(default_factory=Problems)
     formats: dict[str, str] = field(default_factory=dict)
+    doing: str = ""
+    """What the import is at now, for progress ("counting tokens: 12,000 of 32,978 messages of
+    session big"); "" between two sessions."""
 
     def describe(self) -> str:
         """What the import did, in one line (the CLI prints it after ``<path> (<format>): ``)."""
@@ -100,6 +106,8 @@ class ImportReport:
 
 
 ProgressFn = Callable[[str, ImportReport], None]
+"""Told ``(path, report)`` when a path is opened, as a big session's tokens are counted (a batch at a
+time, and every ``HEARTBEAT_S`` while one batch takes long), before a session is written and after."""
 
 
 def import_paths(
@@ -115,24 +123,27 @@ def import_paths(
     ``parallel=False`` counts tokens in this process only: a TUI (whose standard streams are not
     real files) cannot start the worker processes big inputs are otherwise counted in."""
     report = ImportReport()
+    tell: ProgressFn = on_progress or _silent
     for path in paths:
         name = detect(path) if fmt == "auto" else fmt
         module = get_importer(name)
         report.formats[str(path)] = name
         before = _counts(report)
+        report.doing = f"reading {path.name}"
+        tell(str(path), report)
         try:
             with _counting(store, path) if parallel else nullcontext(), store.db.transaction():
                 # Pipeline: sessions are tokenised ahead (in a worker process for big inputs)
                 # while earlier ones are written here, so an import costs little more than
                 # tokenising its text. At most AHEAD sessions wait, which bounds memory.
-                pending: deque[tuple[ParsedSession, Future[list[int]]]] = deque()
+                pending: deque[tuple[ParsedSession, _Counting]] = deque()
                 for parsed in module.parse(path, report.problems):
                     scrub_session(parsed)  # before counting, so tokens are those of the text stored
-                    pending.append((parsed, store.tokenizer.count_many_later([e.content for e in parsed.episodes])))
+                    pending.append((parsed, _Counting(store.tokenizer, [e.content for e in parsed.episodes])))
                     if len(pending) > AHEAD:
-                        _write_next(store, pending, str(path), report, on_progress)
+                        _write_next(store, pending, str(path), report, tell)
                 while pending:
-                    _write_next(store, pending, str(path), report, on_progress)
+                    _write_next(store, pending, str(path), report, tell)
         except FormatError:
             _set_counts(report, before)
             raise
@@ -197,19 +208,79 @@ AHEAD = 8
 """How many parsed sessions may wait for their token counts before the oldest is written."""
 PARALLEL_BYTES = 8_000_000
 """Inputs at least this big are tokenised in worker processes while the main one parses and writes."""
+COUNT_BATCH = 2_000_000
+"""Characters of text counted in one go: a bigger session is counted in batches (spread over the worker
+processes, and each one a progress step), so a 50 MB session is not one silent minute."""
+HEARTBEAT_S = 1.0
+"""While one batch takes long (one huge message), progress is told this often all the same."""
+
+
+def _silent(_ref: str, _report: ImportReport) -> None:
+    return None
+
+
+class _Counting:
+    """One parsed session's token counts, a batch of messages at a time: submitted to the worker processes
+    at once inside ``Tokenizer.parallel()``, else counted here when the session is written."""
+
+    def __init__(self, tokenizer: Tokenizer, texts: list[str]) -> None:
+        self.tokenizer = tokenizer
+        self.batches: list[list[str]] = []
+        size = 0
+        for text in texts:
+            if not self.batches or size + len(text) > COUNT_BATCH:
+                self.batches.append([])
+                size = 0
+            self.batches[-1].append(text)
+            size += len(text)
+        self.total = len(texts)
+        self.chars = sum(map(len, texts))
+        self.later: list[Future[list[int]]] | None = (
+            [tokenizer.count_many_later(b) for b in self.batches] if tokenizer.pooled else None)
+
+    def counts(self, tell: Callable[[int], None]) -> list[int]:
+        """Every message's count, in order; ``tell(messages counted so far)`` before each batch, while a
+        batch is awaited (every ``HEARTBEAT_S``) and at the end."""
+        out: list[int] = []
+        for i, batch in enumerate(self.batches):
+            tell(len(out))
+            if self.later is None:
+                out.extend(self.tokenizer.count_many(batch))
+                continue
+            while True:
+                try:
+                    out.extend(self.later[i].result(timeout=HEARTBEAT_S))
+                    break
+                except FutureTimeout:
+                    tell(len(out))
+        tell(len(out))
+        return out
 
 
 def _write_next(
     store: Store,
-    pending: deque[tuple[ParsedSession, Future[list[int]]]],
+    pending: deque[tuple[ParsedSession, _Counting]],
     ref: str,
     report: ImportReport,
-    on_progress: ProgressFn | None,
+    tell: ProgressFn,
 ) -> None:
     parsed, counting = pending.popleft()
-    load_session(store, parsed, ref, report, counting.result())
-    if on_progress:
-        on_progress(ref, report)
+    what = f"of session {parsed.id} ({_size(counting.chars)})"
+
+    def counted(done: int) -> None:
+        report.doing = f"counting tokens: {done:,} of {counting.total:,} messages {what}"
+        tell(ref, report)
+
+    tokens = counting.counts(counted)
+    report.doing = f"writing {counting.total:,} messages {what}"
+    tell(ref, report)
+    load_session(store, parsed, ref, report, tokens)
+    report.doing = ""
+    tell(ref, report)
+
+
+def _size(chars: int) -> str:
+    return f"{chars / 1_000_000:,.1f} M characters" if chars >= 100_000 else f"{chars:,} characters"
 
 
 def _counting(store: Store, path: Path) -> AbstractContextManager[None]:
@@ -224,6 +295,9 @@ def load_session(
     store: Store, parsed: ParsedSession, ref: str | None, report: ImportReport, tokens: list[int] | None = None
 ) -> None:
     """Write one parsed session: create it if new, then append only the episodes not yet stored.
+
+    A session without a title, from the source or stored, is titled by the first line of its first user
+    message (clipped), what the chat is about; a title the source gives later replaces that one.
 
     A message the source has changed since an earlier import is appended as a new version, and
     a conversation stored under an id an earlier importer version gave it keeps that id (both in
@@ -242,7 +316,8 @@ def load_session(
     created = parsed.created_at or next((e.created_at for e in parsed.episodes if e.created_at), None)
     title = str(parsed.title).strip() if parsed.title else ""
     is_new = store.sessions.upsert(
-        session_id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata
+        session_id, title=title, source=parsed.source, source_ref=ref, created_at=created, metadata=parsed.metadata,
+        fallback_title="" if title else first_user_title(parsed.episodes, trim_cut=True),  # what the chat is about
     )
     if is_new:
         report.sessions_created += 1

@@ -15,7 +15,7 @@ from typing import Any
 
 from hiermem_tui.importers._llm_cells import NAME, args_json, id_text
 from hiermem_tui.importers._sqlite import Schema, quote, select_list, text_or_none
-from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers._util import ONLY_REASONING, first_user_title, take_reasoning
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 # A reply's time is its prompt's time plus ``duration_ms``; a longer "duration" than this is a
@@ -125,7 +125,11 @@ class LegacyReader:
                 meta = {k: _number_or_text(row[k]) for k in ("model", "input_tokens", "output_tokens")}
                 meta = {k: v for k, v in meta.items() if v is not None}
                 reply_id = f"{rid}:response"
-                episodes.append(ParsedEpisode("assistant", reply, done, reply_id, meta or None))
+                episode = ParsedEpisode("assistant", reply, done, reply_id, meta or None)
+                if take_reasoning(episode):
+                    episodes.append(episode)
+                else:
+                    problems.skip(ONLY_REASONING, f"{self.path.name}:responses {rid}")
         if not episodes:
             return None
         name, model = self.names.get(key, ("", ""))

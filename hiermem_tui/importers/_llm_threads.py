@@ -17,7 +17,7 @@ from typing import Any
 
 from hiermem_tui.importers._llm_cells import NAME, args_json, id_text
 from hiermem_tui.importers._sqlite import Schema, select_list, text_or_none
-from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers._util import ONLY_REASONING, first_user_title, take_reasoning
 from hiermem_tui.importers.base import ROLES, ParsedEpisode, ParsedSession, Problems, utc_from_iso
 
 
@@ -71,7 +71,11 @@ class ThreadReader:
             meta = None
             if role == "assistant" and self.turn_at.get(message["hash"], (None, ""))[1]:
                 meta = {"model": self.turn_at[message["hash"]][1]}
-            episodes.append(ParsedEpisode(role, content, when, text_or_none(message["hash"]), meta))
+            episode = ParsedEpisode(role, content, when, text_or_none(message["hash"]), meta)
+            if not take_reasoning(episode):  # reasoning written into the reply's text, not as a part of its own
+                problems.skip(ONLY_REASONING, where)
+                continue
+            episodes.append(episode)
         if not episodes:
             problems.skip("thread with no messages", where)
             return None

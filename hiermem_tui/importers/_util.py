@@ -10,6 +10,7 @@ logs) and ``_sqlite`` (SQLite sources).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -31,26 +32,79 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… [clipped {len(text) - limit} chars]"
 
 
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Where ``str.splitlines`` cuts a line."""
+
+
 def title_from(text: str | None, limit: int = TITLE_MAX, *, trim_cut: bool = False) -> str:
     """First non-empty line of ``text``, cut to ``limit`` characters with an ellipsis: the fallback title.
 
     ``trim_cut`` also drops white space left at the cut before the ellipsis. The SQLite and
     ShareGPT importers always did; the JSON/JSONL ones never did. Both are kept so that titles
-    already stored do not change on re-import.
+    already stored do not change on re-import. Lines are cut as ``str.splitlines`` cuts them, one at
+    a time: a 50 MB message is not split whole to read its first line.
     """
-    for line in (text or "").splitlines():
-        line = line.strip()
+    text = text or ""
+    pos = 0
+    while pos < len(text):
+        brk = _LINE_BREAK.search(text, pos)
+        end = brk.start() if brk else len(text)
+        line = text[pos:end].strip()
         if line:
             if len(line) <= limit:
                 return line
             cut = line[: limit - 1]
             return (cut.rstrip() if trim_cut else cut) + "…"
+        pos = brk.end() if brk else len(text)
     return ""
 
 
 def first_user_title(episodes: Iterable[ParsedEpisode], *, trim_cut: bool = False) -> str:
     """``title_from`` of the first user episode ("" when there is none): what a chat is about."""
     return next((title_from(e.content, trim_cut=trim_cut) for e in episodes if e.role == "user"), "")
+
+
+_THINK = re.compile(r"\s*<think>(.*?)(?:</think>|\Z)", re.S)
+_BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
+ONLY_REASONING = "message with only reasoning"
+"""How a reply that is all ``<think>`` and no answer is reported (it is not imported)."""
+
+
+def split_think(text: str) -> tuple[str, str]:
+    """``(answer, reasoning)``: a reply's leading ``<think>…</think>`` blocks taken out of its text.
+
+    Ollama's reasoning models (DeepSeek-R1, Qwen3 …) wrote their thinking into the reply itself,
+    in such a block before the answer; chat tools that kept the reply as streamed (oterm, llm,
+    datasets made from them) hold it there. An unclosed block is a reply cut off while thinking:
+    all reasoning. A ``<think>`` anywhere but at the start is part of what was said.
+    """
+    if not text.lstrip().startswith("<think>"):
+        return text, ""
+    thoughts: list[str] = []
+    pos = 0
+    while match := _THINK.match(text, pos):
+        thoughts.append(match[1].strip())
+        pos = match.end()
+    return _BLANK_LINES.sub("", text[pos:]), "\n\n".join(t for t in thoughts if t)
+
+
+def take_reasoning(episode: ParsedEpisode) -> bool:
+    """Move an assistant reply's leading ``<think>`` blocks into its metadata (``reasoning``, clipped, as
+    Open WebUI's and lossless-claw's reasoning is kept), so they are neither shown as the answer nor
+    summarised as said. The text as the source holds it becomes ``former_content``: what an earlier
+    import stored for this message. False when no answer is left (report it as ``ONLY_REASONING``).
+    """
+    if episode.role != "assistant":
+        return True
+    answer, reasoning = split_think(episode.content)
+    if answer == episode.content:
+        return True
+    if reasoning:
+        episode.metadata = {**(episode.metadata or {}), "reasoning": clip(reasoning, OUTPUT_TEXT_MAX)}
+    if episode.former_content is None:
+        episode.former_content = episode.content
+    episode.content = answer
+    return bool(answer.strip())
 
 
 def compact_json(value: Any, limit: int = TOOL_INPUT_MAX) -> str:

@@ -48,6 +48,9 @@ def resolve_session_id(store: Store, parsed: ParsedSession) -> str:
     mine = _leading(
         (episode_key(ep, i), ep.role, ep.content) for i, ep in enumerate(parsed.episodes)
     )
+    formerly = _leading(  # the text an earlier import stored, where the importer now renders it otherwise
+        (episode_key(ep, i), ep.role, ep.former_content or ep.content) for i, ep in enumerate(parsed.episodes)
+    )
     for old in parsed.former_ids:
         if old == parsed.id or store.sessions.get(old) is None:
             continue
@@ -56,7 +59,7 @@ def resolve_session_id(store: Store, parsed: ParsedSession) -> str:
             for ep in store.episodes.page(old, limit=COMPARED + 8)
         )
         n = min(len(mine), len(stored))
-        if n and stored[:n] == mine[:n]:
+        if n and all(have in (now, before) for have, now, before in zip(stored[:n], mine, formerly)):
             return old
     return parsed.id
 
@@ -73,15 +76,18 @@ def _leading(episodes: Iterable[tuple[str, str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-def first_exchange_digest(key: str, episodes: Sequence[ParsedEpisode]) -> str:
+def first_exchange_digest(key: str, episodes: Sequence[ParsedEpisode], *, as_sourced: bool = False) -> str:
     """12 hex digits over a conversation's own id and its first two non-system messages.
 
     For sources whose ids are only unique inside one file (oterm's row numbers, a dataset's
     ``"0"``, ``"1"``…): appended to the id, it keeps two files' conversation 1 apart, while the
     same conversation read again (from the same file, a copy, or a grown version of it) keeps
-    its id, because a conversation's opening does not change.
+    its id, because a conversation's opening does not change. ``as_sourced`` hashes a message's
+    ``former_content`` where it has one (the text as the source holds it, before its reasoning was
+    taken out), so taking it out does not give a conversation imported before a new id.
     """
-    first = [(e.source_id, e.role, e.content) for e in episodes if e.role != "system"][:COMPARED]
+    first = [(e.source_id, e.role, e.former_content if as_sourced and e.former_content is not None else e.content)
+             for e in episodes if e.role != "system"][:COMPARED]
     canonical = json.dumps([key, first], ensure_ascii=False, separators=(",", ":"))
     # surrogatepass: JSON sources can hold lone surrogates; valid text hashes the same either way.
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:12]

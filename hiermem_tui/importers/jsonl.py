@@ -3,7 +3,9 @@
 ``{"session": "ID", "title": "…"?, "role": "user|assistant|system|tool", "content": "…",
 "created_at": "ISO-8601"?}``. It is the format other tools can always produce, so the parser
 is strict about each line (a bad line is skipped and reported, never guessed at) but lenient
-about the file (blank lines, interleaved sessions, a BOM).
+about the file (blank lines, interleaved sessions, a BOM). An assistant line whose content opens with
+``<think>…</think>`` (a reasoning model's reply as Ollama streamed it) keeps that block in the episode's
+metadata (``reasoning``), not in its text.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hiermem_tui.importers._sqlite import SQLITE_MAGIC
+from hiermem_tui.importers._util import ONLY_REASONING, take_reasoning
 from hiermem_tui.importers.base import (
     ROLES,
     FormatError,
@@ -68,6 +71,8 @@ def _record(obj: object) -> tuple[str, str | None, ParsedEpisode] | str:
         if created_at is None and not is_iso_text(raw_time):  # an absurd but well-formed time is just missing
             return "invalid 'created_at' (not ISO-8601 text)"
     episode = ParsedEpisode(role=role.strip().lower(), content=content, created_at=created_at)
+    if not take_reasoning(episode):
+        return ONLY_REASONING
     return session, title, episode
 
 

@@ -18,6 +18,10 @@ Regenerations: llm never rewrites a logged message (a new answer is a new respon
 content hash), so re-imports only append. Should a stored message's text change under its id
 anyway, the new text is added as a new version of it (``importers._versions``).
 
+Reasoning: a reply whose text opens with ``<think>…</think>`` (an Ollama reasoning model through an
+older plugin) keeps that block in the episode's metadata (``reasoning``), not in its text
+(``_util.take_reasoning``).
+
 This module detects the format and decides between the layouts; each layout is read in its own
 module (``_llm_legacy``, ``_llm_threads``), with what both need in ``_llm_cells``.
 """

@@ -15,6 +15,11 @@ at the same path anyway. Sessions imported by earlier versions as ``oterm:<chat 
 id when their first exchange is this chat's (``ParsedSession.former_ids``); a different chat that
 happens to have the same number gets its own session.
 
+**Reasoning.** A reasoning model's reply, as Ollama streamed it before it sent thinking apart, opens with
+``<think>…</think>``: that block goes to the episode's metadata (``reasoning``), as Open WebUI's does, and the
+answer is the text; a reply with nothing after its thinking is reported, not imported. The session id is
+hashed over the text as oterm holds it, so a chat imported before keeps its id.
+
 **Regenerated replies.** oterm overwrites a regenerated reply in place (same message id, new
 text); a re-import appends the new text as a new version of that message (``revision_of`` in its
 metadata, see ``importers._versions``) and keeps the old one.
@@ -36,7 +41,7 @@ from hiermem_tui.importers._sqlite import (
     sniff_sqlite,
     text_or_none,
 )
-from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers._util import ONLY_REASONING, first_user_title, take_reasoning
 from hiermem_tui.importers._versions import first_exchange_digest
 from hiermem_tui.importers.base import ParsedEpisode, ParsedSession, Problems
 
@@ -149,7 +154,11 @@ def _session(
         if not content:
             problems.skip("empty message", where)
             continue
-        episodes.append(ParsedEpisode(role=role, content=content, source_id=str(row["_mid"])))
+        episode = ParsedEpisode(role=role, content=content, source_id=str(row["_mid"]))
+        if not take_reasoning(episode):
+            problems.skip(ONLY_REASONING, where)
+            continue
+        episodes.append(episode)
     if not any(e.role != "system" for e in episodes):
         problems.skip("chat with no usable messages", f"{path.name}:chat {chat_id}")
         return
@@ -167,4 +176,4 @@ def _session(
 
 def session_id(chat_id: Any, episodes: list[ParsedEpisode]) -> str:
     """``oterm:<chat id>-<12 hex>``: the chat id plus a hash of its first exchange (see the module doc)."""
-    return f"{NAME}:{chat_id}-{first_exchange_digest(str(chat_id), episodes)}"
+    return f"{NAME}:{chat_id}-{first_exchange_digest(str(chat_id), episodes, as_sourced=True)}"

@@ -9,7 +9,8 @@ id is ``sharegpt:<id>-<12 hex>``, the hash over the id and the conversation's fi
 two datasets' conversation ``"0"`` stay two sessions. Sessions an earlier version imported as
 ``sharegpt:<id>`` keep that id when they hold this conversation (``ParsedSession.former_ids``).
 Turns have no ids of their own, so a turn whose text differs from the one stored at its place
-is reported, not imported (see ``importers._versions``).
+is reported, not imported (see ``importers._versions``). A reply's leading ``<think>…</think>``
+(reasoning datasets) goes to its metadata (``_util.take_reasoning``); the id hashes the turns as written.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hiermem_tui.importers._util import first_user_title
+from hiermem_tui.importers._util import ONLY_REASONING, first_user_title, take_reasoning
 from hiermem_tui.importers._versions import first_exchange_digest
 from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems
 
@@ -149,7 +150,11 @@ def _record(obj: Any, where: str, problems: Problems) -> _Record | str:
             problems.skip("empty turn", turn_where)
             continue
         metadata = {"from": speaker} if speaker not in ("human", "gpt", "system") else None
-        episodes.append(ParsedEpisode(role=role, content=value, metadata=metadata))
+        episode = ParsedEpisode(role=role, content=value, metadata=metadata)
+        if not take_reasoning(episode):
+            problems.skip(ONLY_REASONING, turn_where)
+            continue
+        episodes.append(episode)
     return _Record(record_id, episodes, where)
 
 
@@ -212,7 +217,7 @@ def parse(path: Path, problems: Problems) -> Iterator[ParsedSession]:
             metadata["pieces"] = [r.id for r in members]
         derived = key.startswith("sha1-")  # already unique to its content
         yield ParsedSession(
-            id=f"{NAME}:{key}" if derived else f"{NAME}:{key}-{first_exchange_digest(key, episodes)}",
+            id=f"{NAME}:{key}" if derived else f"{NAME}:{key}-{first_exchange_digest(key, episodes, as_sourced=True)}",
             former_ids=[] if derived else [f"{NAME}:{key}"],
             # Datasets have no titles of their own (turns are never blank, so this has text).
             title=first_user_title(episodes, trim_cut=True) or key,

@@ -190,17 +190,23 @@ class Sessions:
         source_ref: str | None = None,
         created_at: datetime | None = None,
         metadata: dict[str, Any] | None = None,
+        fallback_title: str = "",
     ) -> bool:
-        """Create the session if new (returns True); otherwise refresh its title/metadata."""
+        """Create the session if new (returns True); otherwise refresh its title/metadata.
+
+        ``fallback_title`` is the title when ``title`` is empty and the session has none yet (a new
+        one, or one stored untitled); a title already stored is never replaced by it."""
         with self.db.transaction() as conn:
             exists = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
             meta = json.dumps(metadata or {}, ensure_ascii=False, sort_keys=True)
             if exists:
                 conn.execute(
-                    "UPDATE sessions SET title = CASE WHEN ? <> '' THEN ? ELSE title END, metadata = ? WHERE id = ?",
-                    (title, title, meta, session_id),
+                    "UPDATE sessions SET title = CASE WHEN ? <> '' THEN ? WHEN title = '' THEN ? ELSE title END, "
+                    "metadata = ? WHERE id = ?",
+                    (title, title, fallback_title, meta, session_id),
                 )
                 return False
+            title = title or fallback_title
             # A source without times: the session starts at SYNTHETIC_BASE (the mark of that), and its
             # last activity is now, so the lists (ordered by it) show it where it was imported.
             stamp = iso(created_at) if created_at else iso(SYNTHETIC_BASE)

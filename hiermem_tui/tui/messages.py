@@ -321,6 +321,8 @@ class ImportProgressed(Message):
     total: int
     sessions: int
     episodes: int
+    doing: str = ""
+    """What the importer is at (``ImportReport.doing``: reading, counting tokens, writing); "" between sessions."""
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, ImportProgressed) and message.job == self.job

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, SelectionList
+from textual.pilot import Pilot
+from textual.widgets import Input, SelectionList, Static
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
@@ -39,6 +40,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     place(FIXTURES / "lossless_claw" / "lcm.db", home / ".openclaw" / "lcm.db")
     place(FIXTURES / "lossless_code" / "vault.db", home / ".lossless-code" / "vault.db")
     return home
+
+
+async def open_import(pilot: Pilot[object]) -> ImportScreen:
+    """From the sessions list, ``I``: the Import screen."""
+    await screen_shown(pilot, SessionsScreen)
+    await pilot.press("I")
+    return await screen_shown(pilot, ImportScreen)
 
 
 def digests(root: Path) -> dict[str, str]:
@@ -89,9 +97,7 @@ async def test_a_typed_path_joins_the_list_ticked(settings: Settings, empty_stor
     export = place(FIXTURES / "openwebui" / "bare-chats.json", tmp_path / "downloads" / "chats [1].json")
     app = app_for(settings, empty_store)
     async with app.run_test(size=SIZE) as pilot:
-        await screen_shown(pilot, SessionsScreen)
-        await pilot.press("I")
-        screen = await screen_shown(pilot, ImportScreen)
+        screen = await open_import(pilot)
         listing = screen.query_one("#import-sources", SelectionList)
         await wait_for(pilot, lambda: listing.option_count == 3)
         await pilot.press("slash")
@@ -121,9 +127,7 @@ async def test_a_read_only_database_imports_nothing(settings: Settings, tmp_path
         assert store.readonly
         app = app_for(settings, store)
         async with app.run_test(size=SIZE) as pilot:
-            await screen_shown(pilot, SessionsScreen)
-            await pilot.press("I")
-            screen = await screen_shown(pilot, ImportScreen)
+            screen = await open_import(pilot)
             await wait_for(pilot, lambda: screen.query_one("#import-sources", SelectionList).option_count == 3)
             await wait_for_text(pilot, "The database is read-only")
             await pilot.press("a", "i")
@@ -154,11 +158,12 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
     folder.mkdir()
     shutil.copy(FIXTURES / "chatgpt" / "broken_conversations.json", folder / "conversations.json")
     (folder / "README.md").write_text("where these came from\n")
+    junk = [f"note-{i:02d}.txt" for i in range(7)]  # issue 36 item 5: more than the five once named
+    for name in junk:
+        (folder / name).write_text("not a chat\n")
     app = app_for(settings, empty_store)
     async with app.run_test(size=(140, 44)) as pilot:
-        await screen_shown(pilot, SessionsScreen)
-        await pilot.press("I")
-        screen = await screen_shown(pilot, ImportScreen)
+        screen = await open_import(pilot)
         listing = screen.query_one("#import-sources", SelectionList)
         await wait_for(pilot, lambda: listing.option_count == 3)
         assert listing.border_title == "Found on this machine"
@@ -166,10 +171,41 @@ async def test_a_typed_folder_is_named_as_typed_and_what_the_import_skipped_is_s
         await wait_for(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press(*str(folder), "enter")
         await wait_for(pilot, lambda: listing.option_count == 4)
-        await wait_for_text(pilot, "Skipped 1 entry no importer recognises: README.md", "typed")
+        note = screen.query_one("#import-note", Static)
+        await wait_for(pilot, lambda: "Skipped" in str(note.content), show=lambda: str(note.content))
+        assert str(note.content).endswith(f"Skipped 8 entries no importer recognises: README.md, {', '.join(junk)}.")
         assert listing.border_title == "Found on this machine, and the paths you typed"
         screen.query_one("#import-start").focus()
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("skipped" in line and "malformed" in line for line in screen.log_lines),
                        show=lambda: screen.log_lines)
         assert len(screen.log_lines) >= 3 and screen.log_lines[2].startswith("  "), screen.log_lines  # examples
+
+
+async def test_the_status_says_what_a_long_import_is_at_and_the_session_gets_a_title(
+    settings: Settings, empty_store: Store, tmp_path: Path, home: Path
+) -> None:
+    """Issue 36 item 8: while one big session was counted and written the status read "1 of 1 · 0 sessions ·
+    0 episodes" for the whole time, and a chat without a title stayed untitled."""
+    from hiermem_tui.tui.messages import ImportProgressed
+    from tests.unit.test_import_progress import TITLE, one_big_session
+
+    src = one_big_session(tmp_path / "big.jsonl", 40)
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_import(pilot)
+        status = screen.query_one("#import-status", Static)
+        doing = "counting tokens: 400 of 1,200 messages of session big (1.4 M characters)"
+        screen.post_message(ImportProgressed(0, 0, 1, 0, 0, doing))  # what the import's worker posts
+        await wait_for(pilot, lambda: str(status.content) == f"1 of 1 · {doing}", show=lambda: str(status.content))
+        screen.post_message(ImportProgressed(0, 0, 1, 1, 40))  # between two sessions: the counts
+        await wait_for(pilot, lambda: str(status.content) == "1 of 1 · 1 session · 40 episodes")
+        await wait_for(pilot, lambda: screen.query_one("#import-sources", SelectionList).option_count == 3)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input))
+        await pilot.press(*str(src), "enter")
+        await wait_for_text(pilot, "Added 1 source from the path (ticked)")
+        screen.query_one("#import-start").focus()
+        await pilot.press("enter")
+        await wait_for_text(pilot, "Done: 1 new session, 40 episodes added")
+    assert empty_store.sessions.get("big").title == TITLE

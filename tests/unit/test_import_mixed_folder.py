@@ -109,5 +109,33 @@ def test_what_a_folder_import_leaves_out_is_named_and_the_exit_status_says_so(tm
     code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(folder))
     assert code == 1
     assert f"{folder / 'oterm' / 'store.db'} (oterm)" in out
-    assert f"hiermem-tui: {folder}: skipped 2 entries no importer recognises: notes, oterm/config.json" \
-        in err.splitlines()
+    lines = err.splitlines()
+    at = lines.index(f"hiermem-tui: {folder}: skipped 2 entries no importer recognises:")
+    assert lines[at + 1:at + 3] == ["  notes", "  oterm/config.json"]
+
+
+def test_every_entry_a_folder_import_skips_is_named_one_per_line(tmp_path: Path) -> None:
+    """Issue 36 item 5: a folder import named 5 of the 15 entries it skipped, then "…"."""
+    import sqlite3
+
+    folder = mixed_folder(tmp_path)  # ChatGPT and Claude Code exports, a README
+    junk = {
+        "LICENSE": "MIT License\n", "notes.txt": "buy flour\n", "photo.png": "\x89PNG\r\n",
+        "data.csv": "a,b\n1,2\n", "empty.json": "", "settings.json": '{"theme": "dark"}\n',
+        "list.json": "[1, 2, 3]\n", "events.jsonl": '{"event": "click"}\n{"event": "scroll"}\n',
+        "script.py": "print('hi')\n", "page.html": "<html><body>hi</body></html>\n", "Makefile": "all:\n",
+        "chat.md": "## user\nhello\n", "broken.json": '{"mapping": ', "config.toml": "x = 1\n",
+    }
+    for name, text in junk.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    with sqlite3.connect(folder / "inventory.db") as db:
+        db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)")
+    (folder / "drafts").mkdir()
+    (folder / "drafts" / "todo.txt").write_text("write the report\n")
+    code, out, err = run("import", "--db", str(tmp_path / "h.db"), str(folder))
+    assert code == 1
+    assert len(out.splitlines()) == 2  # both exports imported
+    skipped = sorted([*junk, "README.md", "inventory.db", "drafts"])
+    assert err.splitlines() == [
+        f"hiermem-tui: {folder}: skipped {len(skipped)} entries no importer recognises:",
+        *(f"  {name}" for name in skipped)]

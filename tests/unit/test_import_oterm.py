@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hiermem_tui.importers import oterm
-from hiermem_tui.importers.base import FormatError, Problems, read_head
+from hiermem_tui.importers import ImportReport, load_session, oterm
+from hiermem_tui.importers.base import FormatError, ParsedEpisode, ParsedSession, Problems, read_head
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
 from tests.unit._imported import assert_keeps_both, contents, fresh_store, import_as_former, import_each
@@ -210,3 +210,47 @@ def test_legacy_session_a_second_store_was_merged_into_is_left_to_its_own_chat(
         (a,) = import_each(store, OTERM / "machine-a.db")
         assert (a.sessions_created, a.episodes_appended) == (0, 0)
         assert store.sessions.get("oterm:1").title == "Sourdough starter"
+
+
+def test_a_reasoning_models_thinking_goes_to_metadata_not_into_the_answer() -> None:
+    """Issue 36 item 9: oterm kept ``<think>…</think>`` in the reply's text, so the thinking was shown as
+    the answer and summarised as said; Open WebUI's and Claude.ai's reasoning goes to metadata."""
+    (session,), problems = _parse(OTERM / "reasoning.db")
+    assert [(e.role, e.content) for e in session.episodes] == [
+        ("user", "Is 221 prime?"),
+        ("assistant", "No. 221 = 13 × 17, so it is not prime."),
+        ("user", "What does the <think> tag in your reply mean?"),  # a user's words stay as written
+        ("assistant", "It marks where I reason before answering: what stands between <think> and </think> is my "
+                      "scratch work, not the answer."),
+        ("user", "And 223?"),
+    ]
+    first, second = session.episodes[1], session.episodes[3]
+    assert first.metadata == {"reasoning": "Try the small primes. 221 / 13 = 17, so 13 × 17 = 221.\nSo it is composite."}
+    assert second.metadata is None  # an empty block: nothing to keep
+    assert problems.examples == ["reasoning.db:message 6: message with only reasoning"] and problems.count == 1
+
+
+def _raw_oterm(path: Path) -> list[ParsedSession]:
+    """The chats with every message's text as oterm holds it, under the id hashed over that text:
+    what an importer that left ``<think>`` in the text wrote."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT id, author, text FROM message WHERE chat_id = 1 ORDER BY id").fetchall()
+        name = db.execute("SELECT name FROM chat WHERE id = 1").fetchone()[0]
+    episodes = [ParsedEpisode(role=author, content=text, source_id=str(mid)) for mid, author, text in rows]
+    return [ParsedSession(id=oterm.session_id(1, episodes), title=name, source="oterm", episodes=episodes,
+                          metadata={"chat_id": "1"})]
+
+
+def test_a_chat_imported_with_its_thinking_in_the_text_keeps_its_id_and_gains_nothing(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    with fresh_store(tmp_path / "h.db", tokenizer) as store:
+        for parsed in _raw_oterm(OTERM / "reasoning.db"):
+            load_session(store, parsed, "earlier", ImportReport())
+        before = contents(store)
+        (report,) = import_each(store, OTERM / "reasoning.db")
+        assert (report.sessions_created, report.episodes_appended, report.episodes_revised) == (0, 0, 0)
+        assert report.episodes_present == 5 and contents(store) == before
+    with fresh_store(tmp_path / "new.db", tokenizer) as store:
+        import_each(store, OTERM / "reasoning.db")
+        assert list(contents(store)) == list(before)  # the same session id, imported fresh

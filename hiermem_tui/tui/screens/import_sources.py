@@ -159,9 +159,8 @@ class ImportScreen(AppScreen[None]):
                 self.query_one("#import-path", Input).focus()  # the one thing left to do here
         elif fresh:
             left = ""
-            if message.skipped:  # as the CLI names them
-                names = ", ".join(one_line(n, 60) for n in message.skipped[:5]) + (" …" if len(message.skipped) > 5
-                                                                                   else "")
+            if message.skipped:  # every one, as the CLI names them (the note wraps)
+                names = ", ".join(one_line(n, 200) for n in message.skipped)
                 left = f" Skipped {counted(len(message.skipped), 'entry')} no importer recognises: {names}."
             self._note(f"Added {counted(len(fresh), 'source')} from the path (ticked).{left}",
                        warning=bool(message.skipped))
@@ -237,7 +236,8 @@ class ImportScreen(AppScreen[None]):
 
                 def progress(_ref: str, report: ImportReport, index: int = index) -> None:
                     self.post_message(ImportProgressed(job, index, len(chosen), report.sessions_seen,
-                                                       report.episodes_appended + report.episodes_present))
+                                                       report.episodes_appended + report.episodes_present,
+                                                       report.doing))
 
                 self.post_message(ImportProgressed(job, index, len(chosen), 0, 0))
                 try:
@@ -261,9 +261,9 @@ class ImportScreen(AppScreen[None]):
         message.stop()
         if message.job != self._job:
             return
-        self.query_one("#import-status", Static).update(Text(
-            f"{message.index + 1} of {message.total} · {counted(message.sessions, 'session')} · "
-            f"{counted(message.episodes, 'episode')}"))
+        so_far = message.doing or f"{counted(message.sessions, 'session')} · {counted(message.episodes, 'episode')}"
+        self.query_one("#import-status", Static).update(Text(one_line(f"{message.index + 1} of {message.total} · "
+                                                                      f"{so_far}", 300)))
 
     def on_import_source_done(self, message: ImportSourceDone) -> None:
         message.stop()
