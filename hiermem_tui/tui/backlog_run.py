@@ -206,7 +206,7 @@ class BacklogController:
         state = self.app.backlog_run
         if state is None or self._cancel is None:
             return False
-        self._cancel.finish_current()
+        self._cancel.finish_current("paused")
         if self.control is not None:
             self.control.stop()
         self.app.backlog_run = replace(state, phase="stopping")
