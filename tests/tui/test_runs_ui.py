@@ -398,3 +398,27 @@ async def test_a_read_only_file_refuses_a_run_at_once_not_after_the_dialog(
             assert not isinstance(app.screen, RunDialog) and app.screen is screen
     finally:
         readonly.close()
+
+
+async def test_run_history_rows_stay_aligned_when_a_run_is_of_another_year(tmp_path: Path, store: Store) -> None:
+    """Issue 36 item 11: a run of another year writes its year ("Dec 7 2025 17:41"), which pushed the rest
+    of its row right of the others'."""
+    from hiermem_tui.tui.screens.run_history import RunHistoryScreen
+    from tests.tui.conftest import NOW, screen_text
+
+    for status, started in (("done", NOW.replace(year=NOW.year - 1, month=12, day=17)), ("failed", NOW)):
+        run = store.runs.start("work", "leaf", "ollama", "llama3.2")
+        store.runs.finish(run.id, status, wall_seconds=2.0, error="gone" if status == "failed" else None)
+        store.db.conn.execute("UPDATE runs SET started_at = ? WHERE id = ?",
+                              (started.strftime("%Y-%m-%dT%H:%M:%S.000Z"), run.id))
+    app = app_for(settings_for(tmp_path, store, closed_port_url()), store)
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("h")
+        history = await screen_shown(pilot, RunHistoryScreen)
+        await wait_for(pilot, lambda: len(history.runs) == 2)
+        text = await wait_for_text(pilot, f"Dec 17 {NOW.year - 1}", "failed")
+        old = next(line for line in text.splitlines() if f"Dec 17 {NOW.year - 1}" in line)
+        new = next(line for line in text.splitlines() if " failed " in line)
+        assert old.index("done ") == new.index("failed "), (old, new)
+        assert old.index("leaf pass") == new.index("leaf pass")
