@@ -151,6 +151,26 @@ async def test_a_spent_budget_stops_after_the_call_in_flight_and_the_next_backlo
     assert code == 0, out + err
 
 
+async def test_a_run_that_made_all_it_had_to_reads_done_though_the_budget_ran_out_during_its_last_call(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """A run is ``budget`` only when the budget left something of it undone (issue 36 item 6): one whose
+    last summary was in flight when the time ran out made everything and reads ``done``."""
+    db = tmp_path / "one.db"
+    with Store.open(db, tokenizer=tokenizer) as store, FakeOllama() as fake:
+        add_episodes(store, "one", 0, 8)
+        job = Job(store, settings_for(db, fake.url), tokenizer=tokenizer)
+        plan = job.plan()
+        assert plan.summaries == 1  # one leaf; nothing to condense after it
+        fake.script(Hang(then=Reply("The only leaf, finished after the budget ran out.")))
+        task = asyncio.ensure_future(job.backlog(plan, budget_s=0.05))
+        await fake.await_chats(1)
+        await asyncio.wait_for(until(lambda: job.budget_spent), 10)
+        fake.release()
+        runs = await task
+        assert [(r.status, r.summaries_created) for r in runs] == [("done", 1)]
+
+
 def test_compact_all_for_records_a_run_the_spent_budget_stopped_as_budget_not_cancelled(db: Path) -> None:
     """Issue 36 item 6: a ``--for`` budget running out is a normal stop. The run it cut reads ``budget``
     in ``compact --json`` and ``runs --json`` (``cancelled`` stays for a user's cancel), the command exits
