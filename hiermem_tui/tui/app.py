@@ -316,7 +316,7 @@ class HiermemApp(AppBase):
 
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
-        backlog stops after its call in flight. Every thread using the store is waited for (a
+        backlog stops after its call in flight (the run it cut reads paused). Every thread using the store is waited for (a
         background index build stops after its batch, the follower after its poll, a doctor or a
         backup at its next step, an import after the source in hand), so the store, closed after
         the app returns, is never closed under one: no thread begins with it any more, each worker
