@@ -202,7 +202,8 @@ class BacklogController:
             self.control.resume()
 
     def stop(self) -> bool:
-        """Stop after the call in flight (kept); False if no backlog runs."""
+        """Stop after the call in flight (kept; the run it cuts reads ``paused``: the next backlog picks it
+        up); False if no backlog runs."""
         state = self.app.backlog_run
         if state is None or self._cancel is None:
             return False
