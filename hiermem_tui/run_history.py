@@ -24,7 +24,11 @@ PASS_LABELS = {
 OUTCOMES = {
     "interrupted": "the process running it stopped before it finished",
     "cancelled": "cancelled; the summaries it finished are kept",
+    "budget": "stopped when the time budget (compact --for) was spent; what it finished is kept, the rest waits",
+    "paused": "the backlog was stopped (ctrl+x, or the app quit); what it finished is kept, the rest waits",
+    "moved": "the backlog went to another session first; this one was queued again",
 }
+"""Why a run that did not simply finish ended, when it recorded no error line of its own."""
 
 
 def duration(run: Run) -> float | None:

@@ -20,12 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .store import TIERS, StoreError
+from .store import RUN_STATUSES, TIERS, StoreError
 
 if TYPE_CHECKING:
     from .store import Store
-
-RUN_STATUSES = ("done", "running", "cancelled", "failed", "interrupted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +153,7 @@ def _summary_groups(
 
 def _run_groups(store: Store, session_id: str | None) -> tuple[dict[str, int], list[EngineStats]]:
     """Runs per status, and per backend/model what they made and the time they took."""
-    by_status = dict.fromkeys(RUN_STATUSES, 0)
+    by_status: dict[str, int] = dict.fromkeys(RUN_STATUSES, 0)
     per_engine: dict[tuple[str, str | None], list[float]] = {}
     for backend, model, status, runs, made, llm_s, wall_s in store.stats.run_groups(session_id):
         by_status[status] = by_status.get(status, 0) + runs

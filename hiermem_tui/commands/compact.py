@@ -17,7 +17,8 @@ Output contract:
 Which sessions get a run: every named session that passes the triggers (a run with 0
 summaries if nothing is due); with ``--all``, only sessions where something is due.
 
-Exit codes: 0 all runs done; 130 interrupted by Ctrl-C (runs read ``cancelled``, what they
+Exit codes: 0 all runs done, or stopped by a spent ``--for`` budget (the run it cut reads
+``budget``); 130 interrupted by Ctrl-C (runs read ``cancelled``, what they
 finished is kept); 1 a run failed, or Ollama is unreachable / the model is missing (checked
 before any run is recorded: nothing is written); 2 bad usage (unknown session id, …).
 """

@@ -137,12 +137,16 @@ class BacklogProgress:
     elapsed_s: float
 
 
+EndReason = Literal["done", "budget", "paused", "cancelled", "failed"]
+
+
 @dataclass(frozen=True, slots=True)
 class BacklogEnded:
     """The backlog run stopped: ``reason`` is ``done`` (nothing left of the plan), ``budget``
-    (its time was spent: what was in flight finished and was kept), ``cancelled`` or ``failed``."""
+    (its time was spent: what was in flight finished and was kept), ``paused`` (stopped after the
+    call in flight), ``cancelled`` or ``failed``."""
 
-    reason: Literal["done", "budget", "cancelled", "failed"]
+    reason: EndReason
     progress: BacklogProgress
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import dataclass
-from typing import Union
+from typing import Literal, Union
 
 from ..store.models import Run, Summary
 
@@ -115,7 +115,9 @@ class SummaryWritten:
 
 @dataclass(frozen=True, slots=True)
 class RunFinished:
-    """The run ended: ``status`` is done, cancelled or failed; ``run`` is the stored row."""
+    """The run ended: ``status`` is done, cancelled, failed, or one of the ways a run stops early
+    without either (``budget``, ``paused``, ``moved``: ``store.models.RUN_STATUSES``); ``run`` is the
+    stored row."""
 
     run_id: str
     session_id: str
@@ -136,6 +138,9 @@ class HostNotice:
 
 
 RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished, HostNotice]
+StopReason = Literal["cancelled", "budget", "paused"]
+"""Why a job's token stopped it, and so the status of the runs it cut: a user's cancel, the job's
+time budget spent, or the background backlog stopped (by the user, or by the app quitting)."""
 
 
 class CancelToken:
@@ -144,21 +149,35 @@ class CancelToken:
     The runner registers each summarise task it starts (with its loop); ``cancel()`` asks
     each such loop, thread-safely, to cancel its task, which aborts the HTTP request. Work
     already committed is kept. One token can serve several concurrent runs of one job.
+    :attr:`reason` is why it was first stopped: what the runs it cuts are recorded as.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._event = threading.Event()
         self._tasks: dict[asyncio.Task[object], asyncio.AbstractEventLoop] = {}
+        self._reason: StopReason | None = None
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
 
-    def cancel(self) -> None:
+    @property
+    def reason(self) -> StopReason | None:
+        """Why the token was first stopped (None: it was not); a later stop does not change it
+        (a budget spent, then ctrl+c while the call in flight ends, is still the budget's stop)."""
+        return self._reason
+
+    def _stop(self, reason: StopReason) -> None:
+        """Lock held."""
+        if self._reason is None:
+            self._reason = reason
+        self._event.set()
+
+    def cancel(self, reason: StopReason = "cancelled") -> None:
         """Request cancellation; safe to call from any thread, any number of times."""
         with self._lock:
-            self._event.set()
+            self._stop(reason)
             pending = list(self._tasks.items())
         for task, loop in pending:
             if loop.is_closed():
@@ -168,12 +187,13 @@ class CancelToken:
             except RuntimeError:  # the loop closed in between
                 pass
 
-    def finish_current(self) -> None:
-        """Start nothing new, but let what is in flight finish and be kept (a time budget spent,
-        a pause): ``cancelled`` reads true from now on, so no further summary or session starts,
-        and only tasks attached from now on are cancelled. ``cancel()`` may still follow."""
+    def finish_current(self, reason: StopReason) -> None:
+        """Start nothing new, but let what is in flight finish and be kept (``budget``: a time budget
+        spent; ``paused``: the backlog stopped): ``cancelled`` reads true from now on, so no further
+        summary or session starts, and only tasks attached from now on are cancelled. ``cancel()``
+        may still follow."""
         with self._lock:
-            self._event.set()
+            self._stop(reason)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until cancelled (or ``timeout``); for threads that watch the token."""

@@ -15,6 +15,9 @@ Job outcomes, by design:
 * backend not ready (``BackendUnavailable`` / ``ModelMissing`` from :meth:`check`): raised
   before any run is recorded — nothing is written;
 * ``CancelToken.cancel()``: in-flight model calls are aborted, the run is ``cancelled``;
+  ``CancelToken.finish_current(reason)``: the summary in flight is finished and kept, and the run
+  is ``budget`` or ``paused`` (the token's reason, also when a ``cancel()`` follows);
+* a backlog's gate moving the session behind another (``priority.Yielded``): the run is ``moved``;
 * any error during a run: the run is ``failed`` with a one-line ``error``; when it is the
   server going away (``RunAborted``), the job also starts no further sessions.
 
@@ -305,9 +308,9 @@ class Executor:
             failed = [p for p in parts if p[0] == "failed"]
             return failed[0] if failed else parts[0]
         if isinstance(exc, Yielded):
-            return "cancelled", str(exc)
+            return "moved", str(exc)
         if isinstance(exc, Cancelled):
-            return "cancelled", None
+            return self.cancel.reason or "cancelled", None
         if isinstance(exc, (SummariserError, StoreError)):
             return "failed", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return "failed", f"unexpected error: {type(exc).__name__}: {exc}".splitlines()[0]

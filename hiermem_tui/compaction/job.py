@@ -28,7 +28,7 @@ from ..summarize.speed import ModelSpeed
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from . import make_backend, make_runner
-from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, Order, plan_backlog
+from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, EndReason, Order, plan_backlog
 from .estimate import Estimator, HostSpeed, Speed, known_speed, measure, speed_offline
 from .events import CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
 from .executor import host_key
@@ -140,7 +140,7 @@ class Job:
         if isinstance(ev, SummaryWritten):
             tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock())
             self.emit(tracker.progress(self.clock()))
-        elif isinstance(ev, RunFinished) and ev.status != "cancelled":  # a yielded session comes again
+        elif isinstance(ev, RunFinished) and ev.status in ("done", "failed"):  # a moved session comes again
             tracker.finished_session()
             self.emit(tracker.progress(self.clock()))
 
@@ -225,11 +225,11 @@ class Job:
                     timer.cancel()
                 self._tracker = None
                 runner.executor.gate = None
-            reason: Literal["done", "budget", "cancelled", "failed"] = "done"
+            reason: EndReason = "done"
             if self.budget_spent:
                 reason = "budget"
             elif self.cancel.cancelled:
-                reason = "cancelled"
+                reason = self.cancel.reason or "cancelled"
             elif any(r.status == "failed" for r in runs):
                 reason = "failed"
             self.emit(BacklogEnded(reason, tracker.progress(self.clock())))
@@ -239,7 +239,7 @@ class Job:
 
     def _spend(self) -> None:
         self.budget_spent = True
-        self.cancel.finish_current()
+        self.cancel.finish_current("budget")
 
 
 def offline_estimator(store: Store, settings: Settings, engine: tuple[str, str | None] | None = None) -> Estimator:

@@ -40,13 +40,14 @@ class Passes:
                 ex.commit(st, [made])
 
     async def condense(self, st: RunState) -> None:
-        """Shallowest depth first, re-planned from the store after every round."""
+        """Shallowest depth first, re-planned from the store after every round. A cancel is checked
+        only when there is more to make: a run that made everything it had to is done."""
         sid = st.run.session_id
         while True:
-            self.executor.check_cancel()
             groups = self.planner.condense_groups(sid)
             if not groups:
                 return
+            self.executor.check_cancel()
             if self.executor.parallel == 1 or len(groups) == 1:
                 for g in groups:
                     await self._condense_one(st, g)

@@ -5,7 +5,7 @@ A backlog run takes its sessions from a :class:`BacklogControl` (it is the itera
 (:meth:`BacklogControl.enter`, from the executor's slot). Other threads steer it between calls:
 
 * :meth:`promote` moves a session to the front (the user opened it): the session the backlog is
-  in stops before its next call (its run reads ``cancelled``, "yielded") and is queued again right
+  in stops before its next call (its run reads ``moved``) and is queued again right
   after the promoted one, so the promoted session's summary is the next one started;
 * :meth:`hold` / :meth:`release` bracket an interactive job (a pass on one session, a re-summarise,
   a repair): the backlog starts no call while one is held, and :meth:`idle` lets the interactive
@@ -100,7 +100,7 @@ class BacklogControl:
         return sid
 
     def session_ended(self, session_id: str) -> None:
-        """The backlog's run on ``session_id`` ended (done, failed, cancelled or yielded)."""
+        """The backlog's run on ``session_id`` ended (done, failed, cancelled, paused or moved)."""
         with self._lock:
             if session_id in self._running:
                 self._running.remove(session_id)
@@ -117,10 +117,12 @@ class BacklogControl:
                     return False
                 if not self._held and not self._paused:
                     # only now: what an interactive job wrote is all there, so a re-plan sees it
-                    if session_id in self._touched or (self._promoted is not None and self._promoted != session_id):
+                    touched = session_id in self._touched
+                    if touched or (self._promoted is not None and self._promoted != session_id):
                         self._touched.discard(session_id)
                         self._requeue(session_id)
-                        raise Yielded(f"yielded to {self._promoted or 'an interactive run'}; queued again")
+                        raise Yielded("an interactive run on this session went first; queued again" if touched
+                                      else f"session {self._promoted} moved to the front; queued again after it")
                     self._busy += 1
                     return True
                 fut = self._waiter()

@@ -10,6 +10,8 @@ from .rows import new_id
 from .db import DamagedDatabase, Db, ForeignDatabase, NewerSchema, NotADatabase, ReadOnlyError, StoreError
 from .models import (
     IMPORTED_PROMPT,
+    RUN_STATUSES,
+    STOPPED_EARLY,
     TIERS,
     Episode,
     NewSummary,
@@ -27,7 +29,7 @@ from .episodes import AppendResult, NewEpisode
 from .store import Store
 
 __all__ = [
-    "IMPORTED_PROMPT", "TIERS", "SCHEMA_VERSION", "AppendResult", "Dag", "DamagedDatabase", "Db", "Episode", "ForeignDatabase",
+    "IMPORTED_PROMPT", "RUN_STATUSES", "STOPPED_EARLY", "TIERS", "SCHEMA_VERSION", "AppendResult", "Dag", "DamagedDatabase", "Db", "Episode", "ForeignDatabase",
     "InvariantViolation", "NewEpisode", "NewSummary", "NewerSchema", "NotADatabase", "ReadOnlyError", "Run",
     "Session", "Store", "StoreError", "Summary", "SummarySpan", "SummaryWrite", "iso", "new_id", "parse_iso",
     "utcnow",

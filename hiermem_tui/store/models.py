@@ -13,7 +13,16 @@ Role = Literal["user", "assistant", "system", "tool"]
 Tier = Literal["normal", "aggressive", "fallback"]
 SummaryKind = Literal["leaf", "condensed"]
 RunKind = Literal["leaf", "condense", "full", "resummarize", "resummarize-session", "repair"]
-RunStatus = Literal["running", "done", "cancelled", "failed", "interrupted"]
+RunStatus = Literal["running", "done", "cancelled", "failed", "interrupted", "budget", "paused", "moved"]
+RUN_STATUSES: tuple[RunStatus, ...] = ("done", "running", "cancelled", "failed", "interrupted", "budget", "paused",
+                                       "moved")
+"""Every status a run may have. ``cancelled``: a user's cancel (esc, ctrl+c); ``interrupted``: the process
+running it went away. The last three are runs that stopped early without failing and without being
+cancelled, their finished summaries kept and the rest still due: ``budget`` (``compact --for``'s time
+ran out), ``paused`` (the background backlog was stopped, or the app quit under it), ``moved`` (the backlog
+left the session for one moved to the front, or for an interactive run on it; queued again)."""
+STOPPED_EARLY: frozenset[str] = frozenset({"budget", "paused", "moved"})
+"""The statuses of a run that ended early for an ordinary reason (see :data:`RUN_STATUSES`)."""
 TIERS: tuple[Tier, ...] = ("normal", "aggressive", "fallback")
 IMPORTED_PROMPT = "imported"
 """The ``prompt_version`` of a summary another tool made (lossless-claw, lossless-code): its

@@ -390,6 +390,49 @@ MIGRATIONS: list[str] = [
     DROP TABLE model_speed;
     ALTER TABLE model_speed_v7 RENAME TO model_speed;
     """,
+    # ---- version 8: the ways a run stops without failing or being cancelled ----------------
+    # A time budget running out, the background backlog stopped (or the app quitting under it)
+    # and a session left for one moved to the front were all recorded as 'cancelled', so the
+    # run history filled with cancellations nobody asked for (issue 36). They get statuses of
+    # their own: 'budget', 'paused', 'moved'. The status is a CHECK constraint: the table is
+    # rebuilt, every column, row and index kept.
+    """
+    CREATE TABLE runs_v8 (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id),
+        kind        TEXT NOT NULL CHECK (kind IN ('leaf', 'condense', 'full', 'resummarize', 'resummarize-session', 'repair')),
+        status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'failed', 'interrupted',
+                                                    'budget', 'paused', 'moved')),
+        backend     TEXT NOT NULL,
+        model       TEXT,
+        started_at  TEXT NOT NULL,
+        finished_at TEXT,
+        normal      INTEGER NOT NULL DEFAULT 0,
+        aggressive  INTEGER NOT NULL DEFAULT 0,
+        fallback    INTEGER NOT NULL DEFAULT 0,
+        summaries_created INTEGER NOT NULL DEFAULT 0,
+        llm_seconds  REAL NOT NULL DEFAULT 0,
+        wall_seconds REAL NOT NULL DEFAULT 0,
+        error       TEXT,
+        target      TEXT,
+        pid         INTEGER,
+        host        TEXT,
+        rejections  TEXT NOT NULL DEFAULT '{}',  -- JSON {reason: count}
+        planned     INTEGER,
+        flagged     INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO runs_v8 (id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive,
+                         fallback, summaries_created, llm_seconds, wall_seconds, error, target, pid, host, rejections,
+                         planned, flagged)
+        SELECT id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive,
+               fallback, summaries_created, llm_seconds, wall_seconds, error, target, pid, host, rejections,
+               planned, flagged FROM runs;
+    DROP TABLE runs;
+    ALTER TABLE runs_v8 RENAME TO runs;
+    CREATE INDEX runs_session ON runs (session_id, started_at);
+    CREATE INDEX runs_status ON runs (status) WHERE status = 'running';
+    CREATE INDEX runs_started ON runs (started_at, id);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

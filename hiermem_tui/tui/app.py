@@ -98,10 +98,11 @@ class HiermemApp(AppBase):
 
     def __init__(
         self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
-        follow: bool = True, index_search: bool = False, plan_backlog: bool = False,
+        follow: bool = True, index_search: bool = False, plan_backlog: bool = False, demo: bool = False,
     ) -> None:
         super().__init__()
         self.store = store
+        self.demo = demo
         self.set_reactive(AppBase.settings, settings)
         self.clock: Clock = clock or utc_now
         self._probe_enabled = probe_backend
@@ -315,7 +316,7 @@ class HiermemApp(AppBase):
 
     async def on_unmount(self) -> None:
         """Quitting mid-run cancels it, so it is recorded as cancelled rather than left running; a
-        backlog stops after its call in flight. Every thread using the store is waited for (a
+        backlog stops after its call in flight (the run it cut reads paused). Every thread using the store is waited for (a
         background index build stops after its batch, the follower after its poll, a doctor or a
         backup at its next step, an import after the source in hand), so the store, closed after
         the app returns, is never closed under one: no thread begins with it any more, each worker
@@ -492,7 +493,8 @@ class HiermemApp(AppBase):
 
 
 def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
-             follow: bool = True, index_search: bool = False, plan_backlog: bool = False) -> HiermemApp:
+             follow: bool = True, index_search: bool = False, plan_backlog: bool = False,
+             demo: bool = False) -> HiermemApp:
     """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
 
     ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
@@ -500,7 +502,8 @@ def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, cl
     ``index_search``: build what the search index lacks in the background from the start (the CLI
     does; tests that are not about it leave the file as they made it). ``plan_backlog``: plan what is
     waiting across the file after the first frame and say it (the CLI does; the state column shows
-    ``·`` until a plan is there).
+    ``·`` until a plan is there). ``demo``: the file is the bundled demo's copy (``--demo``), whose
+    summaries replay a model's recorded answers: the top bar says so rather than warn about Ollama.
     """
     return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow,
-                      index_search=index_search, plan_backlog=plan_backlog)
+                      index_search=index_search, plan_backlog=plan_backlog, demo=demo)

@@ -107,6 +107,8 @@ class AppBase(App[None]):
     """The backlog compacting in the background (None: none); its indicator and the state column draw it."""
 
     store: Store
+    demo: bool
+    """The file is the bundled demo's copy (``--demo``): its summaries replay recorded answers, no model needed."""
     clock: Clock
     nav: Navigator
     runs: RunController

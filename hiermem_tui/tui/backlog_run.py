@@ -202,11 +202,12 @@ class BacklogController:
             self.control.resume()
 
     def stop(self) -> bool:
-        """Stop after the call in flight (kept); False if no backlog runs."""
+        """Stop after the call in flight (kept; the run it cuts reads ``paused``: the next backlog picks it
+        up); False if no backlog runs."""
         state = self.app.backlog_run
         if state is None or self._cancel is None:
             return False
-        self._cancel.finish_current()
+        self._cancel.finish_current("paused")
         if self.control is not None:
             self.control.stop()
         self.app.backlog_run = replace(state, phase="stopping")

@@ -213,7 +213,7 @@ class BacklogWrote(Message):
 
 @dataclass
 class BacklogFinished(Message):
-    """The backlog ended: ``done``, ``budget``, ``cancelled`` (stopped) or ``failed`` (``error`` says why)."""
+    """The backlog ended: ``done``, ``budget``, ``paused`` (stopped), ``cancelled`` or ``failed`` (``error`` says why)."""
 
     job: int
     reason: str

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -394,3 +395,18 @@ async def test_the_source_column_shows_lossless_claw_and_lossless_code_whole(
         await table_shown(pilot, 3)
         text = await wait_for_text(pilot, "lossless-claw", "lossless-code", "claude-code")
         assert "lossless-c…" not in text
+
+
+@pytest.mark.parametrize("width", [140, 120, 100, 80])
+async def test_a_date_of_another_year_fits_the_active_column(
+    settings: Settings, empty_store: Store, utc_tz: None, width: int
+) -> None:
+    """Issue 36 item 11: at 140 columns the list cut "Jul 21 2025" to "Jul 21 20…"."""
+    add_session(empty_store, SessionSpec("old", "A chat from last July", 3, NOW - timedelta(days=315)))
+    add_session(empty_store, SessionSpec("new", "A chat from this week", 3, NOW - timedelta(days=2)))
+    app = app_for(settings, empty_store)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await table_shown(pilot, 2)
+        text = await wait_for_text(pilot, "A chat from last", "A chat from this")
+        assert "Jul 21 2025" in row_line(text, "A chat from last"), row_line(text, "A chat from last")
+        assert "20…" not in text

@@ -20,12 +20,13 @@ from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp, make_app
 from hiermem_tui.tui.backlog_view import session_state
 from hiermem_tui.tui.screens.run_dialog import RunDialog
+from hiermem_tui.tui.screens.run_history import RunHistoryScreen
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.backlog_indicator import BacklogIndicator
 from tests.fakeollama import FakeOllama, Hang, Reply
 from tests.tui._session_fixtures import add_episodes, app_for
-from tests.tui.conftest import screen_shown, wait_for, wait_for_chats
+from tests.tui.conftest import screen_shown, screen_text, wait_for, wait_for_chats, wait_for_text
 from tests.unit._invariants import check_invariants
 
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
@@ -103,10 +104,18 @@ async def test_a_session_opened_during_a_backlog_gets_the_next_summary_started(
         fake.release()
         await wait_for(pilot, lambda: app.backlog_run is None)
         assert any("Backlog stopped after 2 of 12 summaries" in n for n in notices(app))
+        # issue 36 item 6: run history says what happened — a move to the front and a pause, not two cancels
+        await pilot.press("escape")
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("h")
+        history = await screen_shown(pilot, RunHistoryScreen)
+        await wait_for(pilot, lambda: len(history.runs) == 2)
+        await wait_for_text(pilot, "moved", "paused")
+        assert "cancelled" not in screen_text(app)
     assert len(fake.chat_requests) == 2
     runs = {r.session_id: r for sid in SESSIONS for r in store.runs.of_session(sid)}
-    assert runs[first].status == "cancelled" and "yielded to" in (runs[first].error or "")
-    assert runs[target].status == "cancelled" and runs[target].summaries_created == 1
+    assert runs[first].status == "moved" and f"session {target} moved to the front" in (runs[first].error or "")
+    assert runs[target].status == "paused" and runs[target].summaries_created == 1
     for sid in SESSIONS:
         check_invariants(store, sid, fresh_tail=POLICY.fresh_tail)
 
@@ -144,7 +153,7 @@ async def test_pause_resume_quit_after_the_call_in_flight_and_the_next_start_say
     # quitting let the call in flight finish and keep its summary, started nothing more, and left no run running
     assert len(fake.chat_requests) == 2
     runs = [r for sid in SESSIONS for r in store.runs.of_session(sid)]
-    assert [r.status for r in runs] == ["cancelled"] and runs[0].summaries_created == 2
+    assert [r.status for r in runs] == ["paused"] and runs[0].summaries_created == 2  # not cancelled (issue 36)
     for sid in SESSIONS:
         check_invariants(store, sid, fresh_tail=POLICY.fresh_tail)
 

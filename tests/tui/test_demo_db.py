@@ -13,6 +13,9 @@ from hiermem_tui.demo_db import build_demo_db
 from hiermem_tui.store import Store
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.versions import VersionsScreen
+from hiermem_tui.tui.app import make_app
+from hiermem_tui.tui.widgets.backend_status import BackendIndicator
+from tests.fakeollama import closed_port_url
 from tests.tui._session_fixtures import app_for
 from tests.tui.conftest import screen_shown, wait_for, wait_for_text
 
@@ -45,5 +48,24 @@ async def test_the_demo_shows_who_made_a_summary_and_its_extractive_version(tmp_
             assert (old.status, old.backend, new.status, new.id) == ("superseded", "extractive", "active", leaf.id)
             assert versions.query_one(OptionList).option_count == 2
             await wait_for_text(pilot, f"{REPLAY_BACKEND}/{model}", "extractive", "○ superseded", "● active")
+    finally:
+        store.close()
+
+
+async def test_the_demo_says_it_replays_recorded_answers_instead_of_warning_that_ollama_is_down(
+    tmp_path: Path, db: Path
+) -> None:
+    """Issue 36 item 11: ``--demo`` needs no model, yet its top bar warned "Ollama not reachable"."""
+    store = Store.open(db)
+    try:
+        settings = Settings(db_path=db, config_path=tmp_path / "config.toml", ollama_host=closed_port_url())
+        app = make_app(settings, store, demo=True, follow=False)  # probes Ollama as the CLI's app does
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: app.backend_state is not None and not app.backend_probing)
+            assert app.backend_state is not None and not app.backend_state.reachable
+            text = await wait_for_text(pilot, "demo: replays a model's recorded answers, no model needed")
+            assert "not reachable" not in text and "▲" not in text
+            indicator = app.screen.query_one(BackendIndicator)
+            assert indicator.has_class("-ok") and not indicator.has_class("-warn")
     finally:
         store.close()

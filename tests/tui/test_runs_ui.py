@@ -20,12 +20,14 @@ from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.run_job import RunProgress
 from hiermem_tui.tui.screens.run_dialog import RunDialog
+from hiermem_tui.tui.screens.run_history import RunHistoryScreen
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator, phase_text
 from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input, not_ollama_server
 from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
-from tests.tui.conftest import DEADLINE, screen_shown, wait_for, wait_for_chats, wait_for_footer, wait_for_text
+from tests.tui.conftest import app_for as app_at_now
+from tests.tui.conftest import DEADLINE, NOW, screen_shown, wait_for, wait_for_chats, wait_for_footer, wait_for_text
 
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
@@ -398,3 +400,24 @@ async def test_a_read_only_file_refuses_a_run_at_once_not_after_the_dialog(
             assert not isinstance(app.screen, RunDialog) and app.screen is screen
     finally:
         readonly.close()
+
+
+async def test_run_history_rows_stay_aligned_when_a_run_is_of_another_year(tmp_path: Path, store: Store) -> None:
+    """Issue 36 item 11: a run of another year writes its year ("Dec 7 2025 17:41"), which pushed the rest
+    of its row right of the others'."""
+    for status, started in (("done", NOW.replace(year=NOW.year - 1, month=12, day=17)), ("failed", NOW)):
+        run = store.runs.start("work", "leaf", "ollama", "llama3.2")
+        store.runs.finish(run.id, status, wall_seconds=2.0, error="gone" if status == "failed" else None)
+        store.db.conn.execute("UPDATE runs SET started_at = ? WHERE id = ?",
+                              (started.strftime("%Y-%m-%dT%H:%M:%S.000Z"), run.id))
+    app = app_at_now(settings_for(tmp_path, store, closed_port_url()), store)  # "now" is NOW: this year's run has no year
+    async with app.run_test(size=SIZE) as pilot:
+        await screen_shown(pilot, SessionsScreen)
+        await pilot.press("h")
+        history = await screen_shown(pilot, RunHistoryScreen)
+        await wait_for(pilot, lambda: len(history.runs) == 2)
+        text = await wait_for_text(pilot, f"Dec 17 {NOW.year - 1}", "failed")
+        old = next(line for line in text.splitlines() if f"Dec 17 {NOW.year - 1}" in line)
+        new = next(line for line in text.splitlines() if " failed " in line)
+        assert old.index("done ") == new.index("failed "), (old, new)
+        assert old.index("leaf pass") == new.index("leaf pass")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -126,7 +128,7 @@ async def test_a_spent_budget_stops_after_the_call_in_flight_and_the_next_backlo
         fake.release()  # the call in flight finishes and is kept; no other starts
         runs = await task
         assert len(fake.chat_requests) == 2
-        assert [r.status for r in runs] == ["cancelled"] and runs[0].summaries_created == 2
+        assert [r.status for r in runs] == ["budget"] and runs[0].summaries_created == 2
         [ended] = [e for e in events if isinstance(e, BacklogEnded)]
         assert ended.reason == "budget" and ended.progress.summaries_done == 2
         progress = [e for e in events if isinstance(e, BacklogProgress)]
@@ -146,6 +148,61 @@ async def test_a_spent_budget_stops_after_the_call_in_flight_and_the_next_backlo
         assert first_ids <= kept  # nothing the stopped run made was made again
         assert len(fake.chat_requests) == 2 + rest.summaries
     code, out, err = cli("doctor", "--db", str(db))
+    assert code == 0, out + err
+
+
+async def test_a_run_that_made_all_it_had_to_reads_done_though_the_budget_ran_out_during_its_last_call(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """A run is ``budget`` only when the budget left something of it undone (issue 36 item 6): one whose
+    last summary was in flight when the time ran out made everything and reads ``done``."""
+    db = tmp_path / "one.db"
+    with Store.open(db, tokenizer=tokenizer) as store, FakeOllama() as fake:
+        add_episodes(store, "one", 0, 8)
+        job = Job(store, settings_for(db, fake.url), tokenizer=tokenizer)
+        plan = job.plan()
+        assert plan.summaries == 1  # one leaf; nothing to condense after it
+        fake.script(Hang(then=Reply("The only leaf, finished after the budget ran out.")))
+        task = asyncio.ensure_future(job.backlog(plan, budget_s=0.05))
+        await fake.await_chats(1)
+        await asyncio.wait_for(until(lambda: job.budget_spent), 10)
+        fake.release()
+        runs = await task
+        assert [(r.status, r.summaries_created) for r in runs] == [("done", 1)]
+
+
+def test_compact_all_for_records_a_run_the_spent_budget_stopped_as_budget_not_cancelled(db: Path) -> None:
+    """Issue 36 item 6: a ``--for`` budget running out is a normal stop. The run it cut reads ``budget``
+    in ``compact --json`` and ``runs --json`` (``cancelled`` stays for a user's cancel), the command exits
+    0, and ``doctor`` finds the file healthy."""
+    got: list[tuple[int, str, str]] = []
+    with FakeOllama() as fake:
+        fake.script(Hang(then=Reply("The first leaf, finished after the budget ran out.")))
+        argv = ("compact", "--db", str(db), "--all", "--for", "0.5s", "--json", "--model", "llama3.2",
+                "--ollama-host", fake.url)
+        command = threading.Thread(target=lambda: got.append(cli(*argv)))
+        command.start()
+        try:
+            fake.wait_for_chats(1, timeout=60)
+            arrived = time.monotonic()
+            # The budget is time itself: its timer was set before this first call went out, so once its
+            # length has passed since the call arrived it is spent (the command's loop, idle while the
+            # call hangs, runs the timer when it is due). Only then does the call in flight end.
+            threading.Event().wait(0.55 - (time.monotonic() - arrived))
+        finally:
+            fake.release()
+            command.join(60)
+        assert len(fake.chat_requests) >= 1
+    [(code, out, err)] = got
+    assert code == 0, err
+    runs = json.loads(out)
+    assert [r["status"] for r in runs] == ["budget"] and runs[0]["summaries_created"] == 1
+    assert "the time budget (0.5s) is spent" in err and "Traceback" not in err
+    code, out, _ = cli("runs", "--db", str(db), "--json")
+    assert code == 0 and [r["status"] for r in json.loads(out)] == ["budget"]
+    code, out, _ = cli("runs", "--db", str(db))
+    assert "budget" in out and "time budget" in out
+    code, out, err = cli("doctor", "--db", str(db), "--full")
     assert code == 0, out + err
 
 

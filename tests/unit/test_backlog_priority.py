@@ -89,8 +89,8 @@ async def test_a_promoted_session_gets_the_next_summary_and_the_one_it_interrupt
         runs = await task
         order = started(events)
         assert order[0] == "long" and order[1] == "old"  # the opened session's summary went next
-        yielded = [r for r in runs if r.session_id == "long" and r.status == "cancelled"]
-        assert len(yielded) == 1 and "yielded to old" in (yielded[0].error or "")
+        yielded = [r for r in runs if r.session_id == "long" and r.status == "moved"]  # not cancelled (issue 36)
+        assert len(yielded) == 1 and "session old moved to the front" in (yielded[0].error or "")
         assert all(r.status == "done" for r in runs if r not in yielded)
         [ended] = [e for e in events if isinstance(e, BacklogEnded)]
         assert ended.reason == "done" and ended.progress.sessions_done == 3
@@ -122,7 +122,8 @@ async def test_an_interactive_run_goes_before_the_backlogs_next_call_and_the_bac
         assert len(backlog_written) == 1  # no backlog call between the interactive run's calls
         runs = await task
         assert started(backlog_events)[1:] and "long" not in started(backlog_events)[1:]  # re-planned: nothing left
-        assert [r.status for r in runs if r.session_id == "long"] == ["cancelled"]
+        [moved] = [r for r in runs if r.session_id == "long"]
+        assert moved.status == "moved" and "an interactive run on this session went first" in (moved.error or "")
         assert all(r.status == "done" for r in runs if r.session_id != "long")
         assert 1 + run.summaries_created + sum(r.summaries_created for r in runs if r.session_id != "long") \
             == plan.summaries
@@ -145,14 +146,14 @@ async def test_pause_holds_the_backlog_after_the_call_in_flight_resume_goes_on_s
         fake.script(Reply("Another."), Hang(then=Reply("The call in flight when it stopped.")))
         control.resume()
         await fake.await_chats(3)
-        job.cancel.finish_current()
+        job.cancel.finish_current("paused")
         control.stop()
         fake.release()
         runs = await task
         assert len(fake.chat_requests) == 3
-        assert [r.status for r in runs] == ["cancelled"] and runs[0].summaries_created == 3
+        assert [r.status for r in runs] == ["paused"] and runs[0].summaries_created == 3
         [ended] = [e for e in events if isinstance(e, BacklogEnded)]
-        assert ended.reason == "cancelled" and ended.progress.summaries_done == 3
-        assert [e.status for e in events if isinstance(e, RunFinished)] == ["cancelled"]
+        assert ended.reason == "paused" and ended.progress.summaries_done == 3
+        assert [e.status for e in events if isinstance(e, RunFinished)] == ["paused"]
         for sid in SESSIONS:
             check_invariants(store, sid, fresh_tail=SMALL.fresh_tail)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.store import SCHEMA_VERSION, NewSummary, Store, SummaryWrite, new_id
@@ -12,6 +15,8 @@ from hiermem_tui.store.schema import MIGRATIONS
 from hiermem_tui.summarize.ollama_backend import normalize_host
 from hiermem_tui.summarize.speed import ModelSpeed
 from tests.conftest import make_session
+
+from ._cli import run as cli
 
 
 def _write_version_1(path: Path, tokenizer) -> tuple[str, str]:
@@ -115,15 +120,21 @@ OLD = ModelSpeed(4, 4000, 40.0, 400, 40.0)
 
 
 
-def _write_version_6(path: Path) -> None:
+def _write_version(path: Path, last: int) -> sqlite3.Connection:
+    """A file as a hiermem-tui of schema ``last`` made it (every migration up to it); its connection."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
-    for version, migration in enumerate(MIGRATIONS[:6], start=1):
+    for version, migration in enumerate(MIGRATIONS[:last], start=1):
         conn.execute("BEGIN")
         for statement in _split_sql(migration):
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {version}")
         conn.execute("COMMIT")
+    return conn
+
+
+def _write_version_6(path: Path) -> None:
+    conn = _write_version(path, 6)
     conn.execute(
         "INSERT INTO model_speed (backend, model, calls, prompt_tokens, prompt_seconds, output_tokens, output_seconds, "
         "updated_at) VALUES ('ollama', ?, ?, ?, ?, ?, ?, '2025-01-01T00:00:00.000Z')",
@@ -138,7 +149,7 @@ def test_version_6_speeds_upgrade_and_stand_for_any_host_until_it_measures_its_o
     _write_version_6(path)
     a, b = normalize_host("hostA"), normalize_host("hostB")
     with Store.open(path, tokenizer=tokenizer) as store:
-        assert store.db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert store.db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert store.speeds.get("ollama", MODEL) == OLD
         assert store.speeds.get("ollama", MODEL, a) == OLD == store.speeds.get("ollama", MODEL, b)
         mine = ModelSpeed(2, 8000, 2.0, 200, 1.0)
@@ -156,3 +167,40 @@ def test_version_6_speeds_upgrade_and_stand_for_any_host_until_it_measures_its_o
         assert reader.speeds.get("ollama", MODEL, a).calls == 4
     finally:
         reader.close()
+
+
+RUN_COLUMNS = ("id, session_id, kind, status, backend, model, started_at, finished_at, normal, aggressive, fallback, "
+               "summaries_created, llm_seconds, wall_seconds, error, target, pid, host, rejections, planned, flagged")
+
+
+def test_a_version_7_file_keeps_its_runs_and_takes_the_ways_a_run_stops(tmp_path: Path, tokenizer) -> None:
+    """Issue 36 item 6: a run a time budget, a pause or a move to the front ended reads ``budget``,
+    ``paused`` or ``moved``; schema 7's CHECK refused those, so the runs table is rebuilt with every
+    column, index and reference kept, and ``doctor`` finds the upgraded file healthy."""
+    path = tmp_path / "v7.db"
+    conn = _write_version(path, 7)
+    conn.execute("INSERT INTO sessions (id, title, source, created_at, updated_at) "
+                 "VALUES ('old', 'Old chat', 'jsonl', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')")
+    row = ("r_old", "old", "full", "cancelled", "ollama", "m", "2025-01-02T00:00:00.000Z",
+           "2025-01-02T00:01:00.000Z", 0, 0, 0, 0, 12.5, 60.0, "yielded to other; queued again", None, 42, "box",
+           '{"loop": 2}', 5, 1)
+    conn.execute(f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row)
+    with pytest.raises(sqlite3.IntegrityError):  # what schema 7 said to a run a budget stopped
+        conn.execute("UPDATE runs SET status = 'budget' WHERE id = 'r_old'")
+    conn.close()
+    with Store.open(path, tokenizer=tokenizer) as store:
+        db = store.db.conn
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert tuple(db.execute(f"SELECT {RUN_COLUMNS} FROM runs").fetchone()) == row
+        indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'")}
+        assert {"runs_session", "runs_status", "runs_started"} <= indexes
+        for status in ("budget", "paused", "moved"):
+            run = store.runs.start("old", "full", "ollama", "m")
+            store.runs.finish(run.id, status, wall_seconds=1.0)
+            assert store.runs.get(run.id).status == status
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    code, out, err = cli("doctor", "--db", str(path), "--full", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True, out + err
+    code, out, _ = cli("stats", "--db", str(path), "--json")
+    assert json.loads(out)["runs"]["by_status"] == {"done": 0, "running": 0, "cancelled": 1, "failed": 0,
+                                                   "interrupted": 0, "budget": 1, "paused": 1, "moved": 1}

@@ -29,6 +29,7 @@ from hiermem_tui.tui.messages import BacklogPlanReady, BackendProbed, PlanReady
 from hiermem_tui.tui.run_job import ACTION_LABELS, PASSES, RunAction
 from hiermem_tui.tui.screens.base import AppModal
 from hiermem_tui.tui.widgets.lists import KeyedOptionList
+from hiermem_tui.tui.widgets.ticks import TickBox
 
 if TYPE_CHECKING:
     from hiermem_tui.backend_status import BackendStatus
@@ -133,10 +134,10 @@ class RunDialog(AppModal[RunChoice | None]):
             yield Static("Backend and model", classes="dialog-label")
             yield KeyedOptionList(id="run-engines")
             yield Static(id="run-backend-status")
-            yield Checkbox("Remember as the default backend and model  m", id="run-remember", compact=True)
+            yield TickBox("Remember as the default backend and model  m", id="run-remember", compact=True)
             if self.action in BACKUP_ACTIONS:
-                yield Checkbox("Back up the file first (a copy beside it, named by the time)  b", id="run-backup",
-                               compact=True)
+                yield TickBox("Back up the file first (a copy beside it, named by the time)  b", id="run-backup",
+                              compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel  esc", id="run-cancel", compact=True)
                 yield Button("Start  enter", id="run-start", variant="primary", compact=True)

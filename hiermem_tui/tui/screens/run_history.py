@@ -98,18 +98,21 @@ class RunHistoryScreen(ReportScreen):
                 "No runs yet. Compact a session to start one: p in the sessions list or in a session."))
             return
         p = fmt.Palette.from_app(self.app)
+        year = self.app.clock().year
+        when = [fmt.timestamp(r.started_at, ref_year=year) for r in self.runs]
+        width = max(13, *(len(w) + 1 for w in when))  # a run of another year adds its year: every row aligned
         runs.clear_options()
-        runs.add_options([Option(self._row(r, p), id=r.id) for r in self.runs])
+        runs.add_options([Option(self._row(r, f"{w:<{width}}", p), id=r.id) for r, w in zip(self.runs, when)])
         if data.page.more:
             runs.add_option(Option(Text(f"… older runs: enter loads {PAGE} more", style=fmt.style(p.muted,
                                                                                                  italic=True)), id=MORE))
         runs.highlighted = min(keep or 0, len(self.runs) - 1)
 
-    def _row(self, r: Run, p: fmt.Palette) -> Text:
+    def _row(self, r: Run, when: str, p: fmt.Palette) -> Text:
         colour = getattr(p, STATUS_STYLE.get(r.status, "muted"))
         took = duration(r)
         row = Text.assemble(
-            (f"{fmt.timestamp(r.started_at, ref_year=self.app.clock().year):<13}", fmt.style(p.muted)),
+            (when, fmt.style(p.muted)),
             (f"{r.status:<12}", fmt.style(colour, bold=True)),
             (f"{PASS_LABELS.get(r.kind, r.kind):<13}", fmt.style(p.foreground)),
             (f"{fmt.duration(took) if took is not None else '…':>8}", fmt.style(p.foreground)),

@@ -38,7 +38,8 @@ from hiermem_tui.words import counted
 
 BAR = 40
 STATUS_STYLE = {"done": "success", "running": "primary", "cancelled": "muted", "failed": "error",
-                "interrupted": "warning"}
+                "interrupted": "warning", "budget": "accent", "paused": "accent", "moved": "accent"}
+"""The palette colour of each run status; the ways a run stops early without failing share one."""
 
 
 def bar(fraction: float, width: int = BAR) -> str:

@@ -19,10 +19,20 @@ if TYPE_CHECKING:
 from hiermem_tui.tui.app_base import AppBase
 
 
-def status_text(status: BackendStatus | None, settings: Settings, probing: bool) -> tuple[Text, str]:
-    """The indicator text and a state name (``ok``, ``warn``, ``idle``) used as a CSS class."""
+DEMO_TEXT = "demo: replays a model's recorded answers, no model needed"
+
+
+def status_text(status: BackendStatus | None, settings: Settings, probing: bool, *,
+                demo: bool = False) -> tuple[Text, str]:
+    """The indicator text and a state name (``ok``, ``warn``, ``idle``) used as a CSS class.
+
+    ``demo``: the bundled demo, which needs no model: that is said instead of a warning (or of
+    "not checked") while Ollama is not there; a usable Ollama is shown as usual, since a run the
+    user starts in the demo would use it."""
     if settings.backend == "extractive":
         return Text.assemble(("◆ ", "bold"), "extractive backend (built in, no model)"), "ok"
+    if demo and (status is None or not status.ok):
+        return Text.assemble(("◆ ", "bold"), DEMO_TEXT), "ok"
     if probing and status is None:
         return Text("◌ checking Ollama…"), "idle"
     if status is None:
@@ -65,7 +75,7 @@ class BackendIndicator(Static):
 
     def _refresh_status(self, _value: object = None) -> None:
         app = self.app
-        text, state = status_text(app.backend_state, app.settings, app.backend_probing)
+        text, state = status_text(app.backend_state, app.settings, app.backend_probing, demo=app.demo)
         self.update(text)
         self.tooltip = status_tooltip(app.backend_state)
         self.set_class(state == "ok", "-ok")

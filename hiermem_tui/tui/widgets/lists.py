@@ -9,7 +9,11 @@ with one binding id per move, so ``[keymap]`` moves them everywhere at once.
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
+from textual.strip import Strip
 from textual.widgets import OptionList, SelectionList
+from textual.widgets.option_list import OptionDoesNotExist
+
+from hiermem_tui.tui.widgets.ticks import tick_line
 
 
 def list_keys(down: str = "cursor_down", up: str = "cursor_up", first: str = "first",
@@ -30,6 +34,15 @@ class KeyedOptionList(OptionList):
 
 
 class KeyedSelectionList(SelectionList[int]):
-    """A ``SelectionList`` (of ints: the import screen's sources) with the list keys."""
+    """A ``SelectionList`` (of ints: the import screen's sources) with the list keys, whose boxes hold
+    a tick when ticked and nothing when not (``widgets/ticks.py``)."""
 
     BINDINGS = list_keys()
+
+    def render_line(self, y: int) -> Strip:
+        line = super().render_line(y)
+        try:
+            option = self.get_option_at_index(self.scroll_offset.y + y)
+        except OptionDoesNotExist:
+            return line
+        return tick_line(line, option.value in self.selected)
