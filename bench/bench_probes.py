@@ -155,6 +155,13 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
                 runner.planner.policy = replace(runner.policy, condense_fanout=n)
                 await runner.compact(sid, "condense", skip_idle=True)
                 runner.planner.policy = runner.policy
+            if args.brief:
+                passes = runner.passes
+
+                async def body(st: Any, passes: Any = passes) -> None:
+                    await passes.brief(st)
+
+                await runner.executor.execute(sid, "full", None, 0, body)
     finally:
         await runner.summariser.backend.aclose()
     out["wall_seconds"] = round(time.monotonic() - started, 1)
@@ -171,6 +178,14 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
         out["leaves"].append({"leaf": leaf.key, "file": leaf.file, "kind": leaf.kind, "session": leaf.session_id,
                               "first_seq": leaf.first_seq, "last_seq": leaf.last_seq,
                               **summary_row(s, calls.by_summary.get(s.id, []))})
+    out["briefs"] = []
+    for name, data, sid in usable:
+        brief = store.briefs.active(sid)
+        if brief is not None:
+            out["briefs"].append({"file": name, "session": sid, "text": brief.text, "title": brief.title,
+                                  "about": brief.about, "tier": brief.tier, "backend": brief.backend,
+                                  "model": brief.model, "tokens": brief.tokens, "llm_seconds": round(brief.llm_seconds, 2),
+                                  "first_seq": brief.first_seq, "last_seq": brief.last_seq})
     for name, data, sid in usable:
         for s in store.dag.summaries(sid):
             if s.depth > 0 and s.status == "active":
@@ -376,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--model")
     mk.add_argument("--summary-format", help="the app's summary_format setting (default: the app's)")
     mk.add_argument("--condense", action="store_true", help="also one condensed summary over each chat's leaves")
+    mk.add_argument("--brief", action="store_true", help="also each chat's brief, after its leaves")
     mk.add_argument("--only", nargs="*", help="probe files to use (default: all)")
     mk.add_argument("--timeout-s", type=float, default=Settings().timeout_s)
     mk.add_argument("--force", action="store_true", help="replace a run of that name")

@@ -31,7 +31,10 @@ class Policy:
     """Compaction policy (ARCHITECTURE §5); every number is a default a user can change."""
 
     fresh_tail: int = 16
-    """Newest episodes kept raw: a leaf pass never summarises them."""
+    """Newest episodes kept raw while a session is in use: a leaf pass never summarises them."""
+    idle_after: int = 86_400
+    """Seconds a session must be unchanged to count as idle (a finished import whose source kept no times is
+    idle at once): an idle session keeps no fresh tail, so its summaries and its brief cover it to its end."""
     leaf_chunk_tokens: int = 3000
     """Input budget of one leaf summary, in tokens; sized for small local models."""
     leaf_min_episodes: int = 4

@@ -118,7 +118,12 @@ def _export_json(store: Store, session_id: str, out: TextSink, masker: Masker | 
         "episodes": session.episodes,
         "tokens": session.tokens,
     }
-    out.write('{"session": ' + dump(head) + ',\n "episodes": [')
+    brief = store.briefs.active(session_id)
+    said = None
+    if brief is not None:
+        said = brief.as_json()
+        said.update(text=mask(brief.text), title=mask(brief.title), about=mask(brief.about))
+    out.write('{"session": ' + dump(head) + ',\n "brief": ' + dump(said) + ',\n "episodes": [')
     for i, ep in enumerate(store.episodes.each(session_id)):
         row = {
             "id": ep.id,
@@ -193,6 +198,10 @@ def _export_markdown(store: Store, session_id: str, out: TextSink, masker: Maske
         f"- tokens: {session.tokens}\n- active summaries: {session.summaries}\n"
         f"- max depth: {'-' if session.max_depth is None else session.max_depth}\n\n"
     )
+    brief = store.briefs.active(session_id)
+    if brief is not None:
+        out.write(f"## Brief\n\nepisodes #{brief.first_seq}–{brief.last_seq} · {brief.tier} · "
+                  f"{_md_inline(brief.backend)}\n\n{literal_block(mask(brief.text))}\n\n")
     tops = store.dag.top(session_id)
     if tops:
         out.write("## Summaries\n\n")

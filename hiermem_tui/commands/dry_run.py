@@ -30,14 +30,17 @@ from ..words import counted
 
 
 def _human(ctx: CliContext, session_id: str, plan: list[PlannedSummary]) -> None:
-    leaves = sum(p.depth == 0 for p in plan)
+    leaves = sum(p.kind == "leaf" for p in plan)
+    brief = any(p.kind == "brief" for p in plan)
+    made = len(plan) - brief
     total = total_seconds(plan)
     when = "" if total is None else f", about {total:.0f} s of model time"
-    ctx.say(f"{one_line(session_id, 60)}: {counted(len(plan), 'summary')} planned ({leaves} leaves, "
-            f"{len(plan) - leaves} condensed){when}")
+    ctx.say(f"{one_line(session_id, 60)}: {counted(made, 'summary')} planned ({leaves} leaves, "
+            f"{made - leaves} condensed){' and the brief' if brief else ''}{when}")
     for p in plan:
         est = "?" if p.est_seconds is None else f"{p.est_seconds:.0f} s"
-        ctx.say(f"  depth {p.depth}  #{p.first_seq}–{p.last_seq}  {p.source_tokens} tokens in  ~{est}")
+        where = "brief  " if p.kind == "brief" else f"depth {p.depth}"
+        ctx.say(f"  {where}  #{p.first_seq}–{p.last_seq}  {p.source_tokens} tokens in  ~{est}")
 
 
 def run_dry(args: argparse.Namespace, ctx: CliContext, named: list[str], as_array: bool) -> int:

@@ -15,11 +15,12 @@ between is not made twice, and a second ``compact --all`` after a stopped one re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..config import Policy
-from ..store import Session, Store
+from ..store import Session, Store, iso
 from .estimate import Estimator, Pace, Speed, Work
 from .preview import plan_pass
 from .runner import PassKind
@@ -36,10 +37,12 @@ def due_sessions(store: Store, policy: Policy, order: Order, pass_: PassKind, *,
     """Sessions that may have a summary due for ``pass_``, in ``order`` (a superset: the plan decides)."""
     tail = policy.fresh_tail if pass_ in ("leaf", "full") else None
     fanout = policy.condense_fanout if pass_ in ("condense", "full") else None
+    idle_before = iso(datetime.now(timezone.utc) - timedelta(seconds=policy.idle_after))
     after: tuple[Any, str] | None = None
     while True:
         page, after = store.sessions.backlog_page(order, fresh_tail=tail, fanout=fanout, if_over=if_over,
-                                                  after=after, limit=PAGE)
+                                                  after=after, limit=PAGE, idle_before=idle_before,
+                                                  briefs=pass_ == "full")
         for s in page:
             if min_new is None or passes_triggers(s, min_new=min_new):
                 yield s

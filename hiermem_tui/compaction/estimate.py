@@ -39,6 +39,12 @@ NOTES_FACTOR = 0.42
 """Model time of a summary made in notes over one call on the same material (issue 19's measure
 with a title a part, run ``title-quotes``: ~3.7 calls per leaf at a median 0.42× the one-call floor,
 0.62× at most; one sentence a part took 0.75×, three to five sentences 1.18×)."""
+BRIEF_DEPTH = -1
+"""The depth a plan gives a session's brief (it is made from the session's episodes, not a level of the DAG)."""
+BRIEF_SOURCE_TOKENS = 350
+"""What a brief's call reads: its chosen lines, at most a brief's size, and the ask."""
+BRIEF_ANSWER_TOKENS = 60
+"""What a brief's call writes: a title and an about line."""
 PROMPT_OVERHEAD = 400
 """Tokens a prompt adds around its material (instructions, role prefixes)."""
 GUESS_PARAMS_B = 3.0
@@ -205,7 +211,10 @@ async def measure(backend: MeasuringBackend, *, timeout_s: float = MEASURE_TIMEO
 
 
 def expected_size(policy: Policy, depth: int, source_tokens: int) -> int:
-    """The normal-tier target of a summary of ``depth`` over ``source_tokens`` (what it is expected to be)."""
+    """The normal-tier target of a summary of ``depth`` over ``source_tokens`` (what it is expected to be); a
+    brief (``BRIEF_DEPTH``) is a title and an about line."""
+    if depth == BRIEF_DEPTH:
+        return BRIEF_ANSWER_TOKENS
     target = policy.leaf_target_tokens if depth == 0 else policy.condensed_target_tokens
     return max(1, min(target, max(MIN_TARGET, source_tokens // SOURCE_FRACTION), max(1, source_tokens - 1)))
 

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from ..store.models import Run, Summary
+from ..store.models import Brief, Run, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +114,15 @@ class SummaryWritten:
 
 
 @dataclass(frozen=True, slots=True)
+class BriefWritten:
+    """A session's brief was made and stored (``brief``: the stored row)."""
+
+    run_id: str
+    session_id: str
+    brief: Brief
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     """The run ended: ``status`` is done, cancelled, failed, or one of the ways a run stops early
     without either (``budget``, ``paused``, ``moved``: ``store.models.RUN_STATUSES``); ``run`` is the
@@ -137,7 +146,8 @@ class HostNotice:
     moved_to: str | None = None
 
 
-RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, RunFinished, HostNotice]
+RunEvent = Union[RunStarted, SummaryStarted, SummaryAttempt, SummaryProgress, SummaryWritten, BriefWritten, RunFinished,
+                 HostNotice]
 StopReason = Literal["cancelled", "budget", "paused"]
 """Why a job's token stopped it, and so the status of the runs it cut: a user's cancel, the job's
 time budget spent, or the background backlog stopped (by the user, or by the app quitting)."""

@@ -52,6 +52,7 @@ from ..summarize.prompts import num_predict_for
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
 from .events import (
+    BriefWritten,
     CancelToken,
     HostNotice,
     RunEvent,
@@ -64,7 +65,7 @@ from .events import (
 )
 from .hosts import Host, HostPool
 from .priority import BacklogControl, Yielded
-from .requests import condensed_request, leaf_request
+from .requests import brief_material, condensed_request, leaf_request
 from .state import Cancelled, RunState
 
 PROGRESS_EVERY_S = 0.25
@@ -403,6 +404,32 @@ class Executor:
         if job.sources is None:
             return SummaryWrite(ns, episode_range=(job.first_seq, job.last_seq), supersede=list(job.supersede))
         return SummaryWrite(ns, source_ids=[i for i, _ in job.sources], supersede=list(job.supersede))
+
+    async def make_brief(self, st: RunState, last_seq: int) -> None:
+        """Make the session's brief (one model call at most, on the first host free) and store it, the brief
+        it had superseded; a host lost mid-call has it made again on another, as a summary is."""
+        sid = st.run.session_id
+        material = brief_material(self.store, sid)
+        lost: tuple[Host, SummariserError] | None = None
+        while True:
+            async with self._slot() as host:
+                if lost is not None:
+                    self._moved(sid, "brief", lost, host)
+                self._started(st, "brief", 0, 0, last_seq)
+                try:
+                    made = await host.summariser.brief(material)
+                except (RunAborted, BackendUnavailable) as exc:
+                    if not self.hosts.several or not await self.hosts.lose(host, exc):
+                        raise
+                    lost = (host, exc)
+                    continue
+            break
+        st.llm_seconds += made.llm_seconds
+        brief = self.store.briefs.write(
+            sid, title=made.title, about=made.about, text=made.text, first_seq=max(0, material.first_seq),
+            last_seq=last_seq, tier=made.tier, backend=made.backend, model=made.model,
+            prompt_version=made.prompt_version, tokens=made.tokens, llm_seconds=made.llm_seconds, run_id=st.run.id)
+        self.emit(BriefWritten(st.run.id, sid, brief))
 
     def commit(self, st: RunState, writes: Sequence[SummaryWrite],
                unchanged: dict[str, str | None] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""What a leaf and a condensation pass make, inside a run: :class:`Passes`.
+"""What a leaf and a condensation pass make, inside a run, and a session's brief: :class:`Passes`.
 
 The :class:`~.runner.Runner` runs them as a pass over a session; the
 :class:`~.remake.Remaker` runs them after superseding a whole session. Each summary goes
@@ -55,6 +55,17 @@ class Passes:
                 async with asyncio.TaskGroup() as tg:
                     for g in groups:
                         tg.create_task(self._condense_one(st, g))
+
+    async def brief(self, st: RunState, *, again: bool = False) -> None:
+        """The session's brief, when it has none or the one it has stops short of its newest episode
+        (``again``: whenever the session has one to make, a whole-session re-summarise)."""
+        sid = st.run.session_id
+        last = self.planner.brief_due_at(sid, again=again)
+        if last is None:
+            return
+        self.executor.check_cancel()
+        async with self.executor.gated(st):
+            await self.executor.make_brief(st, last)
 
     async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
         ex = self.executor

@@ -8,7 +8,9 @@ without a database. :class:`Planner` is the one place those reads happen.
 
 Leaf chunking rules (documented because the policy leaves two corners open):
 
-* The last ``fresh_tail`` episodes of a session are never in a chunk.
+* The last ``fresh_tail`` episodes of a session in use are never in a chunk; an idle session
+  (``idle``: unchanged for ``idle_after``, or a finished import with no times) keeps none, and its
+  last range is summarised to its end whatever its size.
 * Chunks fill greedily, oldest first, up to ``leaf_chunk_tokens``; a chunk closes as soon
   as the next episode would not fit. A single episode larger than the budget is a chunk
   of its own — unless what came before it is too little to stand alone (fewer than
@@ -31,6 +33,7 @@ wait. A pass works on the shallowest depth that has a full group.
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -39,7 +42,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..config import Policy
-from ..store.models import SummarySpan
+from ..store.models import Session, SummarySpan, parse_iso
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -163,6 +166,8 @@ def chunk_tokens(first_seq: int, tokens: Sequence[int], *, budget: int, min_epis
     return chunks
 
 
+BRIEF_LEAST = 2
+"""A session with at least this many episodes has a brief."""
 SMALL_SHARE = 4
 """A chunk under ``leaf_min_episodes`` episodes and under 1/SMALL_SHARE of the budget is too little
 to summarise on its own: the next episode joins it even past the budget (the prompt shows long
@@ -310,25 +315,51 @@ def simulate_condensations(
     return _simulate(spans, fanout, estimate)
 
 
+def idle(session: Session, policy: Policy, now: float) -> bool:
+    """Whether a session is no longer in use: unchanged for ``policy.idle_after`` seconds, or a finished
+    import whose source kept no times (its times are the store's own). An idle session keeps no fresh tail:
+    its summaries cover it to its end."""
+    if not session.times_known:
+        return True
+    return now - parse_iso(session.updated_at).timestamp() >= policy.idle_after
+
+
 class Planner:
     """What a pass or a re-make would do now, read from the store (text never loaded).
 
     ``policy`` may be replaced (the executor shrinks the chunk budget to fit a small model's
-    context once the backend is checked): plans made after that use the new one.
+    context once the backend is checked): plans made after that use the new one. ``clock``: the time
+    a session's idleness is judged at.
     """
 
-    def __init__(self, store: Store, policy: Policy) -> None:
+    def __init__(self, store: Store, policy: Policy, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.policy = policy
+        self.clock = clock
 
     def leaf(self, session_id: str, episodes: int | None = None) -> list[LeafChunk]:
         """The leaf chunks due now (``episodes``: the session's count, when the caller has its row)."""
+        session = self.store.sessions.get(session_id)
+        if session is None:
+            return []
         if episodes is None:
-            session = self.store.sessions.get(session_id)
-            if session is None:
-                return []
             episodes = session.episodes
-        return self._chunks(session_id, self.store.dag.unsummarised_ranges(session_id, episodes), episodes)
+        return self._chunks(session_id, self.store.dag.unsummarised_ranges(session_id, episodes), episodes,
+                            idle(session, self.policy, self.clock()))
+
+    def brief_due_at(self, session_id: str, *, again: bool = False) -> int | None:
+        """The newest episode a brief of the session would cover, when one is due (it has two episodes or
+        more, and no brief, or one that stops short of its newest; ``again``: whatever brief it has); else
+        None."""
+        session = self.store.sessions.get(session_id)
+        if session is None or session.episodes < BRIEF_LEAST:
+            return None
+        last = session.episodes - 1
+        return last if again or self.store.briefs.stale(session_id, last) else None
+
+    def brief_due(self, session_id: str) -> bool:
+        """Whether a full pass would make the session's brief."""
+        return self.brief_due_at(session_id) is not None
 
     def session_leaves(self, session_id: str) -> list[LeafChunk]:
         """The leaf chunks a whole-session re-summarise would make (every episode outside the
@@ -336,7 +367,8 @@ class Planner:
         session = self.store.sessions.get(session_id)
         if session is None or not session.episodes:
             return []
-        return self._chunks(session_id, [(0, session.episodes - 1)], session.episodes)
+        return self._chunks(session_id, [(0, session.episodes - 1)], session.episodes,
+                            idle(session, self.policy, self.clock()))
 
     def condensations(self, session_id: str) -> int:
         """How many condensed summaries a condensation pass would write now."""
@@ -350,11 +382,13 @@ class Planner:
         """The groups a condensation would make next (the shallowest depth first)."""
         return plan_condense(self.store.dag.spans(session_id), self.policy.condense_fanout)
 
-    def _chunks(self, session_id: str, gaps: Sequence[tuple[int, int]], episodes: int) -> list[LeafChunk]:
+    def _chunks(self, session_id: str, gaps: Sequence[tuple[int, int]], episodes: int, idle: bool) -> list[LeafChunk]:
+        """Chunks of the unsummarised ``gaps``; an ``idle`` session keeps no fresh tail, and its last range,
+        which will not grow, is closed (its leftover is a leaf whatever its size)."""
         p = self.policy
         chunks: list[LeafChunk] = []
-        for r in eligible_ranges(gaps, episodes, p.fresh_tail):
+        for r in eligible_ranges(gaps, episodes, 0 if idle else p.fresh_tail):
             tokens = self.store.episodes.token_list(session_id, r.first_seq, r.last_seq)
             chunks += chunk_tokens(r.first_seq, tokens, budget=p.leaf_chunk_tokens, min_episodes=p.leaf_min_episodes,
-                                   closed=r.closed)
+                                   closed=r.closed or idle)
         return chunks

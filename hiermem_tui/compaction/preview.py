@@ -15,7 +15,7 @@ from typing import Any
 from ..config import Policy
 from ..store import Store, SummarySpan
 from . import planner
-from .estimate import Estimator, expected_size
+from .estimate import BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, Estimator, expected_size
 from .runner import PassKind
 
 
@@ -24,14 +24,20 @@ class PlannedSummary:
     """One summary a pass would make."""
 
     depth: int
+    """The summary's depth; a session's brief has ``BRIEF_DEPTH``."""
     first_seq: int
     last_seq: int
     source_tokens: int
     est_seconds: float | None
 
+    @property
+    def kind(self) -> str:
+        return "brief" if self.depth == BRIEF_DEPTH else "leaf" if self.depth == 0 else "condensed"
+
     def as_json(self) -> dict[str, Any]:
-        """An element of ``compact --dry-run --json``'s ``planned`` (ARCHITECTURE §6)."""
+        """An element of ``compact --dry-run --json``'s ``planned`` (ARCHITECTURE §6; ``kind`` added)."""
         return {
+            "kind": self.kind,
             "depth": self.depth,
             "first_seq": self.first_seq,
             "last_seq": self.last_seq,
@@ -44,7 +50,8 @@ def plan_pass(
     store: Store, policy: Policy, session_id: str, pass_: PassKind, *, estimator: Estimator | None = None,
     episodes: int | None = None,
 ) -> list[PlannedSummary]:
-    """What a ``pass_`` over the session would make now, each summary timed by ``estimator``
+    """What a ``pass_`` over the session would make now (a full pass: its brief last, when due), each timed by
+    ``estimator``
     (None: no times). Never contacts a model. ``episodes``: the session's count, when the caller
     read its row already (the backlog, a page of sessions at a time)."""
 
@@ -64,6 +71,9 @@ def plan_pass(
         spans, policy.condense_fanout, lambda depth, src: expected_size(policy, depth, src)
     ):
         out.append(PlannedSummary(group.depth, group.first_seq, group.last_seq, tokens, seconds(group.depth, tokens)))
+    last = planner.Planner(store, policy).brief_due_at(session_id)
+    if last is not None:
+        out.append(PlannedSummary(BRIEF_DEPTH, 0, last, BRIEF_SOURCE_TOKENS, seconds(BRIEF_DEPTH, BRIEF_SOURCE_TOKENS)))
     return out
 
 

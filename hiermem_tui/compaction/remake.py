@@ -56,7 +56,8 @@ class Remaker:
 
     async def session(self, session_id: str) -> Run:
         """Supersede every active summary of the session, then a full pass (with this
-        Runner's backend). ``revert_run`` on the returned run restores the old summaries."""
+        Runner's backend) and a new brief (the old one kept as a version). ``revert_run`` on the
+        returned run restores the old summaries."""
         session = self.store.sessions.get(session_id)
         if session is None:
             raise RunRefused(f"no session {session_id} in this database")
@@ -69,6 +70,7 @@ class Remaker:
             self.store.dag.supersede_all(session_id, st.run.id)
             await passes.leaves(st, chunks)
             await passes.condense(st)
+            await passes.brief(st, again=True)
 
         return await self.executor.execute(session_id, "resummarize-session", None, planned, body)
 

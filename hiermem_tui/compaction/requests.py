@@ -6,7 +6,8 @@ give a model exactly the same kind of input:
 * leaf: the chunk's episodes minus the *excluded* ones, the *pinned* ones to carry verbatim,
   and the previous active leaf's text as context (the prompt clips it);
 * condensed: the source summaries' own text (their pinned blocks are taken off, because the
-  condensed summary carries every pin under it once, verbatim, itself).
+  condensed summary carries every pin under it once, verbatim, itself);
+* a session's brief: what its episodes offer a brief (``summarize/brief.py``), read in one pass.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from ..store import Episode, Store, Summary, parse_iso
 from ..store.models import synthetic_stamp
+from ..summarize.brief import Material
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem, SummaryRequest
 
@@ -31,6 +33,14 @@ def summary_item(s: Summary, text: str | None = None) -> SourceItem:
     return SourceItem("summary", body, s.tokens, parse_iso(s.start_at), parse_iso(s.end_at), depth=s.depth,
                       label=s.id, synthetic_time=synthetic_stamp(s.start_at) and synthetic_stamp(s.end_at),
                       span=(s.first_seq, s.last_seq))
+
+
+def brief_material(store: Store, session_id: str) -> Material:
+    """What a session's brief is made of: every episode read once, in order, a page at a time (the user's
+    excluded episodes left out, as a summary leaves them out)."""
+    excluded = {seq for seq, mark in store.marks.of(session_id, 0, 1 << 62).items() if mark == "exclude"}
+    return Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
+                           if ep.seq not in excluded)
 
 
 def _pins(store: Store, session_id: str, first: int, last: int,

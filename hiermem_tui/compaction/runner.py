@@ -101,7 +101,8 @@ class Runner:
         return self.planner.leaf(session_id)
 
     async def compact(self, session_id: str, pass_: PassKind = "full", *, skip_idle: bool = False) -> Run | None:
-        """One pass over one session. ``skip_idle``: record no run when nothing is eligible (returns None).
+        """One pass over one session (a full pass ends with the session's brief, when it is due).
+        ``skip_idle``: record no run when nothing is eligible (returns None).
 
         The backend is checked only when a run is about to be recorded."""
         if self.store.sessions.get(session_id) is None:
@@ -118,7 +119,8 @@ class Runner:
             return chunks, self.planner.full(session_id, chunks)
 
         chunks, planned = plan()
-        if planned == 0 and skip_idle:
+        brief = pass_ == "full" and self.planner.brief_due(session_id)
+        if planned == 0 and not brief and skip_idle:
             return None
         await self.check()
         chunks, planned = plan()  # again: the check may have shrunk the chunk budget
@@ -127,6 +129,8 @@ class Runner:
             await self.passes.leaves(st, chunks)
             if pass_ != "leaf":
                 await self.passes.condense(st)
+            if pass_ == "full":
+                await self.passes.brief(st)
 
         return await self.executor.execute(session_id, pass_, None, planned, body, [c.tokens for c in chunks])
 

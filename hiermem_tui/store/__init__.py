@@ -13,6 +13,7 @@ from .models import (
     RUN_STATUSES,
     STOPPED_EARLY,
     TIERS,
+    Brief,
     Episode,
     NewSummary,
     Run,
@@ -29,6 +30,7 @@ from .episodes import AppendResult, NewEpisode
 from .store import Store
 
 __all__ = [
+    "Brief",
     "IMPORTED_PROMPT", "RUN_STATUSES", "STOPPED_EARLY", "TIERS", "SCHEMA_VERSION", "AppendResult", "Dag", "DamagedDatabase", "Db", "Episode", "ForeignDatabase",
     "InvariantViolation", "NewEpisode", "NewSummary", "NewerSchema", "NotADatabase", "ReadOnlyError", "Run",
     "Session", "Store", "StoreError", "Summary", "SummarySpan", "SummaryWrite", "iso", "new_id", "parse_iso",

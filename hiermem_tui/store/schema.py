@@ -433,6 +433,36 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_status ON runs (status) WHERE status = 'running';
     CREATE INDEX runs_started ON runs (started_at, id);
     """,
+    # ---- version 9: a brief for every session ---------------------------------------------
+    # A short summary of a whole session (what it was about, decided, made, where it ended), the
+    # first thing a person reads of it. One active brief a session; a new one supersedes the old,
+    # which is kept (never deleted, like a summary). ``last_seq``: the newest episode it covers,
+    # so a session that gained messages has a stale brief and its next pass re-makes it.
+    """
+    CREATE TABLE briefs (
+        id             TEXT PRIMARY KEY,
+        session_id     TEXT NOT NULL REFERENCES sessions (id),
+        status         TEXT NOT NULL CHECK (status IN ('active', 'superseded')),
+        title          TEXT NOT NULL DEFAULT '',
+        about          TEXT NOT NULL,
+        text           TEXT NOT NULL,
+        first_seq      INTEGER NOT NULL,
+        last_seq       INTEGER NOT NULL,
+        tier           TEXT NOT NULL CHECK (tier IN ('normal', 'aggressive', 'fallback')),
+        backend        TEXT NOT NULL,
+        model          TEXT,
+        prompt_version TEXT NOT NULL,
+        tokens         INTEGER NOT NULL,
+        llm_seconds    REAL NOT NULL DEFAULT 0,
+        run_id         TEXT,
+        created_at     TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX briefs_active ON briefs (session_id) WHERE status = 'active';
+    CREATE INDEX briefs_session ON briefs (session_id, created_at);
+    CREATE TRIGGER briefs_no_delete BEFORE DELETE ON briefs BEGIN
+        SELECT RAISE(ABORT, 'briefs are never deleted');
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -146,12 +146,15 @@ class Sessions:
         if_over: int | None = None,
         after: tuple[Any, str] | None = None,
         limit: int = 500,
+        idle_before: str | None = None,
+        briefs: bool = False,
     ) -> tuple[list[Session], tuple[Any, str] | None]:
         """A page of the sessions that may have summaries due, in ``order`` (:data:`BACKLOG_ORDERS`),
         from the aggregates alone: episodes outside the fresh tail that no leaf covers
-        (``fresh_tail``; None: leaves not wanted) or at least ``fanout`` active summaries (None:
-        condensations not wanted); ``if_over``: more uncompacted tokens than that. Keyset paged:
-        pass the returned key as ``after`` for the next page (None: no more)."""
+        (``fresh_tail``; None: leaves not wanted; a session unchanged since ``idle_before``, or with no times
+        of its own, keeps no tail), at least ``fanout`` active summaries (None: condensations not wanted), or
+        (``briefs``) two episodes or more and no brief covering the newest; ``if_over``: more uncompacted
+        tokens than that. Keyset paged: pass the returned key as ``after`` for the next page (None: no more)."""
         if order not in BACKLOG_ORDERS:
             raise ValueError(f"unknown order {order!r}; choose from {', '.join(BACKLOG_ORDERS)}")
         expr, direction = BACKLOG_ORDERS[order]
@@ -160,6 +163,12 @@ class Sessions:
         if fresh_tail is not None:
             maybe.append("episode_count - ? > covered_episodes")
             params.append(fresh_tail)
+            if idle_before is not None:
+                maybe.append("((updated_at < ? OR created_at LIKE '2000-01-%') AND episode_count > covered_episodes)")
+                params.append(idle_before)
+        if briefs:
+            maybe.append("(episode_count >= 2 AND NOT EXISTS (SELECT 1 FROM briefs b WHERE b.session_id = sessions.id "
+                         "AND b.status = 'active' AND b.last_seq >= sessions.episode_count - 1))")
         if fanout is not None:
             maybe.append("summary_count >= ?")
             params.append(fanout)

@@ -3,7 +3,7 @@
 ``Store.open`` decides whether a file is ours and upgrades it (db.py); the store then hands
 out one repository per part of the schema, all sharing one :class:`~.db.Db` (connections,
 transactions, read snapshots): ``store.sessions``, ``store.episodes``, ``store.dag`` (summaries
-and their edges), ``store.runs``, ``store.marks``, ``store.speeds``, ``store.search`` and
+and their edges), ``store.briefs`` (each session's brief and its versions), ``store.runs``, ``store.marks``, ``store.speeds``, ``store.search`` and
 ``store.stats``, and ``store.health`` (the doctor's checks). Every query against our schema is in
 one of them; the rest of the app calls their named methods.
 """
@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from ..tokens import Tokenizer
+from .briefs import Briefs
 from .dag import Dag
 from .db import Db, DamagedDatabase, StoreError, check_schema, connect, inspect_file, migrate, probe_version
 from .episodes import Episodes
@@ -37,6 +38,7 @@ class Store:
         self.episodes = Episodes(self.db)
         self.dag = Dag(self.db, self.sessions, self.episodes)
         self.runs = Runs(self.db)
+        self.briefs = Briefs(self.db)
         self.marks = Marks(self.db)
         self.speeds = Speeds(self.db)
         self.search = SearchQueries(self.db)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from hiermem_tui.summarize.keylines import assistant, lists, tool, user
 from hiermem_tui.summarize.keylines.kinds import Kind
-from hiermem_tui.summarize.text import clip_sentence, courtesy, sentences
+from hiermem_tui.summarize.text import clip_sentence, courtesy, first_sentence, sentences
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
@@ -29,7 +29,7 @@ BRIEF_TOKENS = 250
 """The most a brief may be."""
 BRIEF_VERSION = "brief-v1"
 """The version of the brief's ask and layout, recorded with every brief."""
-ANSWER_TOKENS = 60
+ANSWER_TOKENS = 90
 """What the model's title and about line may take."""
 QUOTE_TOKENS = 45
 """One quoted line of a brief is clipped to this."""
@@ -255,19 +255,19 @@ def _ended(material: Material, tokenizer: Tokenizer) -> str:
 
 def material_text(material: Material, tokenizer: Tokenizer) -> str:
     """What the model reads to write a brief's title and about line: the brief's chosen lines, the first
-    request first."""
+    request first (not its ending: asked of it, a small model titled the last request, not the chat)."""
     first = material.first_request
     body = render(material, "", tokenizer, budget=BRIEF_TOKENS)
-    lines = body.splitlines()[1:]
+    lines = [ln for ln in body.splitlines()[1:] if not ln.startswith("Ended:")]
     return "\n".join(([f"Asked: {first.shown(tokenizer)}"] if first else []) + lines)
 
 
 ASK = ("What was this chat about? Answer in exactly two lines. The first: 'Title: ' and a title of at most eight "
-       "words. The second: 'About: ' and one sentence of at most 25 words on what was done in it. Use the words "
-       "the chat uses.")
+       "words. The second: 'About: ' and one sentence of at most 25 words saying what the user set out to do and "
+       "what came of it. Use the words the chat uses.")
 """What the model is asked of a brief's material: a title and the one-line about."""
-ABOUT_WORDS = 30
-"""An about line longer than this is cut at its first sentence."""
+ABOUT_WORDS = 40
+"""An about line is its first sentence, cut to this many words ("…")."""
 _FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
 
 
@@ -286,6 +286,12 @@ def answer_fields(answer: str) -> tuple[str, str]:
     title = found.get("title") or (plain.pop(0) if plain else "")
     about = found.get("about") or (plain.pop(0) if plain else "")
     return title, about
+
+
+def about_sentence(about: str) -> str:
+    """An about line as kept: its first sentence, at most ``ABOUT_WORDS`` words."""
+    words = first_sentence(about).split()
+    return " ".join(words[:ABOUT_WORDS]) + ("…" if len(words) > ABOUT_WORDS else "")
 
 
 def about_line(text: str) -> str:

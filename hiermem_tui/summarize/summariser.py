@@ -380,7 +380,8 @@ class Summariser:
         version = brief_.BRIEF_VERSION
         if self.backend.name != "extractive" and material.first_request is not None:
             lines = brief_.material_text(material, self.tokenizer)
-            part = notes.Part(1, 1, (), "user", brief_.ANSWER_TOKENS, lines)
+            said = SourceItem("episode", lines, 0, _EPOCH, _EPOCH, role="user")
+            part = notes.Part(1, 1, (said,), "user", brief_.ANSWER_TOKENS, lines)
             template = self.prompts.get(0, False)
             prompt = Prompt(template.system, f"{prompts_.BRIEF_HEADING}\n<chat>\n{lines}\n</chat>\n\n{brief_.ASK}",
                             version, prompts_.TITLE_TEMPERATURE, answer_budget(brief_.ANSWER_TOKENS), ask=brief_.ASK)
@@ -405,10 +406,9 @@ class Summariser:
         ("" for a field that does not)."""
         title, about = brief_.answer_fields(acceptance.strip_preamble(gen.text))
         frame = " ".join((prompt.system, brief_.ASK))
-        shown = (SourceItem("episode", part.lines, 0, _EPOCH, _EPOCH, role="user"),)
-        ctx = titles.TitleContext(part, gen, prompt, frame, shown, True)
+        ctx = titles.TitleContext(part, gen, prompt, frame, part.items, True)
         kept = []
-        for name, value in (("title", title), ("about", " ".join(about.split()[:brief_.ABOUT_WORDS]))):
+        for name, value in (("title", title), ("about", about)):
             verdict = titles.judge(titles.Draft(value, value), ctx) if value else titles.Refusal("empty", "")
             if isinstance(verdict, titles.Refusal):
                 detail = f"brief {name}: {verdict.detail}" if verdict.detail else f"brief {name}"
@@ -421,7 +421,7 @@ class Summariser:
                 state.reject("normal", "invented", f"brief {name}: {invented}", gen)
                 kept.append("")
                 continue
-            kept.append(notes.gist(verdict.text) if name == "title" else verdict.text)
+            kept.append(notes.gist(verdict.text) if name == "title" else brief_.about_sentence(verdict.text))
         return kept[0], kept[1]
 
     def _frame(self, depth: int, aggressive: bool) -> str:

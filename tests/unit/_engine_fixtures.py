@@ -14,8 +14,11 @@ from hiermem_tui.summarize import ExtractiveBackend, OllamaBackend, Summariser
 from hiermem_tui.tokens import Tokenizer
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+IN_USE = 10 ** 9
+"""An ``idle_after`` no test session reaches (their times are in 2025): a session is in use, its fresh tail
+kept raw, unless a test asks for an idle one."""
 SMALL = Policy(fresh_tail=4, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
-               condense_fanout=2, condensed_target_tokens=80, fidelity_threshold=0.0)
+               condense_fanout=2, condensed_target_tokens=80, fidelity_threshold=0.0, idle_after=IN_USE)
 
 
 def episode_text(session_id: str, i: int, words: int = 20) -> str:

@@ -55,6 +55,11 @@ def items(tok: Tokenizer, chat: list[tuple[str, str]] = AGENT) -> list[SourceIte
                        label=f"#{i}") for i, (r, t) in enumerate(chat)]
 
 
+def quotes(text: str) -> list[str]:
+    """The lines a summary quotes, as "who: words" (an answer's line under its request says no speaker)."""
+    return [f"{who}: {words}" for who, words in keylines.quoted(text)]
+
+
 def squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -131,12 +136,12 @@ def test_a_sentence_is_quoted_once_even_inside_a_longer_line(tok: Tokenizer) -> 
     src = items(tok, OUTLINE)
     text = keylines.key_lines(src, 400, tok)
     assert text.count("Where We Stand: Community Emissions 2019–2023") == 1
-    assert "- assistant: Where We Stand: Community Emissions 2019–2023 (3 p)" in text.splitlines()
+    assert any(x.startswith("assistant: Where We Stand: Community Emissions 2019–2023 (3 p)") for x in quotes(text))
     assert "[Bash] command: uv run pytest -q\n" in text and "[Bash] command: uv run pytest -q --tb=short" in text
     # a line a title was read from stays as it was read: the longer one does not take its place
     heading = "- assistant: Where We Stand: Community Emissions 2019–2023"
-    shown = keylines.key_lines(src, 400, tok, keep=heading).splitlines()
-    assert heading in shown and not any("(3 p)" in x for x in shown)
+    shown = quotes(keylines.key_lines(src, 400, tok, keep=heading))
+    assert heading[2:] in shown and not any("(3 p)" in x for x in shown)
 
 
 CANVAS = json.dumps({"name": "Semiring Paper (Revised)", "type": "document", "content": (
@@ -165,9 +170,9 @@ def test_what_the_assistant_wrote_into_a_canvas_is_quoted_as_what_it_said(tok: T
     sentences, an update's replacement and a comment are the assistant's words; another tool's file content
     is not."""
     text = keylines.key_lines(items(tok, CANVAS_CHAT), 400, tok)
-    assert "- assistant: Model A uses discrete convolution and is isomorphic to the polynomial ring R[x]." in text
+    assert "assistant: Model A uses discrete convolution and is isomorphic to the polynomial ring R[x]." in quotes(text)
     assert "Lazard correspondence" in text and "Golan 1999 gives the semiring background." in text
-    assert "- assistant: State the lexicographic order Model B uses." in text  # a comment on the document
+    assert "assistant: State the lexicographic order Model B uses." in quotes(text)  # a comment on the document
     assert tok.count(text) <= 400
     write = json.dumps({"file_path": "/src/model.py", "content": "Model A uses discrete convolution here."})
     agent = items(tok, [("user", "write the model"), ("assistant", f"[tool_use Write] {write}")])
@@ -183,9 +188,9 @@ def test_a_canvas_edit_is_one_short_line_of_what_it_rewrote_not_its_pattern(tok:
                                     "shrink inside hot operations; the caller invokes vsla_shrink."}]})
     chat = [("user", "go on with the rest of the guide"), ("assistant", f"[call canmore.update_textdoc] {edit}")]
     text = keylines.key_lines(items(tok, chat), 400, tok)
-    assert "- assistant did: [canmore.update_textdoc] rewrote: 10. Shrinking to Minimal Representative" in text
+    assert "assistant did: [canmore.update_textdoc] rewrote: 10. Shrinking to Minimal Representative" in quotes(text)
     assert "pattern" not in text and "[\\s\\S]" not in text
-    assert "- assistant: Default policy: no automatic shrink inside hot operations; the caller invokes vsla_shrink." in text
+    assert "assistant: Default policy: no automatic shrink inside hot operations; the caller invokes vsla_shrink." in quotes(text)
     created = steps.document_edit(f"[call canmore.create_textdoc] {CANVAS}")
     assert created == "[canmore.create_textdoc] name: Semiring Paper (Revised)"
     assert steps.document_edit(f"[call canmore.comment_textdoc] {CANVAS_NOTE}") == "[canmore.comment_textdoc] 1 comment"
@@ -270,12 +275,12 @@ def test_condensed_key_lines_carry_the_quoted_lines_of_their_sources(tok: Tokeni
     src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}")
            for i, t in enumerate((leaf_a, leaf_b, plain))]
     text = keylines.key_lines(src, 200, tok)
-    assert text.splitlines() == ["- user: Find the root cause.", "- tool: No matches found", "- user: rename it then",
-                                 "- assistant: Renamed vsla_backend_t to vsla_backend_ops_t in 14 files."]
-    assert "asked for the root cause" not in text  # the model's sentence is not a quote
+    assert quotes(text) == ["user: Find the root cause.", "tool: No matches found", "user: rename it then",
+                            "assistant: Renamed vsla_backend_t to vsla_backend_ops_t in 14 files."]
+    assert text.splitlines()[0] == "- The user asked for the root cause."  # a source's title heads its lines
     assert keylines.key_lines(src[2:], 200, tok) == ""
     # on a tight budget every source's first line comes before any source's second: not the first only
-    assert keylines.key_lines(src, 17, tok).splitlines() == ["- user: Find the root cause.", "- user: rename it then"]
+    assert quotes(keylines.key_lines(src, 30, tok)) == ["user: Find the root cause.", "user: rename it then"]
 
 
 def test_code_in_an_answer_is_not_quoted_as_what_was_said(tok: Tokenizer) -> None:
@@ -292,9 +297,9 @@ def test_condensed_key_lines_put_what_was_decided_before_the_rest(tok: Tokenizer
     leaf = ("- user: Which radio should the cameras use?\n- assistant: The SX1262 draws 5.3 mA in receive at 915 MHz.\n"
             "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range.")
     src = [SourceItem("summary", leaf, tok.count(leaf), T0, T0, depth=0, label="s0")]
-    lines = keylines.key_lines(src, 40, tok).splitlines()
-    assert lines == ["- user: Which radio should the cameras use?",
-                     "- assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range."]
+    lines = quotes(keylines.key_lines(src, 40, tok))
+    assert lines == ["user: Which radio should the cameras use?",
+                     "assistant: Go with the E22-900M22S instead of the RFM95W: same chip family, better range."]
 
 
 def test_condensed_key_lines_give_each_source_its_share_before_one_sources_pasted_log(tok: Tokenizer) -> None:
@@ -303,15 +308,15 @@ def test_condensed_key_lines_give_each_source_its_share_before_one_sources_paste
     leaf_b = ("- user: 166 is ok but can we get it down.\n- assistant: Paint it brown and it disappears on a tree.\n"
               "- user: ok the box swap yes, but the panasonic pir stays where it is.\n- assistant: Order 3 E22-900M22S modules for phase 1.")
     src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}") for i, t in enumerate((leaf_a, leaf_b))]
-    lines = keylines.key_lines(src, 90, tok).splitlines()
+    lines = quotes(keylines.key_lines(src, 90, tok))
     # the second leaf's decision in the user's words is there, though the first leaf has twelve more user lines
-    assert "- user: ok the box swap yes, but the panasonic pir stays where it is." in lines
+    assert "user: ok the box swap yes, but the panasonic pir stays where it is." in lines
     assert sum("trailcam:" in ln for ln in lines) < 12
     # shown in the order the sources said them: the first leaf's lines, then the second's, each in order
-    assert lines[0] == "- user: ok breadboarded cam #1 on the bench."
+    assert lines[0] == "user: ok breadboarded cam #1 on the bench."
     b = [ln for ln in lines if "trailcam" not in ln and "breadboarded" not in ln]
-    assert lines[-len(b):] == b and b[0] == "- user: 166 is ok but can we get it down."
-    assert b.index("- user: ok the box swap yes, but the panasonic pir stays where it is.") > 0
+    assert lines[-len(b):] == b and b[0] == "user: 166 is ok but can we get it down."
+    assert b.index("user: ok the box swap yes, but the panasonic pir stays where it is.") > 0
 
 
 def test_an_error_the_user_pasted_comes_with_their_words_before_the_answers(tok: Tokenizer) -> None:
@@ -387,7 +392,7 @@ def test_the_rest_of_an_answer_and_its_table_rows_fill_what_is_left(tok: Tokeniz
                           "Total comes to $166.17, well under the cap.")]
     small = keylines.key_lines(items(tok, chat), 60, tok)
     full = keylines.key_lines(items(tok, chat), 400, tok)
-    assert "E22-900M22S" not in small and "Total comes to $166.17" in small
+    assert "Total comes to $166.17" in small and tok.count(small) <= 60
     assert "  - Part | Price; E22-900M22S LoRa module | $7.90; OV5640 camera | $12.40" in full.splitlines()
     assert "---" not in full and "  - Everything else ships in two days." in full.splitlines()
 
@@ -425,7 +430,7 @@ async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: Fak
     assert gist == GIST.split(". ")[0] + "."
     assert "ran make test" not in gist
     assert lines.startswith("- user: The GPU tests stopped compiling.")
-    assert all(said_in_chat(ln, AGENT) for ln in lines.splitlines())
+    assert all(said_in_chat(ln, AGENT) for ln in keylines.quoted(lines))
     # the leaf is asked for a title, with an answer budget for one, not a share of the whole target, and
     # nothing is pointed out after the material (names pointed out were tied together wrongly)
     asks = [b["messages"][-1]["content"].rsplit("\n\n", 1)[-1] for b in fake.chat_bodies]

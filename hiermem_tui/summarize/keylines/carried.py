@@ -64,7 +64,7 @@ def title(text: str) -> str:
     return " / ".join(ln.strip().lstrip("-•* ").strip() for ln in head.splitlines() if ln.strip())
 
 
-def _rank(n: int, who: str, words: str) -> int:
+def rank(n: int, who: str, words: str) -> int:
     """How telling a source's ``n``-th quoted line is (0 most)."""
     if n == 0:
         return 0
@@ -83,5 +83,5 @@ def levels(source: SourceItem, index: int) -> Levels:
     """A summary's quoted lines as levels of one line each, most telling first. A line's place is (``index``,
     its place in ``source``): picked lines are shown in the order the sources said them."""
     lines = [(n, who, words) for n, (who, words) in enumerate(quoted_lines(source.text)) if who]
-    ranked = sorted((_rank(k, who, words), n, who, words) for k, (n, who, words) in enumerate(lines))
+    ranked = sorted((rank(k, who, words), n, who, words) for k, (n, who, words) in enumerate(lines))
     return [[Line(Kind.REST, (index, n), who, words)] for _, n, who, words in ranked]

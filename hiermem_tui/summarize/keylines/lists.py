@@ -107,6 +107,13 @@ def _lead(lines: list[str], at: int) -> str:
     return ""
 
 
+def _listed(lead: str, items: tuple[str, ...]) -> Listed:
+    """A list with its lead-in, unless its first item already says the lead-in (a heading repeated)."""
+    if lead and items[0].casefold().startswith(lead.rstrip(":").casefold()):
+        lead = ""
+    return Listed(lead, items)
+
+
 def lists(text: str, least: int = 2) -> list[Listed]:
     """The lists and tables of ``text`` (prose: code blocks taken out) with at least ``least`` items, in order."""
     lines = text.splitlines()
@@ -122,7 +129,7 @@ def lists(text: str, least: int = 2) -> list[Listed]:
                 k += 1
             items = _table([r for r in rows if r])
             if len(items) >= least:
-                out.append(Listed(_lead(lines, start), items))
+                out.append(_listed(_lead(lines, start), items))
             continue
         if _ITEM.match(lines[k]):
             start = k
@@ -134,7 +141,7 @@ def lists(text: str, least: int = 2) -> list[Listed]:
                 k += 1
             items_ = [i for i in items_ if re.search(r"\w", i)]
             if len(items_) >= least:
-                out.append(Listed(_lead(lines, start), tuple(items_)))
+                out.append(_listed(_lead(lines, start), tuple(items_)))
             continue
         k += 1
     return out

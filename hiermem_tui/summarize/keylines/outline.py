@@ -24,15 +24,17 @@ TITLE_WORDS = 16
 
 
 def heading(source: SourceItem) -> str:
-    """A source's heading: its range ("#12–40") and its title, either when it has one."""
+    """A source's heading: its range ("#12–40") and its title, either when it has one ("" when neither)."""
     span = f"#{source.span[0]}–{source.span[1]}" if source.span else ""
     words = carried.title(source.text).split()
     title = " ".join(words[:TITLE_WORDS]) + ("…" if len(words) > TITLE_WORDS else "")
-    return "- " + (f"{span}: {title}" if span and title else span or title or "(untitled)")
+    shown = f"{span}: {title}" if span and title else span or title
+    return f"- {shown}" if shown else ""
 
 
 def _ending(source: SourceItem, index: int) -> tuple[list[Line], bool]:
-    """A source's ending as it quotes it: its last request and the line under it (or that nothing answered it)."""
+    """A source's ending as it quotes it: its last request and the most telling line of what answered it (or
+    that nothing did)."""
     lines = carried.quoted_lines(source.text)
     asked = [n for n, (who, _words) in enumerate(lines) if who == "user"]
     if not asked:
@@ -42,14 +44,21 @@ def _ending(source: SourceItem, index: int) -> tuple[list[Line], bool]:
     after = lines[n + 1:]
     if after and after[0][1] == UNANSWERED:
         return first, True
-    answer = next(((k, w, t) for k, (w, t) in enumerate(after, n + 1) if w != "user" and t != UNANSWERED), None)
-    return first + ([Line(Kind.REST, (index, answer[0]), answer[1], answer[2])] if answer else []), False
+    replies = [(carried.rank(k, w, t), k, w, t) for k, (w, t) in enumerate(after, n + 1) if w not in ("user", "")]
+    if not replies:
+        return first, False
+    _, k, who, words = min(replies)
+    return first + [Line(Kind.REST, (index, k), who, words)], False
 
 
 def outline(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, *, keep: str = "") -> str:
-    """The outline of ``sources`` in at most ``budget`` tokens (see the module docstring)."""
+    """The outline of ``sources`` in at most ``budget`` tokens (see the module docstring); "" when no source
+    quotes anything (summaries made before key lines: the digest is their first and last sentences). A source
+    with neither range nor title has no heading: its lines stand on their own."""
+    if not any(carried.quoted(s.text) for s in sources):
+        return ""
     heads = [heading(s) for s in sources]
-    room = budget - sum(tokenizer.count(h) + 1 for h in heads)
+    room = budget - sum(tokenizer.count(h) + 1 for h in heads if h)
     per_source: list[Levels] = [carried.levels(s, k) for k, s in enumerate(sources)]
     first, unanswered = _ending(sources[-1], len(sources) - 1) if sources else ([], False)
     if unanswered:
@@ -59,14 +68,15 @@ def outline(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, *,
     picked = select(per_source, room, tokenizer, keep=carried.quoted(keep), first=first)
     by_source: dict[int, list[str]] = {}
     for (k, _n), who, words in picked:
-        by_source.setdefault(k, []).append("  " + bullet(who, words))
+        by_source.setdefault(k, []).append(("  " if heads[k] else "") + bullet(who, words))
     out = []
     for k, head in enumerate(heads):
-        out.append(head)
+        out += [head] if head else []
         out += by_source.get(k, [])
     if unanswered and first:
-        out.append("  - " + UNANSWERED)
-    while len(out) > len(heads) and tokenizer.count("\n".join(out)) > budget:
-        drop = max(n for n, ln in enumerate(out) if ln not in heads and not ln.endswith(UNANSWERED))
+        out.append(("  " if heads[-1] else "") + "- " + UNANSWERED)
+    shown = {h for h in heads if h}
+    while len(out) > len(shown) and tokenizer.count("\n".join(out)) > budget:
+        drop = max(n for n, ln in enumerate(out) if ln not in shown and not ln.endswith(UNANSWERED))
         del out[drop]
     return "\n".join(out)

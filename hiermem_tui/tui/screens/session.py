@@ -42,6 +42,7 @@ from hiermem_tui.tui.widgets.coverage_rows import MapItem
 from hiermem_tui.tui.widgets.dag_tree import DagTree
 from hiermem_tui.tui.widgets.detail_pane import DetailPane
 from hiermem_tui.tui.widgets.backlog_indicator import BacklogIndicator
+from hiermem_tui.tui.widgets.brief_panel import BriefPanel
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
 from hiermem_tui.words import counted
@@ -139,6 +140,7 @@ class SessionScreen(AppScreen[None]):
             yield Label(Text("◆ hiermem"), id="brand")
             yield Static(id="session-title")
             yield Static(id="session-meta")
+        yield BriefPanel(id="session-brief")
         yield CoverageMap(id="coverage")
         with Horizontal(id="session-body"):
             yield DagTree(self.store, self.view, self.settings.policy.fresh_tail, id="dag-tree")
@@ -185,6 +187,7 @@ class SessionScreen(AppScreen[None]):
         for widget in (self.dag_tree, self.map, self.detail, self.transcript):
             widget.ref_year = year
         self.render_bar(session)
+        self.query_one(BriefPanel).show_brief(self.store.briefs.active(self.session_id), session.episodes)
         tree = self.dag_tree
         expanded, cursor_key = tree.state()
         previous = view.selected
