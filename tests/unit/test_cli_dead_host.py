@@ -23,6 +23,7 @@ from ._cli import run as cli
 from ._cli import sha
 from ._engine_fixtures import add_episodes, extractive_runner, ollama_runner
 from ._engine_fixtures import small_policy_env as config  # noqa: F401
+from .test_cli_compact import one_error_line
 from .test_cli_watch import chat_lines
 
 pytestmark = pytest.mark.usefixtures("config")
@@ -78,12 +79,6 @@ def first_summary(db: Path, tokenizer: Tokenizer) -> str:
         return store.dag.summaries("a")[0].id
 
 
-def one_line_on_stderr(err: str) -> str:
-    lines = err.splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
-
 JOBS = {
     "compact --session": ["compact", "--session", "a"],
     "compact --all": ["compact", "--all"],
@@ -103,7 +98,7 @@ def test_a_job_on_a_wrong_host_is_one_line_exit_1_and_writes_nothing(
     before = sha(db)
     code, out, err = cli(*argv, "--db", str(db), "--ollama-host", url, *MODEL, *json_flag)
     assert code == 1 and out == ""
-    assert one_line_on_stderr(err).startswith(f"hiermem-tui: {says}")
+    assert one_error_line(err).startswith(f"hiermem-tui: {says}")
     assert sha(db) == before
 
 
@@ -119,7 +114,7 @@ def test_watch_keeps_its_imports_says_why_it_could_not_compact_and_exits_1(
     code, out, err = cli("watch", "--once", str(folder), "--db", str(db), "--ollama-host", url, *MODEL,
                          "--min-new", "8")
     assert code == 1
-    line = one_line_on_stderr(err)
+    line = one_error_line(err)
     assert line.startswith(f"hiermem-tui: {says}")
     assert f"compaction postponed: {line.removeprefix('hiermem-tui: ')}" in out  # the log says the same
     with Store.open(db, tokenizer=tokenizer) as store:
@@ -137,7 +132,7 @@ def test_an_estimate_on_a_wrong_host_says_why_it_is_a_guess_in_one_line(
     before = sha(db)
     code, out, err = cli(*argv, "--db", str(db), "--ollama-host", url, *MODEL)
     assert code == 0
-    line = one_line_on_stderr(err)
+    line = one_error_line(err)
     assert line.startswith(f"hiermem-tui: {says}") and line.endswith("the times are a guess from the model's size")
     plan = json.loads(out)
     assert plan if argv[0] == "compact" else plan["speed"]["measured"] is False and plan["summaries"] > 0
