@@ -61,7 +61,9 @@ class Reply:
     """A model of constant speed: the prompt's fresh words (``prompt_eval_count``) take this many a
     second before the first byte, on top of ``latency_s`` (the time grows with the prompt)."""
     output_tps: float | None = None
-    """…and the answer streams at this many pieces a second (its time grows with the answer)."""
+    """…and the answer streams at this many pieces a second (its time grows with the answer). The final
+    chunk reports the durations these speeds give (``prompt_eval_duration``, ``eval_duration``), as Ollama
+    reports its runner's time, not what the pauses took on a busy machine."""
 
 
 @dataclass
@@ -651,15 +653,17 @@ class FakeOllama:
             return True
         await self._stream_head(writer)
         chunks = [("", t) for t in thoughts] + [(p, None) for p in pieces]
-        writing = time.perf_counter_ns()
         for i, (piece, thinking) in enumerate(chunks):
             await self._chunk(writer, self._chunk_obj(model, piece, False, thinking))
             if piece_s and i + 1 < len(chunks) and not await self._pause(reader, rec, piece_s, None):
                 return False
         final = self._chunk_obj(model, "", True)
         now = time.perf_counter_ns()
+        # a model of constant speed reports the time its tokens take at that speed, as Ollama reports its
+        # runner's own time: the pauses above also wait on this machine's scheduler, busy or not
+        modelled = int(stats["eval_count"] / b.output_tps * 1e9) if b.output_tps else None
         final.update(stats, total_duration=now - started,
-                     eval_duration=now - writing if b.output_tps else now - started)
+                     eval_duration=modelled if modelled is not None else now - started)
         await self._chunk(writer, final)
         await self._send(writer, b"0\r\n\r\n")
         return True

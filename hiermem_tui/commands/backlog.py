@@ -5,9 +5,10 @@ Output contract (ARCHITECTURE §6), ``--json``: ``{"order", "model", "speed": {"
 "summaries", "input_tokens", "est_seconds"}]}``, sessions in the order ``compact --all --order``
 takes them. Times come from the one estimator (``compaction/estimate.py``): the model's measured
 speed, one short measuring call for a model never used, or — Ollama out of reach — a guess from the
-model's size (``measured`` false; the human output says so). Writes nothing to the file.
+model's size (``measured`` false; the human output says so, and one line on stderr says why). Writes
+nothing to the file.
 
-Exit codes: 0; 2 bad usage or a file that is not a hiermem-tui database.
+Exit codes: 0 (also when the times are a guess); 2 bad usage or a file that is not a hiermem-tui database.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import json
 
 from ..compaction.backlog import ORDERS, plan_backlog
 from ..compaction.estimate import Estimator, describe_hosts
-from ..compaction.job import host_speeds
+from ..compaction.job import HostSpeeds, host_speeds
+from ..store import Store
 from ..textsafe import one_line
 from ..tokens import Tokenizer
 from ..words import counted, duration
@@ -38,11 +40,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def host_speeds_said(ctx: CliContext, store: Store) -> HostSpeeds:
+    """The speeds the estimates start from (:func:`host_speeds`), a host that could not be asked
+    said in one line on stderr (the estimate goes on: a host left out, or a guess)."""
+    assert ctx.tokenizer is not None
+    speeds = asyncio.run(host_speeds(store, ctx.settings, ctx.tokenizer))
+    for line in speeds.warnings:
+        ctx.warn(f"hiermem-tui: {one_line(line, 1000)}")
+    return speeds
+
+
 def run(args: argparse.Namespace, ctx: CliContext) -> int:
     ctx.tokenizer = ctx.tokenizer or Tokenizer()
     store = ctx.open_store(readonly=True, create=False)
     try:
-        hosts, model = asyncio.run(host_speeds(store, ctx.settings, ctx.tokenizer))
+        speeds = host_speeds_said(ctx, store)
+        hosts, model = speeds.hosts, speeds.model
         estimator = Estimator.shared(hosts, ctx.settings.policy, ctx.settings.summary_format)
         backlog = plan_backlog(store, ctx.settings.policy, estimator, order=args.order, pass_=args.pass_,
                                if_over=args.if_over, model=model)

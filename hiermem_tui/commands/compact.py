@@ -242,7 +242,7 @@ class Reporter:
             self.rate = ev.tokens_per_s if ev.tokens_per_s is not None else self.rate
         elif isinstance(ev, HostNotice):
             self.clear()
-            self.ctx.warn(f"hiermem-tui: {one_line(ev.text, 300)}")
+            self.ctx.warn(f"hiermem-tui: {one_line(ev.text, 1000)}")
         elif isinstance(ev, RunFinished):
             self.clear()
             if self.stream is not None:

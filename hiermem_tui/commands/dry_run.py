@@ -6,13 +6,13 @@ was named without triggers, an array otherwise (as ``compact --json``); with ``-
 backlog's order (``--order``), as ``compact --all`` would take them. ``est_seconds`` comes from
 the one estimator (``compaction/estimate.py``): the model's measured speed; for a model never
 used, one short measuring call; with the server out of reach, a guess from the model's size
-(the human output says which). The extractive backend costs no model time (0).
+(the human output says which, and one line on stderr says why). The extractive backend costs no
+model time (0).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -20,11 +20,11 @@ from typing import Any
 from ..compaction import UnknownSession, select_sessions
 from ..compaction.backlog import due_sessions
 from ..compaction.estimate import Estimator, describe_hosts
-from ..compaction.job import host_speeds
 from ..compaction.preview import PlannedSummary, plan_pass, total_seconds
 from ..store import Session
 from ..textsafe import one_line
 from ..tokens import Tokenizer
+from .backlog import host_speeds_said
 from .common import EXIT_OK, EXIT_USAGE, CliContext, CliError
 from ..words import counted
 
@@ -56,7 +56,7 @@ def run_dry(args: argparse.Namespace, ctx: CliContext, named: list[str], as_arra
                 sessions = list(select_sessions(store, session_ids=named, if_over=args.if_over, min_new=args.min_new))
             except UnknownSession as exc:
                 raise CliError(str(exc), EXIT_USAGE) from None
-        hosts, _ = asyncio.run(host_speeds(store, ctx.settings, ctx.tokenizer))
+        hosts = host_speeds_said(ctx, store).hosts
         estimator = Estimator.shared(hosts, policy, ctx.settings.summary_format)
         out: list[dict[str, Any]] = []
         for s in sessions:

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         take_backup(ctx, store, args.backup)
 
         async def work(j: Job) -> list[Run]:
-            return await j.runner.remake.repair_many(ids, below, skip_idle=args.all)
+            return await j.repair_many(ids, below, skip_idle=args.all)
 
         runs = drive(ctx, job, work, reporter)
         if args.json:

@@ -51,8 +51,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         summary_id = args.summary
 
         async def work(j: Job) -> Run:
-            remake = j.runner.remake
-            return await (remake.summary(summary_id) if summary_id is not None else remake.session(args.session))
+            return await j.resummarize(args.session, summary_id)
 
         run_ = drive(ctx, job, work, reporter)
         if args.json:

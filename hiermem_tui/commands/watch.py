@@ -7,8 +7,8 @@ factory, its progress line (:class:`Reporter`), Ctrl-C handling (:func:`run_job`
 
 Ticks run in one worker thread so the event loop stays free: Ctrl-C is noticed at once, a
 compaction round goes on while new files are read, and the tick stops between files. A round
-that cannot run (Ollama down, model missing) or that fails is one log line; the watcher keeps
-importing and tries again after a growing pause.
+that cannot run (Ollama down, model missing) or that fails is one log line and one line on stderr;
+the watcher keeps importing and tries again after a growing pause.
 
 Output: one line per action on stdout (``HH:MM:SS`` first), or with ``--json`` one JSON object
 per line ``{"event": "watching"|"imported"|"skipped"|"refused"|"failed"|"gone"|"compacted"|
@@ -183,13 +183,12 @@ class WatchJob:
         first = len(self.runs)
         try:
             await runner.compact_many(session_ids, self.args.pass_, skip_idle=True)
-        except (BackendUnavailable, ModelMissing, StoreError) as exc:
+        except Exception as exc:  # a watcher outlives one bad round; it says why, on stderr too
+            known = isinstance(exc, (BackendUnavailable, ModelMissing, StoreError))
+            reason = str(exc) if known else f"unexpected error: {type(exc).__name__}: {exc}"
             self.stuck = True
-            self.log.postponed(str(exc), self.queue.failed())
-            return
-        except Exception as exc:  # a watcher outlives one bad round; it says why
-            self.stuck = True
-            self.log.postponed(f"unexpected error: {type(exc).__name__}: {exc}", self.queue.failed())
+            self.ctx.warn(f"hiermem-tui: {one_line(reason, 1000)}")
+            self.log.postponed(reason, self.queue.failed())
             return
         statuses = {r.session_id: r.status for r in self.runs[first:]}
         delay = self.queue.finished(session_ids, statuses)

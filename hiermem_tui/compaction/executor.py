@@ -47,7 +47,9 @@ from ..summarize import (
     SummaryRequest,
     SummaryResult,
 )
+from ..summarize.local_host import is_local, start_advice
 from ..summarize.types import SourceItem
+from ..textsafe import one_line
 from ..summarize.prompts import num_predict_for
 from ..summarize.speed import ModelSpeed
 from ..summarize.summariser import CONTEXT_SLACK, PROMPT_MARGIN, SOURCE_FRACTION
@@ -89,6 +91,16 @@ class Making:
     last_seq: int
     sources: Sequence[tuple[str, SourceItem]] | None = None
     supersede: Sequence[str] = ()
+
+
+def moved_text(gone: str, to: str, what: str, session_id: str, exc: SummariserError) -> str:
+    """The one line for a host lost mid-call: the host, what happened to the connection, the
+    summary and where it is made again; ``ollama serve`` advised only for a host on this machine."""
+    unavailable = exc.unavailable if isinstance(exc, RunAborted) else exc
+    reason = getattr(unavailable, "reason", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    advice = f"; {start_advice(gone)}" if is_local(gone) else ""
+    return (f"host {gone} went away mid-call ({reason}): {what} of session {one_line(session_id, 80)} is being made "
+            f"again on host {to}, and {gone} gets no more work in this job{advice}")
 
 
 def server_gone(exc: BaseException) -> bool:
@@ -439,11 +451,9 @@ class Executor:
         self._written(st, rows)
 
     def _moved(self, session_id: str, what: str, lost: tuple[Host, SummariserError], to: Host) -> None:
-        """Say that a host went away mid-call and where its summary went."""
+        """Say, whole, which host went away mid-call, how, and where its summary went."""
         gone, exc = lost
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        self.emit(HostNotice(gone.name, f"host {gone.name} unreachable: {what} of session {session_id} moved to "
-                                        f"host {to.name} ({reason})", moved_to=to.name))
+        self.emit(HostNotice(gone.name, moved_text(gone.name, to.name, what, session_id, exc), moved_to=to.name))
 
     def _started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
         st.planned = max(st.planned, st.done + 1)

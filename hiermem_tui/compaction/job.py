@@ -18,12 +18,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar, Union
 
 from ..config import Settings
 from ..store import Run, Store
-from ..summarize import Backend, BackendUnavailable, ModelMissing
+from ..summarize import Backend, BackendUnavailable, ModelMissing, SummariserError
 from ..summarize.speed import ModelSpeed
 from ..textsafe import one_line
 from ..tokens import Tokenizer
@@ -191,6 +191,16 @@ class Job:
         """Passes over named sessions (``compact --session``)."""
         return await self.run(lambda r: r.compact_many(session_ids, pass_, skip_idle=skip_idle))
 
+    async def resummarize(self, session_id: str, summary_id: str | None = None) -> Run:
+        """A new version of one summary and its ancestors, or (no ``summary_id``) of the whole session."""
+        return await self.run(lambda r: r.remake.summary(summary_id) if summary_id is not None
+                              else r.remake.session(session_id))
+
+    async def repair_many(self, session_ids: Iterable[str], below: float | None = None, *,
+                          skip_idle: bool = False) -> list[Run]:
+        """The summaries that need it re-made, one run per session (``repair``)."""
+        return await self.run(lambda r: r.remake.repair_many(session_ids, below, skip_idle=skip_idle))
+
     # ------------------------------------------------------------------ the backlog
     def plan(self, *, order: Order = "newest", pass_: PassKind = "full", if_over: int | None = None,
              min_new: int | None = None) -> Backlog:
@@ -259,12 +269,23 @@ async def model_speed(store: Store, settings: Settings, tokenizer: Tokenizer, *,
                       ) -> tuple[Speed, str | None]:
     """The speed every estimate of a job with ``settings`` starts from on its first host, and the
     model it is of (:func:`host_speeds`' first)."""
-    hosts, model = await host_speeds(store, settings, tokenizer, probe=probe)
-    return hosts[0].speed, model
+    speeds = await host_speeds(store, settings, tokenizer, probe=probe)
+    return speeds.hosts[0].speed, speeds.model
+
+
+@dataclass(frozen=True)
+class HostSpeeds:
+    """What :func:`host_speeds` found: the hosts the work is shared among, the model, and what to
+    tell a user of the hosts that could not be asked, a line each: every one left out while another
+    answered, else the first one's trouble (the times then a guess)."""
+
+    hosts: list[HostSpeed]
+    model: str | None
+    warnings: list[str]
 
 
 async def host_speeds(store: Store, settings: Settings, tokenizer: Tokenizer, *, probe: bool = True
-                      ) -> tuple[list[HostSpeed], str | None]:
+                      ) -> HostSpeeds:
     """The speed of the model on each host a job with ``settings`` would share its work among
     (:meth:`Estimator.shared`), and the model: what earlier runs measured on that host (else
     without a host); else (``probe``) one short measuring call, kept as a measurement when the
@@ -272,39 +293,54 @@ async def host_speeds(store: Store, settings: Settings, tokenizer: Tokenizer, *,
     several hosts (and ``probe``) each is checked, and those out of reach are left out while
     another answers (the job leaves them out too); one host is asked only when its speed is unknown."""
     if settings.backend == "extractive":
-        return [HostSpeed("", Speed.none())], None
+        return HostSpeeds([HostSpeed("", Speed.none())], None, [])
     several = probe and len(settings.hosts()) > 1
     got = await asyncio.gather(*(_host_speed(store, settings, tokenizer, h, probe, several)
                                  for h in settings.hosts()))
-    live = [g for g in got if g[2]] or list(got)
+    live = [g for g in got if g[2] is None]
+    if live:
+        warnings = [f"host {key} left out: {problem}" for _, _, problem, key in got if problem is not None]
+    else:
+        live, warnings = list(got), [f"{got[0][2]} — the times are a guess from the model's size"]
     hosts = [HostSpeed(key, speed, settings.parallel) for speed, _, _, key in live]
-    return hosts, live[0][1]
+    return HostSpeeds(hosts, live[0][1], warnings)
+
+
+def _check_failed(exc: Exception, host: str, timeout: float) -> str:
+    """One line for a host whose check failed: our error's own words, else what went wrong."""
+    if isinstance(exc, SummariserError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return f"Ollama at {host} did not answer within {timeout:g} s"
+    return f"Ollama at {host} could not be asked ({type(exc).__name__}: {exc})"
 
 
 async def _host_speed(store: Store, settings: Settings, tokenizer: Tokenizer, host: str, probe: bool,
-                      check: bool) -> tuple[Speed, str | None, bool, str]:
-    """(speed, model, reachable or not asked, host key) of one host (see :func:`host_speeds`);
-    ``check``: ask the server even when its speed is known (is it live?)."""
+                      check: bool) -> tuple[Speed, str | None, str | None, str]:
+    """(speed, model, why the server could not be asked — None when it answered or was not
+    asked —, host key) of one host (see :func:`host_speeds`); ``check``: ask the server even when
+    its speed is known (is it live?)."""
     backend = make_backend(settings, tokenizer, host)
     key = host_key(backend) or host
     try:
         known = known_speed(store.speeds, settings.backend, settings.model, key)
         if (known is not None and not check) or not probe:
-            return known or Speed.guess(settings.model), settings.model, True, key
+            return known or Speed.guess(settings.model), settings.model, None, key
+        timeout = min(15.0, settings.timeout_s)
         try:
-            await asyncio.wait_for(backend.check(), timeout=min(15.0, settings.timeout_s))
-        except Exception:  # unreachable, not Ollama, no such model: say it is a guess
-            return Speed.guess(settings.model), settings.model, False, key
+            await asyncio.wait_for(backend.check(), timeout=timeout)
+        except Exception as exc:  # unreachable, not Ollama, no such model, no answer in time: a guess
+            return Speed.guess(settings.model), settings.model, one_line(_check_failed(exc, key, timeout), 400), key
         model = backend.model
         known = known_speed(store.speeds, backend.name, model, key)
         if known is not None:
-            return known, model, True, key
+            return known, model, None, key
         probed = await measure(backend)  # type: ignore[arg-type]  # the Ollama backend measures itself
         if probed is None:
-            return Speed.guess(model), model, True, key
+            return Speed.guess(model), model, None, key
         live = getattr(backend, "speed", None)
         if isinstance(live, ModelSpeed) and not store.readonly:
             store.speeds.add(backend.name, model, live, key)
-        return probed, model, True, key
+        return probed, model, None, key
     finally:
         await backend.aclose()

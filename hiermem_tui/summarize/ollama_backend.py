@@ -45,6 +45,7 @@ import ollama
 import pydantic
 
 from hiermem_tui.summarize import ollama_raw
+from hiermem_tui.summarize.local_host import start_advice
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
@@ -197,7 +198,8 @@ def round_num_ctx(needed: int, ceiling: int | None) -> int:
 
 def _unreachable(host: str, reason: str) -> BackendUnavailable:
     return BackendUnavailable(
-        f"Ollama is not reachable at {host} ({reason}); start it with 'ollama serve' or pass --ollama-host"
+        f"Ollama is not reachable at {host} ({reason}); {start_advice(host)} or pass --ollama-host",
+        host=host, reason=reason,
     )
 
 
@@ -207,11 +209,13 @@ def not_ollama(host: str, exc: BaseException, path: str) -> BackendUnavailable |
     Ollama serves (``/api/version``, ``/api/tags``), where an HTTP error or a body that is not
     Ollama's JSON means the wrong server, never a model's trouble."""
     if isinstance(exc, ollama.ResponseError) and exc.status_code >= 400:
-        return BackendUnavailable(f"{host} is not an Ollama server (HTTP {exc.status_code} on {path}); "
-                                  "pass the right --ollama-host")
+        reason = f"HTTP {exc.status_code} on {path}"
+        return BackendUnavailable(f"{host} is not an Ollama server ({reason}); pass the right --ollama-host",
+                                  host=host, reason=f"not an Ollama server: {reason}")
     if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError, AttributeError)):
-        return BackendUnavailable(f"{host} is not an Ollama server (its answer on {path} is not Ollama's); "
-                                  "pass the right --ollama-host")
+        reason = f"its answer on {path} is not Ollama's"
+        return BackendUnavailable(f"{host} is not an Ollama server ({reason}); pass the right --ollama-host",
+                                  host=host, reason=f"not an Ollama server: {reason}")
     return None
 
 

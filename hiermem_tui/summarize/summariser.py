@@ -78,6 +78,7 @@ from hiermem_tui.summarize.types import (
 )
 from hiermem_tui.summarize.text import boundaries, drop_unfinished
 from hiermem_tui.tokens import Tokenizer
+from hiermem_tui.words import counted
 
 Sleep = Callable[[float], Awaitable[None]]
 MIN_TARGET = 24
@@ -598,7 +599,8 @@ class Summariser:
                 state.llm_seconds += time.monotonic() - began
                 self._connection_failures += 1
                 if self._connection_failures >= self.max_connection_failures:
-                    raise RunAborted(f"{exc} (gave up after {self._connection_failures} failed attempts)") from exc
+                    tries = counted(self._connection_failures, "failed attempt")
+                    raise RunAborted(f"{exc} (gave up after {tries})", exc) from exc
                 if on_event is not None:
                     on_event(SummaryEvent("retry", tier, attempt, message=str(exc)))
                 await self._sleep(self._backoff(self._connection_failures))

@@ -181,7 +181,15 @@ class SummariserError(Exception):
 
 
 class BackendUnavailable(SummariserError):
-    """The server cannot be reached (refused, unknown host, connection dropped)."""
+    """The server cannot be reached (refused, unknown host, connection dropped), or is not Ollama.
+
+    ``host`` and ``reason`` ("connection refused", "connection lost mid-answer" …), when known,
+    are the message's parts, for a caller that says it in its own words."""
+
+    def __init__(self, message: str, *, host: str | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.host = host
+        self.reason = reason
 
 
 class ModelMissing(SummariserError):
@@ -198,7 +206,12 @@ class ServerError(ModelError):
 
 
 class RunAborted(SummariserError):
-    """The server went away (several connection failures in a row): stop the run, keep what is written."""
+    """The server went away (several connection failures in a row): stop the run, keep what is written.
+    ``unavailable`` is the last failure."""
+
+    def __init__(self, message: str, unavailable: BackendUnavailable) -> None:
+        super().__init__(message)
+        self.unavailable = unavailable
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ HTTP to tests/fakeollama.py. Synchronisation is by events (the fake server's req
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,7 +28,8 @@ from hiermem_tui.tui.widgets.run_indicator import RunIndicator, phase_text
 from tests.fakeollama import Drop, FakeOllama, Hang, Reply, closed_port_url, empty, longer_than_input, not_ollama_server
 from tests.tui._session_fixtures import add_episodes, app_for, build_dag_session
 from tests.tui.conftest import app_for as app_at_now
-from tests.tui.conftest import DEADLINE, NOW, screen_shown, wait_for, wait_for_chats, wait_for_footer, wait_for_text
+from tests.tui.conftest import (DEADLINE, NOW, screen_shown, screen_text, wait_for, wait_for_chats, wait_for_footer,
+                                wait_for_text)
 
 POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
@@ -213,6 +215,49 @@ async def test_escape_cancels_mid_call_and_keeps_what_was_written(tmp_path: Path
         assert "Cancel run" not in await wait_for_footer(pilot, "esc Back")
         await pilot.press("escape")  # no run now: esc is Back again
         await wait_for(pilot, lambda: not isinstance(app.screen, SessionScreen))
+
+
+LONG_ID = "claude-code:-home-ana-src-payments-service/6f1c2b9e-8d4a-4f3e-9b7a-2c5d1e0f3a47"
+"""A session id as long as Claude Code's: with it the notice of a lost host ran past its clip."""
+
+
+async def test_a_host_lost_mid_run_is_named_in_a_whole_notice(tmp_path: Path, store: Store) -> None:
+    """Issue 36 item 10: the warning was cut mid-word ("(gave u…") and its advice was wrong for a remote host."""
+    from textual.widgets._toast import Toast
+
+    add_episodes(store, LONG_ID, "Payments", 30)
+    with FakeOllama() as a, FakeOllama() as b:
+        a.script(Hang())  # the first leaf is in flight on a when a goes down
+        settings = settings_for(tmp_path, store, a.url, model="llama3.2", ollama_hosts=(a.url, b.url))
+        app = app_for(settings, store)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            app.open_session(LONG_ID)
+            screen = await screen_shown(pilot, SessionScreen)
+            await open_dialog(app, pilot, "l")
+            await pilot.press("enter")
+            await wait_for_chats(pilot, a, 1)
+            a.stop()
+            await wait_for(pilot, lambda: any(n.title == "Ollama host lost" for n in app._notifications),
+                           show=lambda: notices(app))
+            [lost] = [n for n in app._notifications if n.title == "Ollama host lost"]
+            text = str(lost.message)
+            assert re.fullmatch(
+                rf"host {re.escape(a.url)} went away mid-call \(connection (closed before an answer|lost mid-answer)\): "
+                rf"leaf #0–\d+ of session {re.escape(LONG_ID)} is being made again on host {re.escape(b.url)}, "
+                rf"and {re.escape(a.url)} gets no more work in this job; start it with 'ollama serve'", text), text
+
+            def toasts() -> list[Toast]:
+                return [t for t in screen.query(Toast) if t._notification is lost and t.region.height > 2]
+
+            await wait_for(pilot, toasts)
+            [toast] = toasts()
+            box = toast.content_region
+            rows = screen_text(app).splitlines()[box.y:box.bottom]
+            shown = "".join(row[box.x:box.right] for row in rows)
+            assert "".join(text.split()) in "".join(shown.split())  # all of it on screen, wrapped, not clipped
+            await wait_for(pilot, lambda: app.run_state is None, show=lambda: notices(app))
+        [run] = store.runs.of_session(LONG_ID)
+        assert run.status == "done" and len(a.chat_requests) == 1 and b.chat_requests
 
 
 async def test_ollama_down_is_a_notice_and_nothing_is_recorded(tmp_path: Path, store: Store) -> None:

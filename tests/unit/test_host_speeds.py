@@ -87,7 +87,9 @@ def test_each_host_measures_its_own_speed_and_the_backlog_is_timed_as_shared(
             assert store.speeds.get("ollama", MODEL) == OLD  # the host-less row is left as it was
             # each host's own row: its calls only, not the old row's nor the other host's
             assert got_a.calls == len(fast.chat_requests) and got_b.calls == len(slow.chat_requests)
-            assert got_a.prompt_tps > 2 * got_b.prompt_tps and got_a.output_tps > 2 * got_b.output_tps
+            # the speeds each server reports, not the wall clock of this (maybe busy) machine: issue 36 item 12
+            assert (got_a.prompt_tps, got_a.output_tps) == (pytest.approx(40000, rel=0.01), pytest.approx(400, rel=0.01))
+            assert (got_b.prompt_tps, got_b.output_tps) == (pytest.approx(10000, rel=0.01), pytest.approx(100, rel=0.01))
             speed_a, speed_b = Speed.of(got_a), Speed.of(got_b)
             add_episodes(store, "s3", 0, 24)  # work left for the estimate
             settings = Settings(model="llama3.2", ollama_host=fast.url, ollama_hosts=(fast.url, slow.url),

@@ -6,6 +6,7 @@ Two real fake servers on loopback; the CLI runs in a thread while the test steer
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -13,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from hiermem_tui.compaction.executor import moved_text
 from hiermem_tui.config import Settings, load_settings, save_settings
 from hiermem_tui.store import Store
+from hiermem_tui.summarize import BackendUnavailable, RunAborted
+from hiermem_tui.summarize.local_host import is_local, start_advice
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama, Hang, closed_port_url
 
@@ -24,7 +28,8 @@ from ._engine_fixtures import small_policy_env as config  # noqa: F401
 from ._invariants import check_invariants
 
 pytestmark = pytest.mark.usefixtures("config")
-SESSIONS = ("s1", "s2", "s3", "s4")
+SESSIONS = tuple(f"claude-code:-home-ana-src-payments-service/6f1c2b9e-8d4a-4f3e-9b7a-2c5d1e0f3a4{i}" for i in range(4))
+"""Session ids as long as Claude Code's (a notice naming one must still be whole)."""
 
 
 @pytest.fixture
@@ -94,9 +99,30 @@ def test_a_host_killed_mid_call_has_its_summary_made_on_the_other(db: Path, toke
             code, out, err = done.result(timeout=120)
         assert code == 0, err
         assert len(a.chat_requests) == 1  # the dead host took no more work
-        assert f"host {a.url} unreachable: leaf #" in err and f"moved to host {b.url}" in err
-        assert err.count("unreachable") == 1
+        # issue 36 item 10: the line was cut at 300 characters ("(gave u…"); it names both hosts, whole
+        [line] = err.splitlines()
+        sessions = "|".join(map(re.escape, SESSIONS))
+        assert re.fullmatch(
+            rf"hiermem-tui: host {re.escape(a.url)} went away mid-call \(connection (closed before an answer|lost "
+            rf"mid-answer)\): leaf #\d+–\d+ of session ({sessions}) is being made again on host {re.escape(b.url)}, "
+            rf"and {re.escape(a.url)} gets no more work in this job; start it with 'ollama serve'", line), line
     made_once(db, tokenizer, due)
+
+
+def test_a_host_lost_mid_call_on_another_machine_is_not_told_to_run_ollama_serve() -> None:
+    """``ollama serve`` helps only where the server is this machine (issue 36 item 10)."""
+    lost = RunAborted("Ollama is not reachable … (gave up after 1 failed attempt)",
+                      BackendUnavailable("…", host="http://gpu-box:11434", reason="connection lost mid-answer"))
+    text = moved_text("http://gpu-box:11434", "http://127.0.0.1:11434", "leaf #12–40", "s", lost)
+    assert text == ("host http://gpu-box:11434 went away mid-call (connection lost mid-answer): leaf #12–40 of "
+                    "session s is being made again on host http://127.0.0.1:11434, and http://gpu-box:11434 gets no "
+                    "more work in this job")
+    assert [is_local(h) for h in ("http://127.0.0.1:11434", "http://localhost:11434", "http://[::1]:11434",
+                                  "0.0.0.0:11434")] == [True] * 4
+    assert [is_local(h) for h in ("http://gpu-box:11434", "http://10.0.0.5:11434",
+                                  "https://ollama.example.com")] == [False] * 3
+    assert "ollama serve" not in start_advice("http://gpu-box:11434")
+    assert start_advice("http://127.0.0.1:11434") == "start it with 'ollama serve'"
 
 
 def test_a_host_not_ready_at_the_start_is_left_out_with_a_warning(db: Path, tokenizer: Tokenizer) -> None:
