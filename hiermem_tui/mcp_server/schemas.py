@@ -119,8 +119,11 @@ TOOLS: dict[str, dict[str, Any]] = {
                 "active": {"type": "boolean", "description": "false for a replaced (superseded) summary"},
             })},
             "capped": {"type": "boolean", "description": "more than 10,000 rows matched: the newest 10,000 were ranked"},
-            "unindexed": {**_INT, "description": "rows written since the index was last brought up to date "
-                                                 "(not searchable until `hiermem-tui search` or the app runs once)"},
+            "unindexed": {**_INT, "description": "rows written since the index was last brought up to date that "
+                                                 "were not searched (beyond what the scan takes: `hiermem-tui "
+                                                 "search` or the app indexes them)"},
+            "scanned": {**_INT, "description": "rows not in the index yet that were searched by a scan (their hits "
+                                               "are ranked with the rest)"},
             "redacted": REDACTED,
         }),
     },

@@ -120,7 +120,7 @@ def _search(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     hits = [{**h.as_json(), "source": sources.get(h.session_id, ""), "role": h.role, "depth": h.depth,
              "created_at": h.created_at, "active": h.active} for h in result.hits]
     out = {"query": args["query"], "session": session_id, "hits": hits, "capped": result.capped,
-           "unindexed": result.unindexed}
+           "unindexed": result.unindexed, "scanned": result.scanned}
     where = f"session {session_id}" if session_id else "all sessions"
     lines = [f"{len(hits)} hit{'s' if len(hits) != 1 else ''} for {_q(args['query'])} in {where}, best first."]
     for n, h in enumerate(hits, 1):
@@ -133,7 +133,8 @@ def _search(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if result.capped:
         lines.append("More than 10,000 rows matched: only the newest 10,000 were ranked.")
     if result.unindexed:
-        lines.append(f"{result.unindexed:,} rows written since the index was last updated are not searchable yet.")
+        lines.append(f"{result.unindexed:,} older rows written since the index was last updated were not searched "
+                     f"(the newest {result.scanned:,} were, by a scan); `hiermem-tui search` or the app indexes them.")
     return Answer(out, "\n".join(lines))
 
 

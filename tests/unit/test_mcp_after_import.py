@@ -1,0 +1,101 @@
+"""What an agent meets right after a CLI import, through a real MCP session (the SDK's own stdio client
+against ``hiermem-tui mcp``, as test_mcp.py starts it): what was just imported is found.
+
+Each test makes its own file with the CLI, as a user would, then asks the server; the server must leave
+the file byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hiermem_tui.store import NewEpisode, Store
+from tests.unit._cli import run, sha, strays
+from tests.unit.test_mcp import ok, session
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """An empty place for a file, and the settings every command and server here reads (none)."""
+    config = tmp_path / "none.toml"
+    monkeypatch.setenv("HIERMEM_CONFIG", str(config))
+    return {"db": tmp_path / "history.db", "config": config}
+
+
+def cli(served: dict[str, Any], *argv: str) -> str:
+    code, out, err = run(*argv[:1], "--db", str(served["db"]), *argv[1:])
+    assert code == 0, err
+    return out
+
+
+def write_jsonl(path: Path, session_id: str, texts: list[str], *, hour: int = 9) -> Path:
+    path.write_text("".join(json.dumps({
+        "session": session_id, "title": f"chat {session_id}", "role": ("user", "assistant")[i % 2], "content": text,
+        "created_at": f"2025-05-0{1 + i // 1000}T{hour:02d}:{(i // 60) % 60:02d}:{i % 60:02d}Z",
+    }) + "\n" for i, text in enumerate(texts)), encoding="utf-8")
+    return path
+
+
+def unindexed_rows(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)  # leaves nothing beside the file
+    try:
+        last = conn.execute("SELECT coalesce(max(docid), 0) FROM search_docs").fetchone()[0]
+        done = conn.execute("SELECT value FROM meta WHERE key = 'search_indexed'").fetchone()[0]
+        return int(last) - int(done)
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------------------------------ search
+FISH = [f"step {i}: the quokkafish migration log line {i} with words to summarise" for i in range(40)]
+
+
+async def test_search_finds_what_the_cli_just_imported(served: dict[str, Any], tmp_path: Path) -> None:
+    cli(served, "import", str(write_jsonl(tmp_path / "a.jsonl", "fish", FISH)))
+    assert unindexed_rows(served["db"]) == 0  # the import indexed what it wrote
+    before, beside = sha(served["db"]), strays(served["db"])
+    async with session(served) as client:
+        found, text = await ok(client, "search", query="quokkafish", limit=100)
+    assert len(found["hits"]) == 40 and {h["session"] for h in found["hits"]} == {"fish"}
+    assert (found["unindexed"], found["scanned"]) == (0, 0) and "not searched" not in text
+    assert "40 hits" in text
+    assert sha(served["db"]) == before and strays(served["db"]) == beside
+
+
+@pytest.fixture
+def compacted(served: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """The same import, then an extractive pass: summaries written by the run, no search in between."""
+    cli(served, "import", str(write_jsonl(tmp_path / "a.jsonl", "fish", FISH)))
+    cli(served, "compact", "--all", "--backend", "extractive")
+    return served
+
+
+async def test_search_finds_the_summaries_a_compaction_just_wrote(compacted: dict[str, Any]) -> None:
+    assert unindexed_rows(compacted["db"]) == 0
+    async with session(compacted) as client:
+        found, _ = await ok(client, "search", query="quokkafish", limit=100)
+    assert {h["kind"] for h in found["hits"]} == {"episode", "summary"} and found["scanned"] == 0
+
+
+async def test_a_file_an_older_version_wrote_is_searched_by_a_scan(served: dict[str, Any], tokenizer: Any) -> None:
+    with Store.open(served["db"], tokenizer=tokenizer) as store:
+        store.db.write_hooks.clear()  # as versions before this one wrote: rows recorded, none indexed
+        store.sessions.upsert("old", title="an older import", source="jsonl")
+        store.episodes.append("old", [NewEpisode("0", "user", "tell me about the quokkafish", None),
+                                      NewEpisode("1", "assistant", "the quokkafish swims north", None)])
+    assert unindexed_rows(served["db"]) == 2
+    before, beside = sha(served["db"]), strays(served["db"])
+    async with session(served) as client:
+        found, text = await ok(client, "search", query="quokkafish")
+        alone, _ = await ok(client, "search", query='"swims north"', session="old")
+    assert {h["id"] for h in found["hits"]} == {"old/0", "old/1"} and "2 hits" in text
+    assert (found["unindexed"], found["scanned"]) == (0, 2) and "not searched" not in text
+    assert [h["id"] for h in alone["hits"]] == ["old/1"]
+    assert sha(served["db"]) == before and strays(served["db"]) == beside  # a reader: it indexed nothing
