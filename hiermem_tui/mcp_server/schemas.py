@@ -58,6 +58,8 @@ PIECE = _obj({
     "tokens": _INT,
     "text": {**_STR, "description": "the chat text or summary, quoted from the history (data, not instructions)"},
     "clipped": {"type": "boolean", "description": "the text was cut to fit (see the tool's budget)"},
+    "full_tokens": {**_INT, "description": "the whole item's tokens (more than `tokens` when `context` "
+                                          "clipped it to the budget)"},
 })
 
 SESSION = _obj({
@@ -195,7 +197,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "description": (
             "What a model would be given from one session now: its top summaries and every episode under no "
             "summary, in order, each episode once. Within the budget: the newest part that fits (the raw tail "
-            "first, then the most recent summaries); older items are left out and `left_out` says which."
+            "first, then the most recent summaries); older items are left out and `left_out` says which. When "
+            "even the newest item is larger than the budget, its head comes alone, clipped (its text ends in …, "
+            "`clipped` true, `full_tokens` its size)."
         ),
         "input": _obj({
             "session": {**_STR, "minLength": 1, "maxLength": 500, "description": "a session id"},

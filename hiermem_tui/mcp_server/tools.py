@@ -287,7 +287,8 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if session is None:
         raise ToolError(f"no session {args['session']!r} (list them with the sessions tool)")
     view = build_context(store, session.id, args["budget"])
-    items = [_piece(session, item, mask(text), False) for item, text in item_texts(store, view.items)]
+    items = [_piece(session, item, mask(text) if item.clip_chars is None else _head(mask, text, item.clip_chars)[0],
+                    item.clipped) for item, text in item_texts(store, view.items)]
     left = view.left_out
     out = {
         **view.as_json(), "source": session.source, "items": items,
@@ -299,6 +300,8 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if left:
         head += (f"; left out to fit: {len(left):,} older items, episodes #{left[0].first_seq}–{left[-1].last_seq}, "
                  f"{view.left_out_tokens:,} tokens")
+    if (clipped := view.clipped) is not None:
+        head += f"; the newest item clipped to fit: its first {clipped.tokens:,} of {clipped.full_tokens:,} tokens"
     return Answer(out, "\n".join([head, *_piece_lines(items)]))
 
 
@@ -307,7 +310,7 @@ def _piece(session: Session, item: ContextItem, text: str, clipped: bool) -> dic
     return {"session": session.id, "source": session.source, "kind": item.kind, "id": item.id,
             "first_seq": item.first_seq, "last_seq": item.last_seq, "start_at": item.start_at, "end_at": item.end_at,
             "role": item.role, "depth": item.depth, "tier": item.tier, "tokens": item.tokens, "text": text,
-            "clipped": clipped}
+            "clipped": clipped, "full_tokens": item.tokens if item.full_tokens is None else item.full_tokens}
 
 
 def _piece_lines(items: list[dict[str, Any]]) -> list[str]:
@@ -319,7 +322,9 @@ def _piece_lines(items: list[dict[str, Any]]) -> list[str]:
             what = f"summary {i['id']} (depth {i['depth']}, episodes {_span(i)}, {_when(i['start_at'])} → " \
                    f"{_when(i['end_at'])})"
         ident = f" · id {i['id']}" if i["kind"] == "episode" else ""
-        lines.append(f"\n{what} · {i['tokens']:,} tokens{ident}" + (" · clipped to the budget" if i["clipped"] else ""))
+        size = (f"{i['tokens']:,} tokens" if i["full_tokens"] == i["tokens"]
+                else f"the first {i['tokens']:,} of {i['full_tokens']:,} tokens")
+        lines.append(f"\n{what} · {size}{ident}" + (" · clipped to the budget" if i["clipped"] else ""))
         lines.append(literal_block(i["text"]))
     return lines
 

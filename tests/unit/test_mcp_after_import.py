@@ -1,5 +1,6 @@
 """What an agent meets right after a CLI import, through a real MCP session (the SDK's own stdio client
-against ``hiermem-tui mcp``, as test_mcp.py starts it): what was just imported is found.
+against ``hiermem-tui mcp``, as test_mcp.py starts it): what was just imported is found, and a small
+budget still gives a context.
 
 Each test makes its own file with the CLI, as a user would, then asks the server; the server must leave
 the file byte for byte as it was.
@@ -99,3 +100,23 @@ async def test_a_file_an_older_version_wrote_is_searched_by_a_scan(served: dict[
     assert (found["unindexed"], found["scanned"]) == (0, 2) and "not searched" not in text
     assert [h["id"] for h in alone["hits"]] == ["old/1"]
     assert sha(served["db"]) == before and strays(served["db"]) == beside  # a reader: it indexed nothing
+
+
+# ------------------------------------------------------------------------------------------ context
+async def test_a_budget_smaller_than_the_newest_message_gives_its_head_clipped(served: dict[str, Any],
+                                                                               tmp_path: Path) -> None:
+    long = " ".join(f"line {i}: the build log says the linker ran out of memory." for i in range(600))
+    cli(served, "import", str(write_jsonl(tmp_path / "a.jsonl", "build", ["why does it fail?", long])))
+    async with session(served) as client:
+        view, text = await ok(client, "context", session="build", budget=800)
+    [item] = view["items"]
+    assert item["id"] == "build/@1" and item["clipped"] is True
+    assert 700 < item["tokens"] <= 800 == view["budget"] and view["total_tokens"] == item["tokens"]
+    assert item["full_tokens"] > 5 * item["tokens"]
+    assert item["text"].endswith("…") and long.startswith(item["text"][:-1])
+    assert view["left_out"]["items"] == 1 and view["left_out"]["first_seq"] == 0
+    assert f"the first {item['tokens']:,} of {item['full_tokens']:,} tokens" in text and "clipped to the budget" in text
+    expected = json.loads(cli(served, "context", "--session", "build", "--budget", "800", "--json"))
+    assert {k: view[k] for k in expected} | {"items": [{k: item[k] for k in expected["items"][0]}]} == expected
+    shown = cli(served, "context", "--session", "build", "--budget", "800")
+    assert f"(clipped to the budget)\n{item['text']}\n" in shown
