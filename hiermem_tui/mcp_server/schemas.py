@@ -64,9 +64,13 @@ PIECE = _obj({
 
 SESSION = _obj({
     "id": _STR, "title": _STR, "source": _STR, "episodes": _INT, "tokens": _INT, "summaries": _INT,
-    "max_depth": _OPT_INT, "covered_episodes": _INT, "fallbacks": _INT, "created_at": _STR, "updated_at": _STR,
+    "max_depth": _OPT_INT, "covered_episodes": _INT, "fallbacks": _INT,
+    "created_at": {**_STR, "description": "its first episode's time (UTC); invented when times_known is false"},
+    "updated_at": {**_STR, "description": "its last episode's time (UTC); when times_known is false, when it was "
+                                          "first imported"},
     "uncompacted_tokens": _INT,
-    "times_known": {"type": "boolean", "description": "false when the source kept no times (they were filled in)"},
+    "times_known": {"type": "boolean", "description": "false when the source kept no times: they were filled in, "
+                                                      "and the time orders list the session after those with times"},
     "top_summaries": {"type": "integer", "description": "how many root summaries the session has"},
     "top": {"type": "array", "items": _obj({
         "id": _STR, "depth": _INT, "first_seq": _INT, "last_seq": _INT, "start_at": _STR, "end_at": _STR,
@@ -78,9 +82,10 @@ TOOLS: dict[str, dict[str, Any]] = {
     "sessions": {
         "title": "List chat sessions",
         "description": (
-            "Lists the sessions (conversations) in the local chat history, newest activity first: id, title, "
-            "source, episodes, tokens, time range and the opening of its top summaries. Filter by text in the "
-            "title, id or source; page with offset. Use a session id with `search`, `context` or `describe`."
+            "Lists the sessions (conversations) in the local chat history, newest activity first (sessions whose "
+            "source kept no times, `times_known` false, after those with times): id, title, source, episodes, "
+            "tokens, time range and the opening of its top summaries. Filter by text in the title, id or source; "
+            "page with offset. Use a session id with `search`, `context` or `describe`."
         ),
         "input": _obj({
             "query": {**_STR, "maxLength": 200, "description": "only sessions whose title, id or source contain this"},

@@ -23,6 +23,7 @@ from ..masker import Masker
 from ..redact import Redactor, masked_lines
 from ..search import QueryError, search
 from ..store import Session, StoreError, Summary
+from ..store.models import synthetic_stamp
 from ..textsafe import literal_block
 from .args import ToolError, check_args
 from .schemas import SOURCE_IDS, TOOLS
@@ -83,7 +84,7 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     for s in rows:
         count, shown = tops.get(s.id, (0, []))
         items.append({
-            **s.as_json(), "title": mask(s.title), "times_known": s.times_known, "top_summaries": count,
+            **s.as_json(), "title": mask(s.title), "top_summaries": count,
             "top": [{"id": t.id, "depth": t.depth, "first_seq": t.first_seq, "last_seq": t.last_seq,
                      "start_at": t.start_at, "end_at": t.end_at, "tokens": t.tokens,
                      "excerpt": _head(mask, t.content, EXCERPT)[0]} for t in shown],
@@ -97,9 +98,10 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
              else f"No sessions{' match ' + json.dumps(text, ensure_ascii=False) if text else ''} at offset {offset}."]
     for item in items:
         depth = "" if item["max_depth"] is None else f", depth {item['max_depth']}"
+        when = (f"{_when(item['created_at'])} → {_when(item['updated_at'])}" if item["times_known"]
+                else f"no times (imported {_when(item['updated_at'])})")
         lines.append(f"- {item['id']} · {_q(item['title'])} · {item['source']} · {item['episodes']:,} episodes · "
-                     f"{item['tokens']:,} tokens · {_when(item['created_at'])} → {_when(item['updated_at'])} · "
-                     f"{item['summaries']:,} summaries{depth}")
+                     f"{item['tokens']:,} tokens · {when} · {item['summaries']:,} summaries{depth}")
         for t in item["top"]:
             lines.append(f"    top summary {t['id']} (depth {t['depth']}, episodes {_span(t)}): {_q(t['excerpt'])}")
     return Answer(out, "\n".join(lines))
@@ -371,6 +373,10 @@ def _span(d: Mapping[str, Any]) -> str:
 
 
 def _when(stamp: str | None) -> str:
+    """A stored time as ``2024-03-01 09:00 UTC``; one the store filled in for a source that kept none
+    says so instead of showing the invented date."""
+    if synthetic_stamp(stamp):
+        return "no time"
     return "—" if not stamp else stamp[:16].replace("T", " ") + " UTC" if len(stamp) >= 16 else stamp
 
 

@@ -1,6 +1,6 @@
 """What an agent meets right after a CLI import, through a real MCP session (the SDK's own stdio client
-against ``hiermem-tui mcp``, as test_mcp.py starts it): what was just imported is found, and a small
-budget still gives a context.
+against ``hiermem-tui mcp``, as test_mcp.py starts it): what was just imported is found, a small budget
+still gives a context, and times the store invented are said to be invented.
 
 Each test makes its own file with the CLI, as a user would, then asks the server; the server must leave
 the file byte for byte as it was.
@@ -120,3 +120,28 @@ async def test_a_budget_smaller_than_the_newest_message_gives_its_head_clipped(s
     assert {k: view[k] for k in expected} | {"items": [{k: item[k] for k in expected["items"][0]}]} == expected
     shown = cli(served, "context", "--session", "build", "--budget", "800")
     assert f"(clipped to the budget)\n{item['text']}\n" in shown
+
+
+# ------------------------------------------------------------------------------------------ sessions
+async def test_sessions_say_when_their_times_were_invented_and_list_them_after_dated_ones(
+        served: dict[str, Any], tmp_path: Path) -> None:
+    cli(served, "import", str(FIXTURES / "oterm" / "machine-a.db"))  # oterm keeps no times
+    cli(served, "import", str(FIXTURES / "jsonl" / "two_sessions.jsonl"))  # 2024 chats, imported after
+    listed = json.loads(cli(served, "sessions", "--json"))
+    untimed = {s["id"] for s in listed if s["source"] == "oterm"}
+    assert len(untimed) == 2 and all(s["times_known"] is (s["id"] not in untimed) for s in listed)
+    episode = sqlite3.connect(f"file:{served['db']}?mode=ro&immutable=1", uri=True).execute(
+        "SELECT id FROM episodes WHERE session_id = ? ORDER BY seq LIMIT 1", (sorted(untimed)[0],)).fetchone()[0]
+    async with session(served) as client:
+        for sort in ("updated", "created"):
+            page, text = await ok(client, "sessions", sort=sort)
+            order = [s["id"] for s in page["sessions"]]
+            assert set(order[-2:]) == untimed  # after the dated chats, though imported first
+            assert [s["times_known"] for s in page["sessions"]] == [s not in untimed for s in order]
+            assert "2000-01-01" not in text and text.count("no times (imported ") == 2
+            assert all(f"{s['id']} ·" in text for s in page["sessions"])
+        described, text = await ok(client, "describe", id=episode)
+    assert described["start_at"].startswith("2000-01-01")  # the stored value, for what it is…
+    assert "2000-01-01" not in text and "· no time ·" in text  # …and the text does not pass it off as real
+    by_id = {s["id"]: s for s in listed}
+    assert all({k: s[k] for k in by_id[s["id"]]} == by_id[s["id"]] for s in page["sessions"])
