@@ -12,6 +12,7 @@ from hiermem_tui.store import SCHEMA_VERSION, NewEpisode, Store, search_index
 from hiermem_tui.store.db import _split_sql
 from hiermem_tui.store.schema import MIGRATIONS
 from hiermem_tui.tokens import Tokenizer
+from hiermem_tui.watch import Watcher
 from tests.conftest import make_session
 from tests.unit._cli import sha, strays
 
@@ -140,6 +141,20 @@ def test_rows_are_indexed_in_the_transaction_that_writes_them(store: Store, db_p
     store.episodes.append("s", [NewEpisode("late", "user", "a late pelican", None)])
     assert indexed_rows(store) == (5, 5)  # our next write indexed the small backlog with its own row
     assert [h.id for h in search(store, "quokka").hits] == ["s/x"]
+
+
+def test_what_each_watch_tick_brings_is_indexed_for_a_reader(store: Store, db_path: Path, tmp_path: Path) -> None:
+    live = tmp_path / "live.jsonl"
+    live.write_text('{"session": "s", "role": "user", "content": "a quokkafish appears"}\n')
+    watcher = Watcher(store, [live], settle_s=30.0)
+    for n, word in enumerate(("quokkafish", "pelicanfish"), 1):
+        assert watcher.tick().episodes == 1
+        with Store.open_reader(db_path) as reader:  # the MCP server, beside a running watch
+            result = search(reader, word)
+            assert len(result.hits) == 1 and (result.scanned, result.unindexed) == (0, 0)
+            assert search_index_status(reader).missing == 0 and indexed_rows(reader) == (n, n)
+        with live.open("a") as fh:
+            fh.write('{"session": "s", "role": "assistant", "content": "then a pelicanfish"}\n')
 
 
 def test_a_backlog_bigger_than_a_batch_is_left_to_the_build(store: Store, db_path: Path,
