@@ -164,7 +164,8 @@ def index_at_commit(conn: sqlite3.Connection) -> Callable[[sqlite3.Connection], 
     and a backlog of at most :data:`BATCH` rows it found. None when the backlog is bigger: that is
     :func:`build_search_index`'s, in batches with progress, and this transaction's rows wait with it.
     A transaction that moves the cursor itself (a batch of that build, the doctor's rebuild) is left
-    to do so."""
+    to do so. An index too damaged to take the rows (``doctor --fix`` rebuilds it) never costs the
+    write: its rows are kept, unindexed, as a reader's scan and the next build find them."""
     begun = _indexed(conn)
     if _last_doc(conn) - begun > BATCH:
         return None
@@ -172,7 +173,12 @@ def index_at_commit(conn: sqlite3.Connection) -> Callable[[sqlite3.Connection], 
     def index_recorded(conn: sqlite3.Connection) -> None:  # one statement: one FTS5 flush
         done, last = _indexed(conn), _last_doc(conn)
         if done == begun and last > done:
-            conn.execute(_INDEX_RANGE, (done, last))
+            try:
+                conn.execute(_INDEX_RANGE, (done, last))
+            except sqlite3.DatabaseError:
+                if not conn.in_transaction:  # SQLite gave up the whole transaction: the write failed
+                    raise
+                return  # a damaged index (the doctor's `search_index`): the rows are written, and wait
             conn.execute("UPDATE meta SET value = ? WHERE key = ?", (str(last), INDEXED_KEY))
 
     return index_recorded

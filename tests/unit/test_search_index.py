@@ -172,6 +172,20 @@ def test_a_backlog_bigger_than_a_batch_is_left_to_the_build(store: Store, db_pat
     assert build_search_index(store) == 4 and indexed_rows(store) == (5, 5)
 
 
+def test_a_damaged_index_never_costs_a_write(db_path: Path, tokenizer: Tokenizer) -> None:
+    with Store.open(db_path, tokenizer=tokenizer) as store:
+        make_session(store, "s", 2)
+    other = sqlite3.connect(db_path)
+    with other:  # the index's structure record, garbled: FTS5 cannot open the table any more
+        other.execute("UPDATE search_index_data SET block = x'ffffffffffff' WHERE id = 10")
+    other.close()
+    with Store.open(db_path, tokenizer=tokenizer) as store:
+        assert store.episodes.append("s", [NewEpisode("late", "user", "a late pelican", None)]) == (1, 0)
+        assert store.db.conn.execute("SELECT count(*) FROM episodes").fetchone()[0] == 3
+        status = search_index_status(store)
+        assert status.pending and status.missing == 1  # recorded, waiting for the index to be rebuilt
+
+
 def written_by_an_older_version(path: Path, tokenizer: Tokenizer, sessions: dict[str, list[str]],
                                 indexed: bool = False) -> None:
     """Sessions written as versions before this one wrote them: recorded for search, not indexed."""
