@@ -25,7 +25,6 @@ the same in both), which a machine busy with other work disturbs less.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import tempfile
@@ -33,26 +32,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hiermem_tui.demo import generate
+from bench_import import write_jsonl
 from hiermem_tui.importers import import_paths
 from hiermem_tui.search import search
-from hiermem_tui.store import NewEpisode, Store, iso
+from hiermem_tui.store import NewEpisode, Store
 from hiermem_tui.store.search_index import SCAN_ROWS, build_search_index, search_index_status
 from hiermem_tui.tokens import Tokenizer
 
 QUERIES = ["error", "retry backoff", '"the test"', "pars*", "timeout OR deadline", "config NOT yaml", "cache",
            "migration", "latency", "token"]
-
-
-def write_jsonl(path: Path, sessions: int, episodes: int) -> list[str]:
-    contents: list[str] = []
-    with path.open("w", encoding="utf-8") as fh:
-        for s in generate(sessions, episodes, seed=11):
-            for e in s.episodes:
-                contents.append(e.content)
-                fh.write(json.dumps({"session": s.id, "title": s.title, "role": e.role, "content": e.content,
-                                     "created_at": iso(e.created_at)}, ensure_ascii=False) + "\n")
-    return contents
 
 
 def opened(path: Path, tok: Tokenizer, indexed: bool) -> Store:
