@@ -134,7 +134,6 @@ def search(
     return SearchResult(query, tuple(hits), lowest is not None, left, scan.scanned)
 
 
-
 def _pages(indexed: Iterable[list[Ranked]], scanned: list[Ranked], size: int) -> Iterator[list[Ranked]]:
     """The index's ranked pages, with the scan's hits merged in by rank (bm25: lower is better)."""
     if not scanned:

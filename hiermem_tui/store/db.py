@@ -309,7 +309,8 @@ class Db:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one."""
+        """A write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one. The outermost runs
+        :attr:`write_hooks` (after ``BEGIN``; their steps after the caller's writes, before ``COMMIT``)."""
         self.require_writable()
         conn = self.conn
         key = id(conn)

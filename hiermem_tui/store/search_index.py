@@ -195,10 +195,11 @@ class Scan:
 
 
 def scan_unindexed(conn: sqlite3.Connection, match: str, *, rows: int | None = None) -> Scan:
-    """Search the newest ``rows`` (default :data:`SCAN_ROWS`) rows above the index's cursor for the FTS5 expression ``match``:
-    their text goes into a scratch FTS5 table in memory (the index's tokenizer and ranking), so they
-    match exactly as they will once indexed. For a reader that cannot index; it writes nothing to the
-    file. Raises ``sqlite3.OperationalError`` for an expression FTS5 cannot read, as the index does."""
+    """Search the newest ``rows`` (default :data:`SCAN_ROWS`) rows above the index's cursor for the FTS5
+    expression ``match``: their text goes into a scratch FTS5 table in memory (the index's tokenizer and
+    ranking), so they match exactly as they will once indexed. For a reader that cannot index; it writes
+    nothing to the file. Raises ``sqlite3.OperationalError`` for an expression FTS5 cannot read, as the
+    index does."""
     done, last = _indexed(conn), _last_doc(conn)
     first = max(done, last - (SCAN_ROWS if rows is None else rows))
     if last <= first:
