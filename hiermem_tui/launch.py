@@ -22,8 +22,9 @@ def launch_tui(ctx: CliContext, *, demo: bool = False) -> int:
     store = ctx.open_store()
     try:
         store.episodes.fill_missing_tokens()  # a partial index finds them: nothing to read when there are none
-        # rows not indexed for search yet (an upgraded file, a big import) are indexed by the app in the
-        # background: the sessions show at once (a read-only file is searched as far as it is indexed)
+        # rows not indexed for search yet (an upgraded file, an older version's imports) are indexed by the
+        # app in the background: the sessions show at once (a read-only file is searched as far as it is
+        # indexed, and its newest unindexed rows by a scan)
         app = make_app(settings, store, index_search=True, plan_backlog=True, demo=demo)
         app.run()
         return int(app.return_code or EXIT_OK)

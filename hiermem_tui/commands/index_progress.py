@@ -1,10 +1,10 @@
 """Bringing the search index up to date before it is used, with a progress bar.
 
-Why here: new episodes and summaries are indexed in bulk, not row by row (see
-store/search_index.py), and a file upgraded from before schema 3 has all its rows to index
-(tens of seconds for a million episodes). Whoever needs the index — ``search``, or the TUI
-before it starts — calls :func:`ensure_search_index`, so a long wait is never silent: a bar
-on a terminal, one line otherwise.
+Why here: our writes index what they write as they commit, but rows others left (another
+tool, an older version's imports) and a file upgraded from before schema 3 are indexed in
+bulk (see store/search_index.py): tens of seconds for a million episodes. Whoever needs the
+index — ``search``, or the TUI before it starts — calls :func:`ensure_search_index`, so a long
+wait is never silent: a bar on a terminal, one line otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from ..store import Store
-from ..store.search_index import IndexStatus, build_search_index, search_index_status
+from ..store.search_index import SCAN_ROWS, IndexStatus, build_search_index, search_index_status
 from .common import CliContext
 
 BAR = 24
@@ -67,7 +67,7 @@ def ensure_search_index(ctx: CliContext, store: Store) -> IndexStatus:
     if store.readonly:
         ctx.warn(
             f"hiermem-tui: {status.missing:,} rows of {store.path} are not indexed for search yet and the file is "
-            "read-only: searching what is indexed"
+            f"read-only: searching what is indexed, and the newest {min(status.missing, SCAN_ROWS):,} of them by a scan"
         )
         return status
     bar = IndexBar(ctx)

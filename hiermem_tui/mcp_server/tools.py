@@ -23,6 +23,7 @@ from ..masker import Masker
 from ..redact import Redactor, masked_lines
 from ..search import QueryError, search
 from ..store import Session, StoreError, Summary
+from ..store.models import synthetic_stamp
 from ..textsafe import literal_block
 from .args import ToolError, check_args
 from .schemas import SOURCE_IDS, TOOLS
@@ -83,7 +84,7 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     for s in rows:
         count, shown = tops.get(s.id, (0, []))
         items.append({
-            **s.as_json(), "title": mask(s.title), "times_known": s.times_known, "top_summaries": count,
+            **s.as_json(), "title": mask(s.title), "top_summaries": count,
             "top": [{"id": t.id, "depth": t.depth, "first_seq": t.first_seq, "last_seq": t.last_seq,
                      "start_at": t.start_at, "end_at": t.end_at, "tokens": t.tokens,
                      "excerpt": _head(mask, t.content, EXCERPT)[0]} for t in shown],
@@ -97,9 +98,10 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
              else f"No sessions{' match ' + json.dumps(text, ensure_ascii=False) if text else ''} at offset {offset}."]
     for item in items:
         depth = "" if item["max_depth"] is None else f", depth {item['max_depth']}"
+        when = (f"{_when(item['created_at'])} → {_when(item['updated_at'])}" if item["times_known"]
+                else f"no times (imported {_when(item['updated_at'])})")
         lines.append(f"- {item['id']} · {_q(item['title'])} · {item['source']} · {item['episodes']:,} episodes · "
-                     f"{item['tokens']:,} tokens · {_when(item['created_at'])} → {_when(item['updated_at'])} · "
-                     f"{item['summaries']:,} summaries{depth}")
+                     f"{item['tokens']:,} tokens · {when} · {item['summaries']:,} summaries{depth}")
         for t in item["top"]:
             lines.append(f"    top summary {t['id']} (depth {t['depth']}, episodes {_span(t)}): {_q(t['excerpt'])}")
     return Answer(out, "\n".join(lines))
@@ -120,7 +122,7 @@ def _search(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     hits = [{**h.as_json(), "source": sources.get(h.session_id, ""), "role": h.role, "depth": h.depth,
              "created_at": h.created_at, "active": h.active} for h in result.hits]
     out = {"query": args["query"], "session": session_id, "hits": hits, "capped": result.capped,
-           "unindexed": result.unindexed}
+           "unindexed": result.unindexed, "scanned": result.scanned}
     where = f"session {session_id}" if session_id else "all sessions"
     lines = [f"{len(hits)} hit{'s' if len(hits) != 1 else ''} for {_q(args['query'])} in {where}, best first."]
     for n, h in enumerate(hits, 1):
@@ -133,7 +135,8 @@ def _search(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if result.capped:
         lines.append("More than 10,000 rows matched: only the newest 10,000 were ranked.")
     if result.unindexed:
-        lines.append(f"{result.unindexed:,} rows written since the index was last updated are not searchable yet.")
+        lines.append(f"{result.unindexed:,} older rows written since the index was last updated were not searched "
+                     f"(the newest {result.scanned:,} were, by a scan); `hiermem-tui search` or the app indexes them.")
     return Answer(out, "\n".join(lines))
 
 
@@ -286,7 +289,8 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if session is None:
         raise ToolError(f"no session {args['session']!r} (list them with the sessions tool)")
     view = build_context(store, session.id, args["budget"])
-    items = [_piece(session, item, mask(text), False) for item, text in item_texts(store, view.items)]
+    items = [_piece(session, item, mask(text) if item.clip_chars is None else _head(mask, text, item.clip_chars)[0],
+                    item.clipped) for item, text in item_texts(store, view.items)]
     left = view.left_out
     out = {
         **view.as_json(), "source": session.source, "items": items,
@@ -298,6 +302,8 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     if left:
         head += (f"; left out to fit: {len(left):,} older items, episodes #{left[0].first_seq}–{left[-1].last_seq}, "
                  f"{view.left_out_tokens:,} tokens")
+    if (clipped := view.clipped) is not None:
+        head += f"; the newest item clipped to fit: its first {clipped.tokens:,} of {clipped.full_tokens:,} tokens"
     return Answer(out, "\n".join([head, *_piece_lines(items)]))
 
 
@@ -306,7 +312,7 @@ def _piece(session: Session, item: ContextItem, text: str, clipped: bool) -> dic
     return {"session": session.id, "source": session.source, "kind": item.kind, "id": item.id,
             "first_seq": item.first_seq, "last_seq": item.last_seq, "start_at": item.start_at, "end_at": item.end_at,
             "role": item.role, "depth": item.depth, "tier": item.tier, "tokens": item.tokens, "text": text,
-            "clipped": clipped}
+            "clipped": clipped, "full_tokens": item.tokens if item.full_tokens is None else item.full_tokens}
 
 
 def _piece_lines(items: list[dict[str, Any]]) -> list[str]:
@@ -318,7 +324,9 @@ def _piece_lines(items: list[dict[str, Any]]) -> list[str]:
             what = f"summary {i['id']} (depth {i['depth']}, episodes {_span(i)}, {_when(i['start_at'])} → " \
                    f"{_when(i['end_at'])})"
         ident = f" · id {i['id']}" if i["kind"] == "episode" else ""
-        lines.append(f"\n{what} · {i['tokens']:,} tokens{ident}" + (" · clipped to the budget" if i["clipped"] else ""))
+        size = (f"{i['tokens']:,} tokens" if i["full_tokens"] == i["tokens"]
+                else f"the first {i['tokens']:,} of {i['full_tokens']:,} tokens")
+        lines.append(f"\n{what} · {size}{ident}" + (" · clipped to the budget" if i["clipped"] else ""))
         lines.append(literal_block(i["text"]))
     return lines
 
@@ -365,6 +373,10 @@ def _span(d: Mapping[str, Any]) -> str:
 
 
 def _when(stamp: str | None) -> str:
+    """A stored time as ``2024-03-01 09:00 UTC``; one the store filled in for a source that kept none
+    says so instead of showing the invented date."""
+    if synthetic_stamp(stamp):
+        return "no time"
     return "—" if not stamp else stamp[:16].replace("T", " ") + " UTC" if len(stamp) >= 16 else stamp
 
 

@@ -10,19 +10,24 @@ rowid order, which FTS5 does without scoring.
 Superseded summaries are left out unless asked for: the tree shows only active ones, and an
 old version is reached from its active successor (``v``, versions). Episodes always count.
 
-Before it searches, :func:`search` brings the index up to date (rows written since the last
-search are indexed in bulk: store/search_index.py) — three lookups when nothing is new. A
-caller that wants to show progress for a big catch-up runs ``build_search_index`` first.
+Our writes index what they write as they commit (store/search_index.py); before it searches,
+:func:`search` still brings the index up to date for rows others left (another tool, an older
+version, an upgrade's backfill) — three lookups when nothing is new. A caller that wants to show
+progress for a big catch-up runs ``build_search_index`` first. A reader that cannot write (a
+read-only file, the MCP server) searches the newest rows above the index's cursor by a scan
+(``scan_unindexed``) and merges their hits into the index's by rank.
 """
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..store.search_index import build_search_index, search_index_status, session_token
+from ..store.search_index import Scan, build_search_index, scan_unindexed, search_index_status, session_token
 from .query import ParsedQuery, QueryError, Term, parse_query
 from .snippet import REACH, WIDTH, Snippet, cut_snippet, make_snippet
 
@@ -32,6 +37,8 @@ if TYPE_CHECKING:
 RANK_WINDOW = 10_000
 """At most this many matching rows, the newest, are ranked by bm25."""
 DEFAULT_LIMIT = 20
+Ranked = tuple[str, str, float]
+"""``(kind, ref_id, rank)``: a matching row, as the index and the scan rank it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +79,10 @@ class SearchResult:
     capped: bool
     """True when more than RANK_WINDOW rows matched and only the newest were ranked."""
     unindexed: int = 0
-    """Rows not searchable yet (only on a read-only file, which cannot be indexed)."""
+    """Rows not searched: above the index's cursor on a file this process cannot index, and beyond
+    what the scan takes (:data:`~hiermem_tui.store.search_index.SCAN_ROWS`, the newest)."""
+    scanned: int = 0
+    """Rows above the index's cursor that were searched by a scan instead (a reader that cannot index)."""
 
 
 def _match_expr(query: ParsedQuery, session_id: str | None) -> str:
@@ -102,13 +112,16 @@ def search(
     query = parse_query(text) if isinstance(text, str) else text
     expr = _match_expr(query, session_id)
     build_search_index(store)
-    status = search_index_status(store)
+    scan = Scan([], 0)
     try:
-        with store.db.read_snapshot():
+        with store.db.read_snapshot() as conn:
+            status = search_index_status(store)
+            if status.pending:  # a reader that cannot index: the rows it has not reached, by a scan
+                scan = scan_unindexed(conn, expr)
             lowest = store.search.lowest_ranked_rowid(expr, RANK_WINDOW)
             hits: list[SearchHit] = []
             if limit > 0:
-                for page in store.search.ranked(expr, lowest or 0, limit + 8):
+                for page in _pages(store.search.ranked(expr, lowest or 0, limit + 8), scan.hits, limit + 8):
                     hits += _hits(store, page, query, include_superseded, snippet_width, mask, session_id,
                                   limit - len(hits))
                     if len(hits) >= limit:
@@ -117,11 +130,22 @@ def search(
         if "fts5" in str(exc) or "syntax error" in str(exc):
             raise QueryError(f"the search index cannot read this query ({exc})") from None
         raise
-    return SearchResult(query, tuple(hits), lowest is not None, status.missing if status.pending else 0)
+    left = status.missing - scan.scanned if status.pending else 0
+    return SearchResult(query, tuple(hits), lowest is not None, left, scan.scanned)
+
+
+def _pages(indexed: Iterable[list[Ranked]], scanned: list[Ranked], size: int) -> Iterator[list[Ranked]]:
+    """The index's ranked pages, with the scan's hits merged in by rank (bm25: lower is better)."""
+    if not scanned:
+        yield from indexed
+        return
+    merged = heapq.merge(chain.from_iterable(indexed), scanned, key=lambda r: r[2])
+    while page := list(islice(merged, size)):
+        yield page
 
 
 def _hits(
-    store: Store, page: list[tuple[str, str, float]], query: ParsedQuery, superseded: bool, width: int,
+    store: Store, page: list[Ranked], query: ParsedQuery, superseded: bool, width: int,
     mask: Callable[[str], str] | None, session_id: str | None, want: int,
 ) -> list[SearchHit]:
     """Hits for a page of ranked rows, in rank order: two queries for the page, not two per row

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -25,6 +25,9 @@ from .schema import APP_ID, MIGRATIONS, OUR_TABLES, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from hiermem_tui.tokens import Tokenizer
+
+WriteHook = Callable[[sqlite3.Connection], "Callable[[sqlite3.Connection], None] | None"]
+"""Called as a write transaction begins; may return a step to run in it just before it commits."""
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000
@@ -281,6 +284,10 @@ class Db:
         self._pool = ConnectionPool(partial(connect_checking, path) if checking else partial(connect, path, readonly))
         self._tokenizer = tokenizer
         self._tx_depth: dict[int, int] = {}
+        self.write_hooks: list[WriteHook] = []
+        """What every write transaction does besides its own writes (the Store keeps the search index
+        current with one): each is called after ``BEGIN IMMEDIATE``, and the step it returns runs last,
+        inside the transaction, so it lands with the writes or not at all."""
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -302,7 +309,8 @@ class Db:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one."""
+        """A write transaction (``BEGIN IMMEDIATE``); nested uses join the outer one. The outermost runs
+        :attr:`write_hooks` (after ``BEGIN``; their steps after the caller's writes, before ``COMMIT``)."""
         self.require_writable()
         conn = self.conn
         key = id(conn)
@@ -311,7 +319,10 @@ class Db:
             conn.execute("BEGIN IMMEDIATE")
         self._tx_depth[key] = depth + 1
         try:
+            last_steps = [step for hook in self.write_hooks if (step := hook(conn)) is not None] if depth == 0 else []
             yield conn
+            for step in last_steps:
+                step(conn)
         except BaseException:
             self._tx_depth[key] = depth
             if depth == 0:

@@ -92,8 +92,9 @@ class Session:
 
     @property
     def times_known(self) -> bool:
-        """False for a session whose source kept no times (ShareGPT, oterm, some JSONL): its times were
-        filled in, and its ``updated_at`` is when it was imported, so lists order it by that."""
+        """False for a session whose source kept no times (ShareGPT, oterm, some JSONL): its ``created_at``
+        and its episodes' times were filled in, and its ``updated_at`` is when it was first imported;
+        the time orders list it after the sessions with times (store/sessions.py)."""
         return not synthetic_stamp(self.created_at)
 
     @property
@@ -127,6 +128,7 @@ class Session:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "uncompacted_tokens": self.uncompacted_tokens,
+            "times_known": self.times_known,
         }
 
 

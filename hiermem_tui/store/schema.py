@@ -290,9 +290,10 @@ MIGRATIONS: list[str] = [
     #
     # The triggers record every new episode and summary in search_docs, whoever writes it;
     # the FTS rows for docids above meta 'search_indexed' are then written in bulk by
-    # store/search_index.py before a search (and when the TUI starts). Not in the trigger
-    # itself: FTS5 flushes its pending terms at every statement savepoint, so an FTS insert
-    # inside a trigger writes one index segment per row and made imports ~7x slower.
+    # store/search_index.py: at the end of each of our write transactions, and for a backlog
+    # others left before a search (and when the TUI starts). Not in the trigger itself: FTS5
+    # flushes its pending terms at every statement savepoint, so an FTS insert inside a
+    # trigger writes one index segment per row and made imports ~7x slower.
     # Rows already in the file get their search_docs rows the same way, in resumable
     # batches (meta 'search_backfill' is that cursor while pending; a unique index on
     # (ref_id, kind) exists only while it is, so no row is recorded twice — kept for good it

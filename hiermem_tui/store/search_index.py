@@ -1,12 +1,20 @@
-"""Bringing the full-text index up to date: in bulk, in short resumable batches, with progress.
+"""Keeping the full-text index up to date: as rows are written, in bulk for a backlog, and a scan for readers.
 
 Why not in the triggers: the triggers (schema version 3) record every new episode and
 summary in ``search_docs`` whoever writes it — our importers, the compaction runner, or
 another tool — but an FTS5 insert inside a trigger runs under a statement savepoint, and
 FTS5 flushes its pending terms at every savepoint: one index segment per row, which made
-imports about seven times slower. So the FTS rows are written here, a batch of ``search_docs``
-rows at a time (``docid > meta 'search_indexed'``), one flush per batch — before a search
-(the CLI's ``search``, the TUI's search worker) and when the TUI starts.
+imports about seven times slower. So the FTS rows for the docids above meta
+``search_indexed`` are written by one statement, one flush, at a time:
+
+* at the end of each of our write transactions (:func:`index_at_commit`, which the Store
+  hooks into ``Db.transaction``): an import of a file, a watch tick's file, a summary's
+  commit index what they recorded in the same transaction, so every reader — the MCP server,
+  which never writes, among them — finds them as soon as they are there. Skipped when the
+  index was already more than :data:`BATCH` rows behind as the transaction began (a file an
+  older version wrote): that backlog is :func:`build_search_index`'s;
+* by :func:`build_search_index`, a batch at a time with progress: before a search (the
+  CLI's ``search``, the TUI's search worker) and when the TUI starts.
 
 The same loop indexes a file upgraded from before schema 3: its rows get their
 ``search_docs`` rows in batches of their primary key (meta ``search_backfill`` is the cursor),
@@ -15,17 +23,20 @@ next call goes on from the cursors, read inside each batch's transaction). Two p
 run it at once: each batch is one ``BEGIN IMMEDIATE`` transaction that re-reads the cursors,
 and a unique index on ``(ref_id, kind)``, there only while older rows are being recorded,
 keeps a row (one the trigger recorded meanwhile) from being recorded twice.
+
+A reader that cannot index (a read-only file, the MCP server) and still meets rows above the
+cursor ranks the newest :data:`SCAN_ROWS` of them in a scratch FTS5 table in memory
+(:func:`scan_unindexed`), so a search finds them rather than answering nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from .db import Db
 
 
@@ -43,18 +54,23 @@ BACKFILL_KEY = "search_backfill"
 INDEXED_KEY = "search_indexed"
 BATCH = 20_000
 """Rows per transaction: ~0.3 s each on a 2-core machine, so other writers wait little."""
+SCAN_ROWS = 20_000
+"""At most this many unindexed rows, the newest, are searched by a reader's scan."""
+TOKENIZE = "unicode61 remove_diacritics 2"
+"""The index's tokenizer, as schema version 3 creates ``search_index`` (the scan's table uses it too)."""
 
 _DEDUP_INDEX = "search_docs_backfill"
 _PHASES = ("episode", "summary")
 _TABLES = {"episode": "episodes", "summary": "summaries"}
-_INDEX_RANGE = """
-    INSERT INTO search_index (rowid, text, sess)
+_DOCS = """
     SELECT d.docid, coalesce(e.content, s.content || coalesce(char(10) || s.keywords, '')), 's' || hex(d.session_id)
-    FROM search_docs d
+    {more} FROM search_docs d
     LEFT JOIN episodes e ON d.kind = 'episode' AND e.id = d.ref_id
     LEFT JOIN summaries s ON d.kind = 'summary' AND s.id = d.ref_id
     WHERE d.docid > ? AND d.docid <= ? ORDER BY d.docid
 """
+_INDEX_RANGE = "INSERT INTO search_index (rowid, text, sess)" + _DOCS.format(more="")
+_SCAN_RANGE = _DOCS.format(more=", d.kind, d.ref_id")
 
 Progress = Callable[[int, int], None]
 """``on_progress(done, total)``: rows in the index so far, and rows the file holds."""
@@ -140,6 +156,70 @@ def build_search_index(store: Indexable, on_progress: Progress | None = None, *,
             on_progress(upto, total)
         if upto <= done and not recorded:
             return indexed
+
+
+def index_at_commit(conn: sqlite3.Connection) -> Callable[[sqlite3.Connection], None] | None:
+    """Called as one of our write transactions begins (``Db.write_hooks``): the step that, just before
+    it commits, indexes every row recorded above the index's cursor — the rows the transaction wrote,
+    and a backlog of at most :data:`BATCH` rows it found. None when the backlog is bigger: that is
+    :func:`build_search_index`'s, in batches with progress, and this transaction's rows wait with it.
+    A transaction that moves the cursor itself (a batch of that build, the doctor's rebuild) is left
+    to do so. An index too damaged to take the rows (``doctor --fix`` rebuilds it) never costs the
+    write: its rows are kept, unindexed, as a reader's scan and the next build find them."""
+    begun = _indexed(conn)
+    if _last_doc(conn) - begun > BATCH:
+        return None
+
+    def index_recorded(conn: sqlite3.Connection) -> None:  # one statement: one FTS5 flush
+        done, last = _indexed(conn), _last_doc(conn)
+        if done == begun and last > done:
+            try:
+                conn.execute(_INDEX_RANGE, (done, last))
+            except sqlite3.DatabaseError:
+                if not conn.in_transaction:  # SQLite gave up the whole transaction: the write failed
+                    raise
+                return  # a damaged index (the doctor's `search_index`): the rows are written, and wait
+            conn.execute("UPDATE meta SET value = ? WHERE key = ?", (str(last), INDEXED_KEY))
+
+    return index_recorded
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What :func:`scan_unindexed` found among the rows above the index's cursor."""
+
+    hits: list[tuple[str, str, float]]
+    """``(kind, ref_id, rank)`` of the matching rows, best first (bm25 over the rows scanned)."""
+    scanned: int
+    """Rows searched this way."""
+
+
+def scan_unindexed(conn: sqlite3.Connection, match: str, *, rows: int | None = None) -> Scan:
+    """Search the newest ``rows`` (default :data:`SCAN_ROWS`) rows above the index's cursor for the FTS5
+    expression ``match``: their text goes into a scratch FTS5 table in memory (the index's tokenizer and
+    ranking), so they match exactly as they will once indexed. For a reader that cannot index; it writes
+    nothing to the file. Raises ``sqlite3.OperationalError`` for an expression FTS5 cannot read, as the
+    index does."""
+    done, last = _indexed(conn), _last_doc(conn)
+    first = max(done, last - (SCAN_ROWS if rows is None else rows))
+    if last <= first:
+        return Scan([], 0)
+    refs: dict[int, tuple[str, str]] = {}
+
+    def texts() -> Iterator[tuple[int, str | None, str]]:
+        for docid, text, sess, kind, ref_id in conn.execute(_SCAN_RANGE, (first, last)):
+            refs[docid] = (kind, ref_id)
+            yield docid, text, sess
+
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute(f"CREATE VIRTUAL TABLE scan USING fts5 (text, sess, tokenize = '{TOKENIZE}')")
+        scratch.execute("INSERT INTO scan (scan, rank) VALUES ('rank', 'bm25(1.0, 0.0)')")
+        scratch.executemany("INSERT INTO scan (rowid, text, sess) VALUES (?, ?, ?)", texts())
+        ranked = scratch.execute("SELECT rowid, rank FROM scan WHERE scan MATCH ? ORDER BY rank", (match,)).fetchall()
+    finally:
+        scratch.close()
+    return Scan([(*refs[docid], rank) for docid, rank in ranked], last - first)
 
 
 def _record_older_rows(conn: sqlite3.Connection, batch: int) -> bool:

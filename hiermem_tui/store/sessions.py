@@ -2,6 +2,14 @@
 
 Every list is a page in SQL (sort, filter, ``LIMIT``/``OFFSET``), or a keyset walk by id, so
 10k sessions never sit in memory and the sessions table never counts episodes itself.
+
+A session whose source kept no times (``Session.times_known`` false: oterm, ShareGPT, some JSONL)
+has no place in an order by time: its ``created_at`` is the store's invented one and its
+``updated_at`` is when it was imported, not when anyone last wrote in it. So the time orders
+(:data:`TIME_SORTS`) list every session with real times first, in the order asked for, and those
+without after them, either way — as a sheet lists its blank cells last — among themselves by
+when they were imported, in the same direction. Ordered by their import time among the others
+they read as the newest chats of all, by the invented time as the oldest.
 """
 
 from __future__ import annotations
@@ -51,10 +59,16 @@ def _session(row: sqlite3.Row | tuple[Any, ...]) -> Session:
 
 
 def _filter(text: str | None) -> tuple[str, list[Any]]:
+    """The condition (no ``WHERE``) of a text filter on title, id or source, and its parameters."""
     if not text:
         return "", []
     like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    return "WHERE (title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' OR source LIKE ? ESCAPE '\\')", [like, like, like]
+    return "(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' OR source LIKE ? ESCAPE '\\')", [like, like, like]
+
+
+def _where(*conditions: str) -> str:
+    kept = [c for c in conditions if c]
+    return "WHERE " + " AND ".join(kept) if kept else ""
 
 
 def _sort(sort: str) -> str:
@@ -62,6 +76,22 @@ def _sort(sort: str) -> str:
     if expr is None:
         raise ValueError(f"unknown sort {sort!r}; choose from {', '.join(SESSION_SORTS)}")
     return expr
+
+
+TIME_SORTS = frozenset({"updated", "created"})
+"""The orders by time, where a session without times comes after the ones with (module docstring)."""
+_UNTIMED = "substr(created_at, 1, 8) = '2000-01-'"
+"""``not Session.times_known`` in SQL (``models.synthetic_stamp`` of its ``created_at``)."""
+
+
+def _parts(sort: str) -> list[tuple[str, str]]:
+    """``(condition, order key)`` of each part of a listing, listed one after the other: every session by
+    ``sort``, or for a time order the sessions with times by it, then those without by their import
+    time (``updated_at``). Kept apart, each part's ``ORDER BY`` is a column: "updated" walks its index."""
+    expr = _sort(sort)
+    if sort not in TIME_SORTS:
+        return [("", expr)]
+    return [(f"NOT {_UNTIMED}", expr), (_UNTIMED, "updated_at")]
 
 
 class Sessions:
@@ -84,8 +114,13 @@ class Sessions:
         return out
 
     def count(self, text: str | None = None) -> int:
-        where, params = _filter(text)
-        return int(self.db.conn.execute(f"SELECT count(*) FROM sessions {where}", params).fetchone()[0])
+        return self._count(text, "")
+
+    def _count(self, text: str | None, condition: str) -> int:
+        """Sessions matching ``text`` and the SQL ``condition`` (one of this module's, never a caller's)."""
+        match, params = _filter(text)
+        return int(self.db.conn.execute(f"SELECT count(*) FROM sessions {_where(match, condition)}", params)
+                   .fetchone()[0])
 
     def page(
         self,
@@ -96,33 +131,48 @@ class Sessions:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[Session]:
-        """A page of sessions in the given order (ties broken by id)."""
-        expr = _sort(sort)
+        """A page of sessions in the given order (ties broken by id; in a time order, the sessions without
+        times after the others: module docstring)."""
         direction = "DESC" if descending else "ASC"
-        where, params = _filter(text)
-        sql = f"SELECT {_SESSION_COLS} FROM sessions {where} ORDER BY {expr} {direction}, id {direction}"
-        if limit is not None:
-            sql += " LIMIT ? OFFSET ?"
-            params = [*params, limit, offset]
-        return [_session(r) for r in self.db.conn.execute(sql, params)]
+        match, params = _filter(text)
+        out: list[Session] = []
+        parts = _parts(sort)
+        for n, (condition, key) in enumerate(parts):
+            sql = f"SELECT {_SESSION_COLS} FROM sessions {_where(match, condition)} ORDER BY {key} {direction}, " \
+                  f"id {direction}"
+            args = list(params)
+            if limit is not None:
+                sql += " LIMIT ? OFFSET ?"
+                args += [limit - len(out), offset]
+            rows = [_session(r) for r in self.db.conn.execute(sql, args)]
+            out += rows
+            if n + 1 == len(parts) or (limit is not None and len(out) >= limit):
+                break
+            # the next part starts where this one ended: past the rest of the offset
+            offset = 0 if rows else max(0, offset - self._count(text, condition))
+        return out
 
     def position(
         self, session_id: str, *, sort: str = "updated", descending: bool = True, text: str | None = None
     ) -> int | None:
         """Where ``session_id`` stands in :meth:`page` with the same order and filter (0-based),
         or None when it is not listed: lets a list keep its cursor on a session while others
-        move around it. One count over the sort's index where it has one."""
-        expr = _sort(sort)
-        where, params = _filter(text)
-        row = self.db.conn.execute(
-            f"SELECT {expr} FROM sessions {where} {'AND' if where else 'WHERE'} id = ?", [*params, session_id]
-        ).fetchone()
-        if row is None:
-            return None
-        op = ">" if descending else "<"
-        ahead = f"({expr} {op} ? OR ({expr} = ? AND id {op} ?))"
-        sql = f"SELECT count(*) FROM sessions {where} {'AND' if where else 'WHERE'} {ahead}"
-        return int(self.db.conn.execute(sql, [*params, row[0], row[0], session_id]).fetchone()[0])
+        move around it. One count over the sort's index where it has one (and, for a session
+        without times, one count of the sessions with times, which come before it)."""
+        match, params = _filter(text)
+        before = 0
+        for condition, key in _parts(sort):
+            row = self.db.conn.execute(
+                f"SELECT {key} FROM sessions {_where(match, condition, 'id = ?')}", [*params, session_id]
+            ).fetchone()
+            if row is None:
+                before += self._count(text, condition) if condition else 0
+                continue
+            op = ">" if descending else "<"
+            ahead = f"({key} {op} ? OR ({key} = ? AND id {op} ?))"
+            sql = f"SELECT count(*) FROM sessions {_where(match, condition, ahead)}"
+            return before + int(self.db.conn.execute(sql, [*params, row[0], row[0], session_id]).fetchone()[0])
+        return None
 
     def each(self, *, batch: int = 1000) -> Iterator[Session]:
         """Every session, by id, paged with a keyset so memory stays flat."""

@@ -24,6 +24,7 @@ from .marks import Marks
 from .queries import SearchQueries, StatsQueries
 from .runs import Runs
 from .schema import SCHEMA_VERSION
+from .search_index import index_at_commit
 from .sessions import Sessions
 from .speeds import Speeds
 
@@ -34,6 +35,7 @@ class Store:
     def __init__(self, path: Path, readonly: bool, tokenizer: Tokenizer | None = None, *, checking: bool = False
                  ) -> None:
         self.db = Db(path, readonly, tokenizer, checking=checking)
+        self.db.write_hooks.append(index_at_commit)  # what a write records is searchable when it commits
         self.sessions = Sessions(self.db)
         self.episodes = Episodes(self.db)
         self.dag = Dag(self.db, self.sessions, self.episodes)

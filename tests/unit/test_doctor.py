@@ -154,7 +154,8 @@ def test_a_file_in_use_by_another_connection_is_checked_as_it_is(db: Path, token
         assert Path(str(db) + "-wal").exists()
         code, report = doctor(db)
         assert code == 0, report
-        assert report["checked"]["episodes"] == 98 and report["checked"]["search_pending"] == 5
+        assert report["checked"]["episodes"] == 98  # the -wal's rows, and their index entries with them:
+        assert report["checked"]["search_pending"] == 0 and report["checked"]["search_rows"] >= 98
 
 
 # ---------------------------------------------------------------- broken on purpose

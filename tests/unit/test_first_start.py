@@ -23,8 +23,10 @@ START = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
 
 def imported(path: Path, episodes: int = 1500) -> None:
-    """A file as an import leaves it: episodes recorded for search, the index not built."""
-    with Store.open(path) as store, store.db.transaction():
+    """A file as an import by a version before this one left it: episodes recorded for search, the index
+    not built (an import now indexes what it writes; this is what the launch still meets in older files)."""
+    with Store.open(path) as store:
+        store.db.write_hooks.clear()
         store.sessions.upsert("big", title="Big", source="jsonl", created_at=START)
         store.episodes.append("big", [NewEpisode(str(i), "user", f"message number {i}", START)
                                       for i in range(episodes)])

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 from hiermem_tui.search import build_search_index, search, search_index_status
-from hiermem_tui.store import SCHEMA_VERSION, NewEpisode, Store
+from hiermem_tui.store import SCHEMA_VERSION, NewEpisode, Store, search_index
 from hiermem_tui.store.db import _split_sql
 from hiermem_tui.store.schema import MIGRATIONS
+from hiermem_tui.tokens import Tokenizer
+from hiermem_tui.watch import Watcher
 from tests.conftest import make_session
+from tests.unit._cli import sha, strays
 
 
 def write_version_2(path: Path, episodes: int = 25) -> None:
@@ -92,11 +95,13 @@ def test_a_killed_build_resumes_and_rows_written_meanwhile_are_not_indexed_twice
         assert search_index_status(store).pending
         assert indexed_rows(store) == (10, 10)
         assert has_dedup_index(store)  # while older rows are being recorded, none is recorded twice
-        # Meanwhile a new session arrives (indexed by the trigger), and an old one grows.
+        # Meanwhile a new session arrives, and an old one grows: recorded by the trigger, and indexed as
+        # they are written (what was recorded so far is indexed: the backlog is the unrecorded rows).
         make_session(store, "new", 3)
         store.episodes.append("older", [NewEpisode("late", "user", "a late pelican", None)])
+        assert indexed_rows(store) == (14, 14)
     with Store.open(path, tokenizer=tokenizer) as store:  # "next start"
-        assert build_search_index(store, batch=5) == 45  # the 41 older rows left and the 4 new ones
+        assert build_search_index(store, batch=5) == 41  # the older rows left
         assert indexed_rows(store) == (55, 55)
         assert not has_dedup_index(store)  # gone with the backfill: imports do not pay for it
         assert len(search(store, "pelican", limit=100).hits) == 51
@@ -118,11 +123,97 @@ def test_a_read_only_file_searches_what_is_indexed_and_builds_nothing(tmp_path: 
         path.chmod(0o644)
 
 
-def test_new_rows_are_recorded_by_the_trigger_and_indexed_in_bulk_by_the_next_search(store: Store) -> None:
+def test_rows_are_indexed_in_the_transaction_that_writes_them(store: Store, db_path: Path) -> None:
     assert not search_index_status(store).pending and not has_dedup_index(store)
     make_session(store, "s", 3)
-    status = search_index_status(store)
-    assert status.pending and (status.done, status.total) == (0, 3)
-    assert indexed_rows(store) == (3, 0)  # recorded by the trigger, not indexed row by row
-    assert len(search(store, "episode").hits) == 3  # the search indexed them first
-    assert not search_index_status(store).pending and indexed_rows(store) == (3, 3)
+    assert not search_index_status(store).pending
+    assert indexed_rows(store) == (3, 3)  # searchable by any reader as soon as they are there
+    with pytest.raises(RuntimeError), store.db.transaction():
+        store.episodes.append("s", [NewEpisode("gone", "user", "never written", None)])
+        raise RuntimeError("a write that fails")
+    assert indexed_rows(store) == (3, 3)  # neither the row nor its index entry
+    other = sqlite3.connect(db_path)  # another tool's row: recorded by the trigger, not indexed
+    with other:
+        other.execute("INSERT INTO episodes (id, session_id, seq, role, content, created_at) VALUES "
+                      "('s/x', 's', 3, 'tool', 'written by someone else: quokka', '2025-03-01T10:00:00.000Z')")
+    other.close()
+    assert indexed_rows(store) == (4, 3) and search_index_status(store).pending
+    store.episodes.append("s", [NewEpisode("late", "user", "a late pelican", None)])
+    assert indexed_rows(store) == (5, 5)  # our next write indexed the small backlog with its own row
+    assert [h.id for h in search(store, "quokka").hits] == ["s/x"]
+
+
+def test_what_each_watch_tick_brings_is_indexed_for_a_reader(store: Store, db_path: Path, tmp_path: Path) -> None:
+    live = tmp_path / "live.jsonl"
+    live.write_text('{"session": "s", "role": "user", "content": "a quokkafish appears"}\n')
+    watcher = Watcher(store, [live], settle_s=30.0)
+    for n, word in enumerate(("quokkafish", "pelicanfish"), 1):
+        assert watcher.tick().episodes == 1
+        with Store.open_reader(db_path) as reader:  # the MCP server, beside a running watch
+            result = search(reader, word)
+            assert len(result.hits) == 1 and (result.scanned, result.unindexed) == (0, 0)
+            assert search_index_status(reader).missing == 0 and indexed_rows(reader) == (n, n)
+        with live.open("a") as fh:
+            fh.write('{"session": "s", "role": "assistant", "content": "then a pelicanfish"}\n')
+
+
+def test_a_backlog_bigger_than_a_batch_is_left_to_the_build(store: Store, db_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_index, "BATCH", 2)
+    make_session(store, "s", 1)
+    other = sqlite3.connect(db_path)
+    with other:
+        for seq in (1, 2, 3):
+            other.execute("INSERT INTO episodes (id, session_id, seq, role, content, created_at) VALUES "
+                          "(?, 's', ?, 'tool', 'by another tool', '2025-03-01T10:00:00.000Z')", (f"s/{seq}", seq))
+    other.close()
+    store.episodes.append("s", [NewEpisode("late", "user", "a late pelican", None)])
+    assert indexed_rows(store) == (5, 1)  # a write does not take on a big backlog: it waits with it
+    assert build_search_index(store) == 4 and indexed_rows(store) == (5, 5)
+
+
+def test_a_damaged_index_never_costs_a_write(db_path: Path, tokenizer: Tokenizer) -> None:
+    with Store.open(db_path, tokenizer=tokenizer) as store:
+        make_session(store, "s", 2)
+    other = sqlite3.connect(db_path)
+    with other:  # the index's structure record, garbled: FTS5 cannot open the table any more
+        other.execute("UPDATE search_index_data SET block = x'ffffffffffff' WHERE id = 10")
+    other.close()
+    with Store.open(db_path, tokenizer=tokenizer) as store:
+        assert store.episodes.append("s", [NewEpisode("late", "user", "a late pelican", None)]) == (1, 0)
+        assert store.db.conn.execute("SELECT count(*) FROM episodes").fetchone()[0] == 3
+        status = search_index_status(store)
+        assert status.pending and status.missing == 1  # recorded, waiting for the index to be rebuilt
+
+
+def written_by_an_older_version(path: Path, tokenizer: Tokenizer, sessions: dict[str, list[str]],
+                                indexed: bool = False) -> None:
+    """Sessions written as versions before this one wrote them: recorded for search, not indexed."""
+    with Store.open(path, tokenizer=tokenizer) as store:
+        if not indexed:
+            store.db.write_hooks.clear()
+        for sid, texts in sessions.items():
+            store.sessions.upsert(sid, title=sid, source="jsonl")
+            store.episodes.append(sid, [NewEpisode(str(i), "user", t, None) for i, t in enumerate(texts)])
+
+
+def test_a_reader_searches_the_rows_the_index_has_not_reached(tmp_path: Path, tokenizer: Tokenizer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "h.db"
+    written_by_an_older_version(path, tokenizer, {"kept": ["an indexed heron", "a heron again"]}, indexed=True)
+    written_by_an_older_version(path, tokenizer, {"a": ["the quokkafish swims", "heron and quokkafish"],
+                                                  "b": ["quokkafish pie", "nothing here"]})
+    before = sha(path)
+    with Store.open_reader(path, tokenizer=tokenizer) as reader:
+        assert search_index_status(reader).missing == 4
+        result = search(reader, "quokkafish")
+        assert {h.id for h in result.hits} == {"a/0", "a/1", "b/0"}
+        assert (result.unindexed, result.scanned) == (0, 4)
+        both = search(reader, "heron")  # the index's hits and the scan's, ranked together
+        assert {h.id for h in both.hits} == {"kept/0", "kept/1", "a/1"}
+        assert [h.id for h in search(reader, "quokkafish", session_id="b").hits] == ["b/0"]
+        assert [h.snippet.text for h in search(reader, '"quokkafish pie"').hits] == ["quokkafish pie"]
+        monkeypatch.setattr(search_index, "SCAN_ROWS", 2)  # bounded: the newest rows, the rest counted
+        bounded = search(reader, "quokkafish")
+        assert [h.id for h in bounded.hits] == ["b/0"] and (bounded.unindexed, bounded.scanned) == (2, 2)
+    assert sha(path) == before and strays(path) == []

@@ -23,7 +23,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hiermem_tui.tui.widgets.lists import KeyedOptionList
-from hiermem_tui.context import ContextItem, ContextView, build_context, item_header, render_context
+from hiermem_tui.context import ContextItem, ContextView, build_context, item_header, render_context, shown_text
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import ContextReady
@@ -133,7 +133,7 @@ class ContextScreen(ReportScreen):
             items.highlighted = len(self.rows) - 1  # the newest: what the conversation is about now
         else:
             self.query_one("#context-item-text", Static).update(
-                Text("Nothing fits this budget: even the newest item is larger.", style=fmt.style(p.warning)))
+                Text("A budget of 0 tokens holds nothing.", style=fmt.style(p.warning)))
 
     def _summary(self, view: ContextView, p: fmt.Palette) -> None:
         parts = [fmt.figure(f"{len(view.items):,}", "items", p), Text(" · "),
@@ -146,7 +146,10 @@ class ContextScreen(ReportScreen):
             parts.append(Text(f"  ▲ left out to fit: {len(view.left_out):,} older items, "
                               f"{fmt.seq_range(first, last)}, {fmt.tokens(view.left_out_tokens)} tok",
                               style=fmt.style(p.warning, bold=True)))
-        elif view.items:
+        if (clipped := view.clipped) is not None:
+            parts.append(Text(f"  ▲ the newest item clipped to fit: {fmt.tokens(clipped.tokens)} of "
+                              f"{fmt.tokens(clipped.full_tokens or 0)} tok", style=fmt.style(p.warning, bold=True)))
+        elif view.items and not view.left_out:
             parts.append(Text("  every episode, once", style=fmt.style(p.success)))
         self.query_one("#context-summary", Static).update(Text.assemble(*parts))
 
@@ -171,7 +174,8 @@ class ContextScreen(ReportScreen):
                 (ep.content if (ep := self.store.episodes.at(self.sid, item.first_seq)) else ""))
             p = fmt.Palette.from_app(self.app)
             out = Text(one_line(item_header(item), 200) + "\n\n", style=fmt.style(p.muted))
-            out.append(strip_combining_excess(visible(self.app.shown(text))), style=fmt.style(p.foreground))
+            out.append(strip_combining_excess(visible(shown_text(item, self.app.shown(text)))),
+                       style=fmt.style(p.foreground))
             self.query_one("#context-item-text", Static).update(out)
 
     @on(OptionList.OptionSelected, "#context-items")

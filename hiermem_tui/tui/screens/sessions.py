@@ -31,7 +31,7 @@ from hiermem_tui.tui.widgets.backend_status import BackendIndicator
 from hiermem_tui.tui.backlog_view import session_state
 from hiermem_tui.tui.widgets.backlog_indicator import BacklogIndicator
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
-from hiermem_tui.tui.widgets.session_columns import SORT_LABELS, SORTABLE, session_when
+from hiermem_tui.tui.widgets.session_columns import SORT_LABELS, SORTABLE, fmt_when, session_when
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from hiermem_tui.tui.screens.base import AppScreen
 
@@ -215,7 +215,9 @@ class SessionsScreen(AppScreen[None]):
         if session is not None and self.app.settings.mask_secrets:
             session = replace(session, title=self.app.shown(session.title))
         if session is not None:
-            when = session_when(session, self.app.clock()) if session.times_known else "no times (listed by import)"
+            when = (session_when(session, self.app.clock()) if session.times_known else
+                    f"no times (imported {fmt_when(session.updated_at, self.app.clock())}; "
+                    "listed after the dated chats)")
         detail = self.query_one("#detail", Static)
         detail.update(detail_text(session, when, self.app.settings.policy.fidelity_threshold))
         detail.display = session is not None

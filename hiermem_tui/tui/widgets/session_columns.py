@@ -23,8 +23,8 @@ GAP = 2
 
 
 def session_when(s: Session, now: datetime) -> str:
-    """A session's last activity, or ``—`` when its source kept no times (it is listed by when it
-    was imported, which its ``updated_at`` then holds)."""
+    """A session's last activity, or ``—`` when its source kept no times (its ``updated_at`` then holds
+    when it was imported, and the time orders list it after the sessions with times)."""
     return fmt_when(s.updated_at, now) if s.times_known else fmt.UNKNOWN_TIME
 
 
