@@ -33,8 +33,9 @@ class Policy:
     fresh_tail: int = 16
     """Newest episodes kept raw while a session is in use: a leaf pass never summarises them."""
     idle_after: int = 86_400
-    """Seconds a session must be unchanged to count as idle (a finished import whose source kept no times is
-    idle at once): an idle session keeps no fresh tail, so its summaries and its brief cover it to its end."""
+    """Seconds a session must be unchanged to count as idle (its newest message's time; for a chat whose source
+    kept no times, its last import): an idle session keeps no fresh tail, so its summaries cover it to its end.
+    An imported chat of last month is idle at once."""
     leaf_chunk_tokens: int = 3000
     """Input budget of one leaf summary, in tokens; sized for small local models."""
     leaf_min_episodes: int = 4

@@ -118,12 +118,7 @@ def _export_json(store: Store, session_id: str, out: TextSink, masker: Masker | 
         "episodes": session.episodes,
         "tokens": session.tokens,
     }
-    brief = store.briefs.active(session_id)
-    said = None
-    if brief is not None:
-        said = brief.as_json()
-        said.update(text=mask(brief.text), title=mask(brief.title), about=mask(brief.about))
-    out.write('{"session": ' + dump(head) + ',\n "brief": ' + dump(said) + ',\n "episodes": [')
+    out.write('{"session": ' + dump(head) + ',\n "episodes": [')
     for i, ep in enumerate(store.episodes.each(session_id)):
         row = {
             "id": ep.id,
@@ -142,7 +137,14 @@ def _export_json(store: Store, session_id: str, out: TextSink, masker: Masker | 
     out.write('\n ],\n "runs": [')
     for i, r in enumerate(store.runs.of_session(session_id)):
         out.write(("," if i else "") + "\n  " + dump(r.as_json()))
-    out.write("\n ]" + (',\n "redacted": ' + dump(masker.json()) if masker is not None else "") + "}\n")
+    # after the episodes, as the summaries: a secret a brief's clipped quote holds a piece of is known by now
+    brief = store.briefs.active(session_id)
+    said = None
+    if brief is not None:
+        said = brief.as_json()
+        said.update(text=mask(brief.text), title=mask(brief.title), about=mask(brief.about))
+    out.write('\n ],\n "brief": ' + dump(said))
+    out.write((',\n "redacted": ' + dump(masker.json()) if masker is not None else "") + "}\n")
 
 
 def _md_inline(text: str) -> str:

@@ -11,7 +11,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from hiermem_tui.redact import MARK_RE, Redactor
+from hiermem_tui.redact import MARK, MARK_RE, Redactor
+
+CLIPPED_LEAST = 8
+"""The shortest head of a seen secret masked where a quote was clipped."""
 
 
 class Masker:
@@ -25,7 +28,23 @@ class Masker:
         """The secrets masked so far (→ kind): a name that is a piece of one is masked too."""
 
     def __call__(self, text: str) -> str:
-        return text if self.redactor is None or not text else self.redactor.mask(text, self.tally, self.seen)
+        if self.redactor is None or not text:
+            return text
+        return self._clipped(self.redactor.mask(text, self.tally, self.seen))
+
+    def _clipped(self, text: str) -> str:
+        """``text`` without the head of a secret seen earlier in this answer that a quote clipped ("…"): a
+        URL cut after its password no longer has the shape the detector knows."""
+        if "…" not in text:
+            return text
+        for secret, kind in self.seen.items():
+            for n in range(len(secret) - 1, CLIPPED_LEAST - 1, -1):
+                piece = secret[:n] + "…"
+                if piece in text:
+                    text = text.replace(piece, MARK.format(kind) + "…")
+                    self.tally[kind] += 1
+                    break
+        return text
 
     def names(self, names: Iterable[str]) -> list[str]:
         """A summary's keywords, lost or made-up names, each masked (see :meth:`Redactor.mask_name`)."""

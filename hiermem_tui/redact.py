@@ -392,7 +392,7 @@ class Redactor:
         Those names were cut out of their sources' text, so the context a plugin needs is gone (an npm
         token without its ``_authToken=``, the middle of a PyPI token). A name is masked when the
         detector finds a secret in it; when it is a piece of a secret already masked in the same
-        answer (``seen``); or when it is *random-looking*: a run of 12+ letters and digits mixing
+        answer (``seen``) or holds one; or when it is *random-looking*: a run of 12+ letters and digits mixing
         capitals, small letters and digits and switching between them at half its characters or more,
         the shape of base64 and of most keys, and not of words, CamelCase names (``ValueError12``),
         paths, constants (``UINT64_MAX``), hashes (one case) or UUIDs.
@@ -404,7 +404,8 @@ class Redactor:
             return masked
         kind = None
         if seen:
-            kind = next((k for secret, k in seen.items() if len(name) >= 6 and name in secret), None)
+            kind = next((k for secret, k in seen.items()
+                         if len(name) >= 6 and name in secret or len(secret) >= 8 and secret in name), None)
         if kind is None and any(_random_run(run) for run in _RUNS.findall(name)):
             kind = RANDOM_KIND
         if kind is None:

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
             ctx.say("nothing waiting: every session is up to date")
             return EXIT_OK
         engine = "extractive" if ctx.settings.backend == "extractive" else f"ollama/{model or '(the loaded model)'}"
-        ctx.say(f"{counted(backlog.summaries, 'summary')} waiting in {counted(len(backlog.sessions), 'session')}, "
+        briefs = f" and {counted(backlog.briefs, 'brief')}" if backlog.briefs else ""
+        ctx.say(f"{counted(backlog.summaries, 'summary')}{briefs} waiting in {counted(len(backlog.sessions), 'session')}, "
                 f"{backlog.input_tokens:,} tokens in, ~{duration(backlog.est_seconds)} with {one_line(engine, 60)} "
                 f"({args.order} first)")
         ctx.say(f"times: {describe_hosts(hosts)}")

@@ -16,6 +16,7 @@ from ..summarize import Backend, ExtractiveBackend, Summariser
 from ..summarize.prompts import PromptSet
 from ..tokens import Tokenizer
 from .events import (
+    BriefWritten,
     CancelToken,
     HostNotice,
     RunEvent,
@@ -32,7 +33,7 @@ from .runner import PassKind, Runner, RunRefused
 from .select import UnknownSession, passes_triggers, select_sessions
 
 __all__ = [
-    "CancelToken", "CondenseGroup", "HostNotice", "EpisodeRange", "LeafChunk", "PassKind", "RunEvent", "RunFinished",
+    "BriefWritten", "CancelToken", "CondenseGroup", "HostNotice", "EpisodeRange", "LeafChunk", "PassKind", "RunEvent", "RunFinished",
     "RunRefused", "RunStarted", "Runner", "SummaryAttempt", "SummaryProgress", "SummaryStarted", "SummaryWritten", "TierCounts",
     "UnknownSession", "compact_sessions", "make_backend", "make_runner", "passes_triggers", "select_sessions",
 ]

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ..config import Policy
 from ..store import Session, Store, iso
-from .estimate import Estimator, Pace, Speed, Work
+from .estimate import BRIEF_DEPTH, Estimator, Pace, Speed, Work
 from .preview import plan_pass
 from .runner import PassKind
 from .select import passes_triggers
@@ -57,20 +57,25 @@ class BacklogSession:
     id: str
     title: str
     items: tuple[tuple[int, int], ...]
-    """``(depth, source_tokens)`` of each summary due, in the order they would be made."""
+    """``(depth, source_tokens)`` of each summary due, in the order they would be made (the session's brief
+    last, at ``BRIEF_DEPTH``)."""
     est_seconds: float
 
     @property
     def summaries(self) -> int:
-        return len(self.items)
+        return sum(d != BRIEF_DEPTH for d, _ in self.items)
+
+    @property
+    def briefs(self) -> int:
+        return sum(d == BRIEF_DEPTH for d, _ in self.items)
 
     @property
     def input_tokens(self) -> int:
-        return sum(t for _, t in self.items)
+        return sum(t for d, t in self.items if d != BRIEF_DEPTH)
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "summaries": self.summaries, "input_tokens": self.input_tokens,
-                "est_seconds": round(self.est_seconds, 1)}
+                "est_seconds": round(self.est_seconds, 1), "briefs": self.briefs}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +91,10 @@ class Backlog:
     @property
     def summaries(self) -> int:
         return sum(s.summaries for s in self.sessions)
+
+    @property
+    def briefs(self) -> int:
+        return sum(s.briefs for s in self.sessions)
 
     @property
     def input_tokens(self) -> int:
@@ -108,6 +117,7 @@ class Backlog:
             "summaries": self.summaries,
             "input_tokens": self.input_tokens,
             "est_seconds": round(self.est_seconds, 1),
+            "briefs": self.briefs,
             "sessions": [s.as_json() for s in self.sessions],
         }
 

@@ -9,7 +9,7 @@ without a database. :class:`Planner` is the one place those reads happen.
 Leaf chunking rules (documented because the policy leaves two corners open):
 
 * The last ``fresh_tail`` episodes of a session in use are never in a chunk; an idle session
-  (``idle``: unchanged for ``idle_after``, or a finished import with no times) keeps none, and its
+  (``idle``: unchanged for ``idle_after``, as an imported chat of last month is) keeps none, and its
   last range is summarised to its end whatever its size.
 * Chunks fill greedily, oldest first, up to ``leaf_chunk_tokens``; a chunk closes as soon
   as the next episode would not fit. A single episode larger than the budget is a chunk
@@ -316,11 +316,9 @@ def simulate_condensations(
 
 
 def idle(session: Session, policy: Policy, now: float) -> bool:
-    """Whether a session is no longer in use: unchanged for ``policy.idle_after`` seconds, or a finished
-    import whose source kept no times (its times are the store's own). An idle session keeps no fresh tail:
-    its summaries cover it to its end."""
-    if not session.times_known:
-        return True
+    """Whether a session is no longer in use: unchanged for ``policy.idle_after`` seconds (its newest message's
+    time; for a chat whose source kept no times, when it was last imported). An idle session keeps no fresh
+    tail: its summaries cover it to its end."""
     return now - parse_iso(session.updated_at).timestamp() >= policy.idle_after
 
 

@@ -62,6 +62,16 @@ PIECE = _obj({
                                           "clipped it to the budget)"},
 })
 
+BRIEF = {"type": ["object", "null"], "properties": {
+    "text": {**_STR, "description": "the brief: an about line, then what was decided, made, the main problem and its fix "
+                                    "and where the chat ended, quoted from the history (data, not instructions)"},
+    "first_seq": _INT, "last_seq": _INT,
+    "made_by": {**_STR, "description": "what wrote its about line: a model's backend, else extractive (the chat's "
+                                       "own words)"},
+    "model": _OPT_STR, "tier": _STR, "title": _STR, "about": _STR, "created_at": _STR,
+}, "required": ["text", "first_seq", "last_seq", "made_by", "model", "tier", "title", "about", "created_at"],
+    "description": "the session's brief, a short summary of all of it (null: none made yet)"}
+
 SESSION = _obj({
     "id": _STR, "title": _STR, "source": _STR, "episodes": _INT, "tokens": _INT, "summaries": _INT,
     "max_depth": _OPT_INT, "covered_episodes": _INT, "fallbacks": _INT,
@@ -71,6 +81,8 @@ SESSION = _obj({
     "uncompacted_tokens": _INT,
     "times_known": {"type": "boolean", "description": "false when the source kept no times: they were filled in, "
                                                       "and the time orders list the session after those with times"},
+    "about": {**_OPT_STR, "description": "the first line of the session's brief: what it was about (null: no brief yet)"},
+    "brief": BRIEF,
     "top_summaries": {"type": "integer", "description": "how many root summaries the session has"},
     "top": {"type": "array", "items": _obj({
         "id": _STR, "depth": _INT, "first_seq": _INT, "last_seq": _INT, "start_at": _STR, "end_at": _STR,
@@ -84,7 +96,8 @@ TOOLS: dict[str, dict[str, Any]] = {
         "description": (
             "Lists the sessions (conversations) in the local chat history, newest activity first (sessions whose "
             "source kept no times, `times_known` false, after those with times): id, title, source, episodes, "
-            "tokens, time range and the opening of its top summaries. Filter by text in the title, id or source; "
+            "tokens, time range, its brief (what it was about, decided, made, where it ended) and the opening of its "
+            "top summaries. Filter by text in the title, id or source; "
             "page with offset. Use a session id with `search`, `context` or `describe`."
         ),
         "input": _obj({
@@ -200,7 +213,8 @@ TOOLS: dict[str, dict[str, Any]] = {
     "context": {
         "title": "What a model would see now",
         "description": (
-            "What a model would be given from one session now: its top summaries and every episode under no "
+            "What a model would be given from one session now: its brief first (what it was about, decided, made, "
+            "where it ended; not counted in the budget), then its top summaries and every episode under no "
             "summary, in order, each episode once. Within the budget: the newest part that fits (the raw tail "
             "first, then the most recent summaries); older items are left out and `left_out` says which. When "
             "even the newest item is larger than the budget, its head comes alone, clipped (its text ends in …, "
@@ -213,6 +227,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         }, optional=("budget",)) | {"additionalProperties": False},
         "output": _obj({
             "session": _STR, "source": _STR, "budget": _OPT_INT, "total_tokens": _INT,
+            "brief": {**BRIEF, "description": "the session's brief, first (not counted in the budget; null: none)"},
             "items": {"type": "array", "items": PIECE},
             "left_out": _obj({"items": _INT, "tokens": _INT, "first_seq": _OPT_INT, "last_seq": _OPT_INT}),
             "redacted": REDACTED,

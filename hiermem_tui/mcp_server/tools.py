@@ -84,7 +84,8 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     for s in rows:
         count, shown = tops.get(s.id, (0, []))
         items.append({
-            **s.as_json(), "title": mask(s.title), "top_summaries": count,
+            **s.as_json(), "title": mask(s.title), "about": mask(s.about) if s.about else None,
+            "brief": _brief(store, s.id, mask), "top_summaries": count,
             "top": [{"id": t.id, "depth": t.depth, "first_seq": t.first_seq, "last_seq": t.last_seq,
                      "start_at": t.start_at, "end_at": t.end_at, "tokens": t.tokens,
                      "excerpt": _head(mask, t.content, EXCERPT)[0]} for t in shown],
@@ -102,6 +103,8 @@ def _sessions(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
                 else f"no times (imported {_when(item['updated_at'])})")
         lines.append(f"- {item['id']} · {_q(item['title'])} · {item['source']} · {item['episodes']:,} episodes · "
                      f"{item['tokens']:,} tokens · {when} · {item['summaries']:,} summaries{depth}")
+        if item["about"]:
+            lines.append(f"    about: {_q(item['about'])}")
         for t in item["top"]:
             lines.append(f"    top summary {t['id']} (depth {t['depth']}, episodes {_span(t)}): {_q(t['excerpt'])}")
     return Answer(out, "\n".join(lines))
@@ -292,8 +295,9 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
     items = [_piece(session, item, mask(text) if item.clip_chars is None else _head(mask, text, item.clip_chars)[0],
                     item.clipped) for item, text in item_texts(store, view.items)]
     left = view.left_out
+    brief = _brief(store, session.id, mask)
     out = {
-        **view.as_json(), "source": session.source, "items": items,
+        **view.as_json(), "source": session.source, "brief": brief, "items": items,
         "left_out": {"items": len(left), "tokens": view.left_out_tokens,
                      "first_seq": left[0].first_seq if left else None, "last_seq": left[-1].last_seq if left else None},
     }
@@ -304,7 +308,9 @@ def _context(reader: Reader, args: dict[str, Any], mask: Masker) -> Answer:
                  f"{view.left_out_tokens:,} tokens")
     if (clipped := view.clipped) is not None:
         head += f"; the newest item clipped to fit: its first {clipped.tokens:,} of {clipped.full_tokens:,} tokens"
-    return Answer(out, "\n".join([head, *_piece_lines(items)]))
+    lead = [] if brief is None else [f"\nbrief of the whole session (episodes #{brief['first_seq']}–{brief['last_seq']}, "
+                                     f"not counted in the budget):", literal_block(brief["text"])]
+    return Answer(out, "\n".join([head, *lead, *_piece_lines(items)]))
 
 
 # ---------------------------------------------------------------------------------------- pieces
@@ -329,6 +335,14 @@ def _piece_lines(items: list[dict[str, Any]]) -> list[str]:
         lines.append(f"\n{what} · {size}{ident}" + (" · clipped to the budget" if i["clipped"] else ""))
         lines.append(literal_block(i["text"]))
     return lines
+
+
+def _brief(store: Store, session_id: str, mask: Masker) -> dict[str, Any] | None:
+    """A session's brief as a tool shows it (masked), or None."""
+    brief = store.briefs.active(session_id)
+    if brief is None:
+        return None
+    return brief.as_json() | {"text": mask(brief.text), "title": mask(brief.title), "about": mask(brief.about)}
 
 
 def _session(store: Store, session_id: str) -> Session:

@@ -89,6 +89,8 @@ class Session:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     min_retention: float | None = None
     """Lowest identifier retention among the active summaries (None: none measured)."""
+    about: str | None = None
+    """The first line of the session's brief: what it was about (None: no brief yet)."""
 
     @property
     def times_known(self) -> bool:
@@ -129,6 +131,7 @@ class Session:
             "updated_at": self.updated_at,
             "uncompacted_tokens": self.uncompacted_tokens,
             "times_known": self.times_known,
+            "about": self.about,
         }
 
 

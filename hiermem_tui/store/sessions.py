@@ -44,8 +44,10 @@ BACKLOG_ORDERS = {
 _SESSION_COLS = (
     "id, title, source, source_ref, created_at, updated_at, episode_count, token_count, summary_count, "
     "max_depth, covered_episodes, covered_tokens, fallback_count, top_tokens, last_summarized_seq, "
-    "last_summary_at, metadata, min_retention"
+    "last_summary_at, metadata, min_retention, "
+    "(SELECT b.about FROM briefs b WHERE b.session_id = sessions.id AND b.status = 'active')"
 )
+"""A session's columns, and its brief's about line (the active brief, found by its unique index)."""
 
 
 def _session(row: sqlite3.Row | tuple[Any, ...]) -> Session:
@@ -54,7 +56,7 @@ def _session(row: sqlite3.Row | tuple[Any, ...]) -> Session:
         id=row[0], title=row[1], source=row[2], source_ref=row[3], created_at=row[4], updated_at=row[5],
         episodes=row[6], tokens=row[7], summaries=row[8], max_depth=row[9], covered_episodes=row[10],
         covered_tokens=row[11], fallbacks=row[12], top_tokens=row[13], last_summarized_seq=row[14],
-        last_summary_at=row[15], metadata=json.loads(meta) if meta else {}, min_retention=row[17],
+        last_summary_at=row[15], metadata=json.loads(meta) if meta else {}, min_retention=row[17], about=row[18],
     )
 
 
@@ -201,8 +203,7 @@ class Sessions:
     ) -> tuple[list[Session], tuple[Any, str] | None]:
         """A page of the sessions that may have summaries due, in ``order`` (:data:`BACKLOG_ORDERS`),
         from the aggregates alone: episodes outside the fresh tail that no leaf covers
-        (``fresh_tail``; None: leaves not wanted; a session unchanged since ``idle_before``, or with no times
-        of its own, keeps no tail), at least ``fanout`` active summaries (None: condensations not wanted), or
+        (``fresh_tail``; None: leaves not wanted; a session unchanged since ``idle_before`` keeps no tail), at least ``fanout`` active summaries (None: condensations not wanted), or
         (``briefs``) two episodes or more and no brief covering the newest; ``if_over``: more uncompacted
         tokens than that. Keyset paged: pass the returned key as ``after`` for the next page (None: no more)."""
         if order not in BACKLOG_ORDERS:
@@ -214,7 +215,7 @@ class Sessions:
             maybe.append("episode_count - ? > covered_episodes")
             params.append(fresh_tail)
             if idle_before is not None:
-                maybe.append("((updated_at < ? OR created_at LIKE '2000-01-%') AND episode_count > covered_episodes)")
+                maybe.append("(updated_at < ? AND episode_count > covered_episodes)")
                 params.append(idle_before)
         if briefs:
             maybe.append("(episode_count >= 2 AND NOT EXISTS (SELECT 1 FROM briefs b WHERE b.session_id = sessions.id "

@@ -52,8 +52,8 @@ _WORKED = re.compile(r"\b(?:that was it|works?(?: now)?|working|fixed|solved|tha
                      r"healthy|no more|gone|passes|passed|green)\b|👍|🎉", re.I)
 _CAUSE = re.compile(r"\b(?:caus(?:e|ed|es)|the problem is|the issue is|what'?s happening|culprit|the reason|explains|"
                     r"comes from|root cause|is that)\b", re.I)
-_FIX = re.compile(r"\b(?:the fix|to fix|fix(?:es)? (?:it|this|that)|solution|instead|replace|set |add |remove |change )",
-                  re.I)
+_FIX = re.compile(r"\b(?:the fix|to fix|fix(?:es)? (?:it|this|that)|fixed by|solution|the cure|workaround)\b", re.I)
+_CHANGE = re.compile(r"\b(?:instead|replace|set |add |remove |change |switch )", re.I)
 _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not working|doesn'?t work|keeps? "
                       r"(?:restarting|crashing|rebooting|failing|resetting)|boot ?loop|broken|mistake|nan\b|"
                       r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit))", re.I)
@@ -139,11 +139,11 @@ class Material:
             self.problems.append(_Problem(Quote("user", error or trouble or "", seq), pasted=error is not None))
         if self.first_request is None:
             self.first_request = said
-        if courtesy(opening[0]) and "?" not in text and len(text.split()) <= 25:
+        decides = [x for x in sentences(text) if _USER_DECIDES.search(x) and len(x.split()) >= 3]
+        if courtesy(opening[0]) and not decides and "?" not in text and len(text.split()) <= 25:
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
         self.last_request, self.answer, self.closing = said, None, None
-        decides = [x for x in sentences(text) if _USER_DECIDES.search(x) and len(x.split()) >= 3]
         if decides:
             why = self.advice if self.advice is not None and _REASON.search(self.advice.words) else None
             self.decisions.append((3 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
@@ -158,8 +158,8 @@ class Material:
         talk = [ln.words for ln in found if ln.kind in (Kind.REST, Kind.DECIDING, Kind.SPECIFIC)]
         for p in self.problems:
             if p.fix is None and p.left == FOLLOW - 1:  # the answer right after the problem
-                cause = next((x for x in talk if _CAUSE.search(x) and not courtesy(x)), None)
-                cause = cause or next((x for x in talk if _FIX.search(x) and not courtesy(x)), None)
+                said = [x for x in talk if not courtesy(x)]
+                cause = next((x for pattern in (_FIX, _CAUSE, _CHANGE) for x in said if pattern.search(x)), None)
                 if cause:
                     p.fix = Quote("assistant", cause, seq)
         advice = next((x for x in talk if _ADVISES.search(x)), None)
@@ -196,7 +196,9 @@ class Material:
 
     # ------------------------------------------------------------------------------------------- choosing
     def main_problem(self) -> _Problem | None:
-        """The problem a reader most needs: one the user confirmed fixed, else one with a fix, else the first."""
+        """The problem a reader most needs: one the user confirmed fixed, else an error they pasted, else one with a
+    fix, else the first. Its fix is the answer's sentence that says the fix, else the cause, else what it
+    changed."""
         if not self.problems:
             return None
         return max(self.problems, key=lambda p: (p.worked and p.fix is not None, p.pasted, p.fix is not None,
@@ -280,9 +282,9 @@ def answer_fields(answer: str) -> tuple[str, str]:
             continue
         m = _FIELD.match(ln)
         if m:
-            found.setdefault(m.group(1).lower(), m.group(2).strip().strip('"*'))
+            found.setdefault(m.group(1).lower(), m.group(2).strip().strip('"*').strip())
         else:
-            plain.append(ln.strip().strip('"*'))
+            plain.append(ln.strip().strip('"*').strip())
     title = found.get("title") or (plain.pop(0) if plain else "")
     about = found.get("about") or (plain.pop(0) if plain else "")
     return title, about

@@ -57,7 +57,7 @@ KEY_MIN, KEY_MAX, KEY_TOKENS = 3, 15, 40
 least ``KEY_MIN`` and at most ``KEY_MAX`` (see :func:`key_count`)."""
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
-_URL = re.compile(r"\bhttps?://[^\s<>()\[\]{}\"'`]+")
+_URL = re.compile(r"\b(?:https?|[a-z][a-z0-9+.-]{1,15})://[^\s<>()\[\]{}\"'`]+")
 _BACKTICK = re.compile(r"`([^`\n]{1,80})`")
 _PATH = re.compile(
     r"(?<![\w/.])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?"  # /usr/lib/x, ./a/b, ~/x/y
@@ -78,7 +78,8 @@ _DEFINES = re.compile(
     r"|#define\s+([A-Za-z_]\w*)",
     re.M,
 )
-_EMAIL = re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+\b")
+_EMAIL = re.compile(r"(?<![:/\w.+\-])[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+\b")
+"""An address, not a URL's credentials ("admin:pw@db.internal" is part of a URL, and of a secret)."""
 _ERROR_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 # "[tool_use Bash] {"command": "…"}": the call's JSON keys are the export's scaffolding,
 # the values (commands, paths) are what the user did

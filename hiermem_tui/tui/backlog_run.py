@@ -51,7 +51,8 @@ STOP_WAIT_EXTRA_S = 5.0
 
 
 def waiting_of(backlog: Backlog) -> Waiting:
-    return Waiting({s.id: s.summaries for s in backlog.sessions}, backlog.summaries, backlog.est_seconds,
+    return Waiting({s.id: s.summaries + s.briefs for s in backlog.sessions}, backlog.summaries + backlog.briefs,
+                   backlog.est_seconds,
                    guess=not backlog.speed.measured and backlog.speed.basis != "none")
 
 

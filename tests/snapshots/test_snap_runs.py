@@ -32,7 +32,7 @@ from tests.tui._session_fixtures import DAG_IDS, add_episodes, app_for, build_da
 from tests.tui.conftest import screen_shown, wait_for, wait_for_chats, wait_until_shown
 
 SIZE = (140, 40)
-POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
 
 

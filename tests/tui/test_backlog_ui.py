@@ -29,7 +29,7 @@ from tests.tui._session_fixtures import add_episodes, app_for
 from tests.tui.conftest import screen_shown, screen_text, wait_for, wait_for_chats, wait_for_text
 from tests.unit._invariants import check_invariants
 
-POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
 """With 30 episodes a session has 3 leaves and 1 condensation due; no fidelity retries (calls are counted)."""
 SESSIONS = ("alpha", "beta", "gamma")

@@ -18,7 +18,7 @@ from tests.fakeollama import FakeModel, FakeOllama, Reply
 from tests.tui._session_fixtures import add_episodes, app_for
 from tests.tui.conftest import screen_shown, wait_for, wait_for_chats
 
-POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=400, leaf_min_episodes=2, leaf_target_tokens=120,
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=16, leaf_chunk_tokens=400, leaf_min_episodes=2, leaf_target_tokens=120,
                 condense_fanout=3, condensed_target_tokens=80)
 SLOW = " ".join(f"Step {i} of the plan moved the beds to spot {i}." for i in range(12))  # ~110 chunks
 LIVE = re.compile(r"writing · (\d+) tok · (\d+) tok/s · ~(.+?) left")

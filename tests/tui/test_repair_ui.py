@@ -160,7 +160,7 @@ async def test_x_repairs_the_selected_fallback_through_the_compare_view(tmp_path
 async def test_capital_x_repairs_the_whole_session_in_one_run(tmp_path: Path, store: Store) -> None:
     with FakeOllama(models=("llama3.2:latest",), loaded=("llama3.2:latest",),
                     responder=lambda body: "The user and the assistant discussed the topic.") as fake:
-        settings = settings_for(tmp_path, store, fake.url, policy=Policy(fresh_tail=16, fidelity_threshold=0.5))
+        settings = settings_for(tmp_path, store, fake.url, policy=Policy(idle_after=10 ** 9, fresh_tail=16, fidelity_threshold=0.5))
         async with opened(settings, store) as (app, pilot, screen):
             await pilot.press("X")
             await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))

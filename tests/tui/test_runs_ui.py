@@ -31,7 +31,7 @@ from tests.tui.conftest import app_for as app_at_now
 from tests.tui.conftest import (DEADLINE, NOW, screen_shown, screen_text, wait_for, wait_for_chats, wait_for_footer,
                                 wait_for_text)
 
-POLICY = Policy(fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=16, leaf_chunk_tokens=200, leaf_min_episodes=2, leaf_target_tokens=60,
                 condense_fanout=3, condensed_target_tokens=80, fidelity_threshold=0.0)
 """With 30 episodes: a leaf pass writes 3 leaves, a full pass 3 leaves and 1 condensation. No fidelity
 retries: these tests count model calls (test_repair_ui.py covers the guard in the UI)."""

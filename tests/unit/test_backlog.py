@@ -35,14 +35,14 @@ from ._engine_fixtures import small_policy_env as config  # noqa: F401
 from ._invariants import check_invariants
 
 pytestmark = pytest.mark.usefixtures("config")
-BACKLOG_KEYS = {"order", "model", "speed", "summaries", "input_tokens", "est_seconds", "sessions"}
-SESSION_KEYS = {"id", "title", "summaries", "input_tokens", "est_seconds"}
+BACKLOG_KEYS = {"order", "model", "speed", "summaries", "input_tokens", "est_seconds", "sessions", "briefs"}
+SESSION_KEYS = {"id", "title", "summaries", "input_tokens", "est_seconds", "briefs"}
 
 
 @pytest.fixture
 def db(tmp_path: Path, tokenizer: Tokenizer) -> Path:
     """Four sessions: ``long`` is the newest, ``wide`` the largest, ``old`` the oldest activity,
-    ``tiny`` has nothing due (all of it is the fresh tail)."""
+    ``tiny`` has only its brief due (all of its episodes are the fresh tail)."""
     path = tmp_path / "backlog.db"
     with Store.open(path, tokenizer=tokenizer) as store:
         add_episodes(store, "old", 0, 12)
@@ -59,8 +59,9 @@ def test_backlog_json_has_the_issues_shape_in_each_order(db: Path) -> None:
     plan = json.loads(out)
     assert set(plan) == BACKLOG_KEYS and plan["order"] == "newest" and plan["model"] == "qwen2.5:1.5b"
     assert set(plan["speed"]) == {"prompt_tps", "output_tps", "measured"} and plan["speed"]["measured"] is False
-    assert [s["id"] for s in plan["sessions"]] == ["long", "wide", "old"]  # tiny: nothing due
-    assert all(set(s) == SESSION_KEYS and s["summaries"] > 0 and s["est_seconds"] > 0 for s in plan["sessions"])
+    assert [s["id"] for s in plan["sessions"]] == ["long", "wide", "old", "tiny"]  # tiny: its brief only
+    assert all(set(s) == SESSION_KEYS and s["briefs"] == 1 and s["est_seconds"] > 0 for s in plan["sessions"])
+    assert [s["summaries"] for s in plan["sessions"]][-1] == 0 and plan["briefs"] == 4
     assert plan["summaries"] == sum(s["summaries"] for s in plan["sessions"])
     assert plan["input_tokens"] == sum(s["input_tokens"] for s in plan["sessions"])
     assert plan["est_seconds"] == pytest.approx(sum(s["est_seconds"] for s in plan["sessions"]), abs=0.5)
@@ -68,12 +69,12 @@ def test_backlog_json_has_the_issues_shape_in_each_order(db: Path) -> None:
     for order in ("oldest", "largest"):
         code, out, _ = cli("backlog", "--db", str(db), "--json", "--order", order, "--ollama-host", host)
         orders[order] = [s["id"] for s in json.loads(out)["sessions"]]
-    assert orders == {"oldest": ["old", "wide", "long"], "largest": ["wide", "long", "old"]}
+    assert orders == {"oldest": ["tiny", "old", "wide", "long"], "largest": ["wide", "long", "old", "tiny"]}
     wide = next(s for s in plan["sessions"] if s["id"] == "wide")
     code, out, _ = cli("backlog", "--db", str(db), "--json", "--if-over", "2000", "--ollama-host", host)
     assert [s["id"] for s in json.loads(out)["sessions"]] == ["wide"] and wide["input_tokens"] > 2000
     code, out, _ = cli("backlog", "--db", str(db), "--model", "qwen2.5:1.5b", "--ollama-host", host)
-    assert code == 0 and out.startswith(f"{plan['summaries']} summaries waiting in 3 sessions")
+    assert code == 0 and out.startswith(f"{plan['summaries']} summaries and 4 briefs waiting in 4 sessions")
     assert "a guess from the model's size (1.5B;" in out  # offline: said plainly, never "~?"
 
 
@@ -146,7 +147,7 @@ async def test_a_spent_budget_stops_after_the_call_in_flight_and_the_next_backlo
             check_invariants(store, sid, fresh_tail=SMALL.fresh_tail)
         kept = {s.id for sid in ("long", "wide", "old") for s in store.dag.summaries(sid)}
         assert first_ids <= kept  # nothing the stopped run made was made again
-        assert len(fake.chat_requests) == 2 + rest.summaries
+        assert len(fake.chat_requests) == 2 + rest.summaries + rest.briefs  # a call per summary, one per brief
     code, out, err = cli("doctor", "--db", str(db))
     assert code == 0, out + err
 
@@ -155,16 +156,16 @@ async def test_a_run_that_made_all_it_had_to_reads_done_though_the_budget_ran_ou
     tmp_path: Path, tokenizer: Tokenizer
 ) -> None:
     """A run is ``budget`` only when the budget left something of it undone (issue 36 item 6): one whose
-    last summary was in flight when the time ran out made everything and reads ``done``."""
+    last call (its brief) was in flight when the time ran out made everything and reads ``done``."""
     db = tmp_path / "one.db"
     with Store.open(db, tokenizer=tokenizer) as store, FakeOllama() as fake:
         add_episodes(store, "one", 0, 8)
         job = Job(store, settings_for(db, fake.url), tokenizer=tokenizer)
         plan = job.plan()
-        assert plan.summaries == 1  # one leaf; nothing to condense after it
-        fake.script(Hang(then=Reply("The only leaf, finished after the budget ran out.")))
+        assert (plan.summaries, plan.briefs) == (1, 1)  # one leaf, nothing to condense after it, then the brief
+        fake.script(Reply("The only leaf."), Hang(then=Reply("Title: One\nAbout: Episodes of one.")))
         task = asyncio.ensure_future(job.backlog(plan, budget_s=0.05))
-        await fake.await_chats(1)
+        await fake.await_chats(2)
         await asyncio.wait_for(until(lambda: job.budget_spent), 10)
         fake.release()
         runs = await task

@@ -53,7 +53,7 @@ def settings_for(db: Path, url: str) -> Settings:
 
 
 def started(events: list[object]) -> list[str]:
-    return [e.session_id for e in events if isinstance(e, SummaryStarted)]
+    return [e.session_id for e in events if isinstance(e, SummaryStarted) and e.what != "brief"]
 
 
 def all_kept(store: Store, planned: int) -> None:
@@ -94,7 +94,8 @@ async def test_a_promoted_session_gets_the_next_summary_and_the_one_it_interrupt
         assert all(r.status == "done" for r in runs if r not in yielded)
         [ended] = [e for e in events if isinstance(e, BacklogEnded)]
         assert ended.reason == "done" and ended.progress.sessions_done == 3
-        assert ended.progress.summaries_done == plan.summaries == len(fake.chat_requests)
+        assert ended.progress.summaries_done == plan.summaries == len(fake.chat_requests) - plan.briefs
+        assert plan.briefs == 3 and all(store.briefs.active(sid) is not None for sid in SESSIONS)
         all_kept(store, plan.summaries)
     code, out, err = cli("doctor", "--db", str(db))
     assert code == 0, out + err

@@ -174,8 +174,9 @@ def test_export_json_contract(tmp_path: Path) -> None:
     code, _, err = run("export", "--db", str(db), "--session", "alpha", "-o", str(out_file))
     assert code == 0, err
     data = json.loads(out_file.read_text())
-    # §6's four parts, and (added by issue 23) what redaction masked: nothing in these messages
-    assert set(data) == {"session", "episodes", "summaries", "runs", "redacted"}
+    # §6's four parts, what redaction masked (issue 23: nothing in these messages) and the brief (issue 35:
+    # none before a pass)
+    assert set(data) == {"session", "episodes", "summaries", "runs", "brief", "redacted"} and data["brief"] is None
     assert data["redacted"] == {"masked": True, "secrets": 0, "by_kind": {}}
     assert set(data["session"]) >= {"id", "title", "source", "episodes", "tokens"}
     assert set(data["episodes"][0]) >= {"id", "seq", "role", "created_at", "tokens", "content"}

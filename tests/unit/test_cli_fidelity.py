@@ -23,9 +23,9 @@ from ._invariants import check_invariants
 from .test_cli_compact import RUN_KEYS, cli, one_error_line
 
 CHECK_KEYS = {"summary_id", "depth", "tier", "identifiers", "kept", "retention", "lost", "key_retention"}
-PLAN_KEYS = {"depth", "first_seq", "last_seq", "source_tokens", "est_seconds"}
+PLAN_KEYS = {"kind", "depth", "first_seq", "last_seq", "source_tokens", "est_seconds"}
 FEW_WORDS = "The user and the assistant talked about the work."
-POLICY = Policy(fresh_tail=8, leaf_chunk_tokens=1500, leaf_min_episodes=4, leaf_target_tokens=600,
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=8, leaf_chunk_tokens=1500, leaf_min_episodes=4, leaf_target_tokens=600,
                 condense_fanout=2, condensed_target_tokens=800, fidelity_threshold=0.8)
 
 
@@ -143,8 +143,8 @@ def test_repair_remakes_fallbacks_and_low_fidelity_summaries_in_one_run(
     db: Path, fake: FakeOllama, tokenizer: Tokenizer
 ) -> None:
     fake.script(*[empty()] * 6)  # the first three leaves fall back
-    code, obj, _ = run(db, fake, "compact", "--session", "work")
-    assert code == 0 and isinstance(obj, dict) and obj["tiers"]["fallback"] == 3
+    code, obj, err = run(db, fake, "compact", "--session", "work")
+    assert code == 0 and isinstance(obj, dict) and obj["tiers"]["fallback"] == 3, err
     with Store.open(db, tokenizer=tokenizer) as store:
         before = {s.id for s in store.dag.summaries("work")}
     def faithful(body: dict) -> str:
@@ -195,7 +195,11 @@ def test_dry_run_plans_what_compact_then_makes_and_writes_nothing(db: Path, fake
     code, obj, _ = run(db, fake, "compact", "--session", "work")
     with Store.open(db) as store:
         made = sorted((s.depth, s.first_seq, s.last_seq) for s in store.dag.summaries("work"))
-    assert made == sorted((p["depth"], p["first_seq"], p["last_seq"]) for p in plan["planned"])
+        brief = store.briefs.active("work")
+    assert made == sorted((p["depth"], p["first_seq"], p["last_seq"]) for p in plan["planned"] if p["kind"] != "brief")
+    assert brief is not None and [p for p in plan["planned"] if p["kind"] == "brief"] == [
+        {"kind": "brief", "depth": -1, "first_seq": 0, "last_seq": brief.last_seq, "source_tokens": 350,
+         "est_seconds": plan["planned"][-1]["est_seconds"]}]  # the brief is planned last, over the whole session
     code, out, _ = cli("compact", "--db", str(db), "--all", "--dry-run", "--json", "--model", "llama3.2")
     arr = json.loads(out)
     assert code == 0 and isinstance(arr, list) and [p["session"] for p in arr] == ["other"]

@@ -100,7 +100,7 @@ def test_once_json_lines(tmp_path: Path, logs: Path) -> None:
     assert [e for e in events if e["event"] == "skipped"] == [
         {"event": "skipped", "file": str(logs / "tiny.jsonl"), "records": 1, "reasons": {"not valid JSON": 1}}]
     runs = [e for e in events if e["event"] == "compacted"]
-    assert {r["session"] for r in runs} == {"big"}  # tiny: 3 episodes, all fresh tail: no run
+    assert {r["session"] for r in runs} == {"big", "tiny"}  # tiny: 3 episodes, all fresh tail: its brief only
     assert set(runs[0]) == RUN_KEYS | {"event"} and runs[0]["status"] == "done"
 
 

@@ -74,9 +74,9 @@ def test_chat_text_and_ids_never_change_the_exports_structure(tmp_path: Path) ->
     tokens = MarkdownIt("commonmark").parse(out.read_text(encoding="utf-8"))
     headings = [(t.tag, tokens[i + 1].content) for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert headings[0][0] == "h1" and [h for h in headings if h[0] in ("h1", "h2")] == [
-        headings[0], ("h2", "Summaries"), ("h2", "Transcript")]
+        headings[0], ("h2", "Brief"), ("h2", "Summaries"), ("h2", "Transcript")]
     start = headings.index(("h2", "Transcript"))
-    summaries, transcript = headings[2:start], headings[start + 1:]
+    summaries, transcript = headings[3:start], headings[start + 1:]
     assert summaries and all(tag in ("h3", "h4", "h5", "h6") and text.startswith("d") for tag, text in summaries)
     assert [text for _, text in transcript] == [
         f"#{i} {'user' if i % 2 == 0 else 'assistant'} · no time in the source" for i in range(40)]

@@ -450,3 +450,15 @@ async def test_a_notes_summary_is_the_models_gist_then_the_chats_words(fake: Fak
 ])
 def test_what_is_kept_of_a_parts_answer_is_its_title(answer: str, kept: str) -> None:
     assert notes.gist(answer) == kept
+
+
+def test_an_outline_keeps_the_lines_read_for_its_title_though_its_sources_quote_unequally(tok: Tokenizer) -> None:
+    """A condensed summary's lines are picked twice (for its title, then in what the title left): sources
+    quoting three lines and one made the second pick walk past the shorter source's levels."""
+    long = "Long source\n" + keylines.HEAD + "\n- user: first thing\n  - second thing said here\n  - third one"
+    short = "Short source\n" + keylines.HEAD + "\n- user: only line of the short source"
+    src = [SourceItem("summary", t, tok.count(t), T0, T0, depth=0, label=f"s{i}", span=(i * 5, i * 5 + 4))
+           for i, t in enumerate((short, long))]
+    read = keylines.key_lines(src, 40, tok)
+    shown = keylines.key_lines(src, 200, tok, keep=read)
+    assert set(quotes(read)) <= set(quotes(shown)) and "- #0–4: Short source" in shown.splitlines()

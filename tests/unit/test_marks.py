@@ -19,7 +19,7 @@ from tests.fakeollama import FakeOllama
 from ._engine_fixtures import add_episodes, ollama_runner
 from ._invariants import check_invariants
 
-POLICY = Policy(fresh_tail=4, leaf_chunk_tokens=300, leaf_min_episodes=2, leaf_target_tokens=120,
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=4, leaf_chunk_tokens=300, leaf_min_episodes=2, leaf_target_tokens=120,
                 condense_fanout=2, condensed_target_tokens=200, fidelity_threshold=0.0)
 SECRET = "Episode 3 of s starts here"  # the start of episode 3's text (see _engine_fixtures.episode_text)
 ANSWER = "The user and the assistant went through the episodes."

@@ -16,7 +16,7 @@ from hiermem_tui.summarize import OllamaBackend, Summariser
 from hiermem_tui.summarize import notes, titles
 from hiermem_tui.summarize.keylines import QUOTES_VERSION
 from hiermem_tui.summarize.prompts import EXTRACTIVE_VERSION, LEAF_NOTES_SUFFIX
-from hiermem_tui.summarize.keylines import split
+from hiermem_tui.summarize.keylines import HEAD, split
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
@@ -99,7 +99,7 @@ def test_a_leaf_is_one_part_of_all_its_sources_and_its_key_lines(tok: Tokenizer)
     assert [s.label for s in parts[0].items] == [f"#{i}" for i in range(6)]
     assert parts[0].opened_by == "user" and parts[0].lines == "- user: CI fails"
     assert parts[0].target == notes.GIST_TOKENS
-    assert [p.opened_by for p in notes.parts_for(summaries(tok), 1)] == ["summary"] * 3
+    assert [(p.opened_by, len(p.items)) for p in notes.parts_for(summaries(tok), 1)] == [("summary", 3)]
 
 
 async def test_a_leaf_in_notes_is_one_call_titling_the_key_lines_it_shows(fake: FakeOllama, tok: Tokenizer) -> None:
@@ -137,13 +137,27 @@ async def test_a_bad_title_is_retried_on_the_same_prefix(fake: FakeOllama, tok: 
     assert split(res.text)[0] == TITLE
 
 
-async def test_a_condensed_source_that_fails_twice_has_no_title_and_the_summary_says_fallback(
+FILLER_LINES = "".join(f"\n  - tool: step {k} of the build log printed its usual long line of compiler flags"
+                       for k in range(6))
+QUOTING = [f"{NOTES[i + 1]}\n{HEAD}\n- user: {q}\n  - {a}{FILLER_LINES}" for i, (q, a) in enumerate([
+    ("CI fails with ModuleNotFoundError: No module named 'foo'.", "foo goes into install_requires in setup.cfg."),
+    ("Should I pin foo?", "Pin foo>=1.4, since 1.3 broke the importer."),
+    ("Document it please.", "README.md now says under Installation that foo>=1.4 is required.")])]
+"""Three leaves as the app makes them: a title, then the chat's lines."""
+
+
+def quoting(tok: Tokenizer) -> list[SourceItem]:
+    return [SourceItem("summary", t, tok.count(t), T0 + timedelta(hours=i), T0 + timedelta(hours=i, minutes=30),
+                       depth=0, label=f"s{i}", span=(10 * i, 10 * i + 9)) for i, t in enumerate(QUOTING)]
+
+
+async def test_a_condensed_summary_whose_title_fails_twice_is_its_outline_and_says_fallback(
         fake: FakeOllama, tok: Tokenizer) -> None:
-    fake.script(Reply(NOTES[1]), Reply(""), Reply(""))
-    res = await summarise(fake, tok, SummaryRequest(1, summaries(tok), 900))
-    gist = split(res.text)[0]
-    assert gist.splitlines() == [f"- {NOTES[1]}", f"- {NOTES[3]}"]  # source 2 has no title of its own
-    assert res.tier == "fallback" and len(res.calls) == 4
+    fake.script(Reply(""), Reply(""))
+    res = await summarise(fake, tok, SummaryRequest(1, quoting(tok), 900))
+    assert res.tier == "fallback" and len(res.calls) == 2 and res.backend == "extractive"
+    heads = [ln for ln in res.text.splitlines() if ln.startswith("- #")]
+    assert heads == [f"- #0–9: {NOTES[1]}", f"- #10–19: {NOTES[2]}", f"- #20–29: {NOTES[3]}"]
 
 
 async def test_a_leaf_whose_title_fails_twice_is_its_digest(fake: FakeOllama, tok: Tokenizer) -> None:
@@ -207,18 +221,22 @@ def test_a_title_leaving_words_out_of_a_line_is_its_own() -> None:
     assert titles.requoted("VSLA C Backend Implementation Guide", guide) is None
 
 
-async def test_a_condensed_summary_has_a_note_for_every_source_in_order(tok: Tokenizer) -> None:
-    """Issue 19: condensed summaries restated their first source only."""
-    leaves, sources, said = LEAVES, summaries(tok), NOTES
-    with FakeOllama(responder=lambda body: said[part_of(body)[0]]) as server:
-        res = await summarise(server, tok, SummaryRequest(1, sources, 900))
+async def test_a_condensed_summary_is_an_outline_of_every_source_in_order_titled_once(tok: Tokenizer) -> None:
+    """Condensed summaries restated their first source only; titled a source at a time, a condensed summary cost
+    a call per source. It is one call, titling the outline: every source's range, title and lines, in order."""
+    with FakeOllama(responder=lambda body: TITLE) as server:
+        res = await summarise(server, tok, SummaryRequest(1, quoting(tok), 900))
         bodies = server.chat_bodies
-    assert [part_of(b) for b in bodies] == [(1, 3), (2, 3), (3, 3)]
-    for i, b in enumerate(bodies):  # each call shows its one source
-        material = b["messages"][-1]["content"].split("This is part")[0]
-        assert leaves[i].split(";")[0][2:40] in material
-        assert all(other[2:40] not in material for j, other in enumerate(leaves) if j != i)
-    assert split(res.text)[0].splitlines() == [f"- {said[i]}" for i in (1, 2, 3)] and res.tier == "normal"
+    assert len(bodies) == 1 and asked(bodies[0]).endswith(notes.TITLE_ASK)
+    material = asked(bodies[0])
+    at = [material.index(f"#{10 * i}–{10 * i + 9}: {NOTES[i + 1]}") for i in range(3)]
+    assert at == sorted(at)  # every source, in order
+    title, outline = split(res.text)
+    assert title == TITLE and res.tier == "normal"
+    heads = [ln for ln in outline.splitlines() if ln.startswith("- #")]
+    assert heads == [f"- #0–9: {NOTES[1]}", f"- #10–19: {NOTES[2]}", f"- #20–29: {NOTES[3]}"]
+    assert "  - user: Should I pin foo?" in outline.splitlines()  # each source's lines under its heading
+    assert tok.count(res.text) <= sum(s.tokens for s in quoting(tok)) // 2 + 1  # at least twice shorter
 
 
 @pytest.mark.parametrize("answer", [

@@ -21,7 +21,7 @@ from hiermem_tui.compaction.planner import (
 from hiermem_tui.config import Policy
 from hiermem_tui.store import SummarySpan
 
-POLICY = Policy(fresh_tail=3, leaf_chunk_tokens=100, leaf_min_episodes=3, condense_fanout=4)
+POLICY = Policy(idle_after=10 ** 9, fresh_tail=3, leaf_chunk_tokens=100, leaf_min_episodes=3, condense_fanout=4)
 
 
 def items(tokens: list[int], start: int = 0) -> list[tuple[int, int]]:

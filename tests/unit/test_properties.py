@@ -24,6 +24,7 @@ from hiermem_tui.store import NewEpisode, Store, StoreError
 from hiermem_tui.tokens import Tokenizer
 
 from ._engine_fixtures import T0, add_episodes, extractive_runner
+from ._engine_fixtures import IN_USE
 from ._invariants import check_invariants
 
 SESSIONS = ("alpha", "beta")
@@ -31,6 +32,7 @@ SESSIONS = ("alpha", "beta")
 policies = st.builds(
     Policy,
     fresh_tail=st.integers(0, 5),
+    idle_after=st.sampled_from([1, IN_USE]),  # the sessions' times are of 2025: 1 s makes them idle
     leaf_chunk_tokens=st.integers(30, 400),
     leaf_min_episodes=st.integers(1, 5),
     leaf_target_tokens=st.integers(20, 80),
@@ -78,7 +80,8 @@ class Model:
 
     def check(self, policy: Policy) -> None:
         for sid in SESSIONS:
-            check_invariants(self.store, sid, fresh_tail=policy.fresh_tail, episodes=self.episodes[sid],
+            check_invariants(self.store, sid, fresh_tail=policy.fresh_tail if policy.idle_after == IN_USE else 0,
+                             episodes=self.episodes[sid],
                              known_summaries=self.known[sid])
             self.known[sid] |= {r[0] for r in self.store.db.conn.execute("SELECT id FROM summaries WHERE session_id = ?", (sid,))}
 

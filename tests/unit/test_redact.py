@@ -321,3 +321,15 @@ def test_a_mask_running_across_lines_falls_back_to_the_whole_text() -> None:
     text = "one\ntwo\nthree\nfour"
     joined = masked_lines(lambda t: t.replace("two\nthree", "[secret: x]"), text, 9, 12)
     assert joined == ("one\n[secret: x]\nfour", 0, len(text))
+
+
+def test_a_quote_clipped_inside_a_secret_seen_earlier_is_masked(redactor: Redactor) -> None:
+    """A summary or a brief quotes a line clipped with "…": a database URL cut after its password no longer
+    has the shape the detector finds, so the part of the secret it holds is masked as the whole was; and a
+    name made of a URL's password and host ("pw@db.internal") holds the secret."""
+    url = "postgres://admin:ehVUXSjut3RfTuka@db.internal:5432/app"
+    mask = Masker(redactor)
+    assert "ehVUXSjut3RfTuka" not in mask(f"connect with {url} please")
+    clipped = mask("- user: connect with postgres://admin:ehVUXSjut3Rf…")
+    assert "ehVUXSjut3Rf" not in clipped and clipped.endswith("]…")
+    assert "ehVUXSjut3RfTuka" not in mask.names(["ehVUXSjut3RfTuka@db.internal"])[0]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from hiermem_tui.compaction import (
+    BriefWritten,
     CancelToken,
     RunEvent,
     RunFinished,
@@ -176,7 +177,7 @@ async def test_parallel_sessions_overlap_up_to_the_limit(store: Store, tokenizer
         if isinstance(ev, SummaryStarted):
             in_flight += 1
             peak = max(peak, in_flight)
-        elif isinstance(ev, SummaryWritten):
+        elif isinstance(ev, (SummaryWritten, BriefWritten)):
             in_flight -= 1
 
     runner, backend = ollama_runner(store, tokenizer, fake.url, parallel=3)

@@ -65,10 +65,11 @@ async def test_a_rambling_server_cannot_make_a_pass_run_away(store: Store, token
     biggest = max(prompt_tokens(tokenizer, b) for b in bodies)
     leaf_prompts = [prompt_tokens(tokenizer, b) for b in bodies if LEAF_HEADING in b["messages"][-1]["content"]]
     assert leaf_prompts and len(leaf_prompts) < len(bodies)
-    assert max(leaf_prompts) <= DEFAULT.leaf_chunk_tokens + PRIOR_MAX_TOKENS + 600
+    # (an idle session's trivial last leftover, under a quarter of the budget, joins the chunk before it)
+    assert max(leaf_prompts) <= DEFAULT.leaf_chunk_tokens * 5 // 4 + PRIOR_MAX_TOKENS + 600
     assert biggest <= DEFAULT_CONTEXT
-    assert len(bodies) <= 2 * len(made)
-    check_invariants(store, "s", fresh_tail=DEFAULT.fresh_tail)
+    assert len(bodies) <= 2 * len(made) + 1  # two tiers a summary at most, and the brief's one call
+    check_invariants(store, "s", fresh_tail=0)  # a session of 2025, idle: summarised to its end
 
 
 async def test_a_small_context_shrinks_chunks_and_clips_condensed_input(store: Store, tokenizer: Tokenizer) -> None:

@@ -127,7 +127,7 @@ async def test_a_full_pass_against_a_thinking_server_stays_at_model_tiers(tmp_pa
         store.sessions.upsert("s", title="thinking", source="test", created_at=T0)
         store.episodes.append("s", [NewEpisode(str(i), role, text, T0 + timedelta(minutes=i))
                                     for i, (role, text) in enumerate(CHAT * 6)])
-        policy = Policy(fresh_tail=4, leaf_chunk_tokens=300, leaf_target_tokens=200, condense_fanout=3)
+        policy = Policy(idle_after=10 ** 9, fresh_tail=4, leaf_chunk_tokens=300, leaf_target_tokens=200, condense_fanout=3)
         settings = Settings(db_path=store.path, ollama_host=fake.url, model="gpt-oss:20b", policy=policy)
         runner = make_runner(store, settings)
         try:

@@ -61,12 +61,11 @@ def select(per_step: Sequence[Levels], budget: int, tokenizer: Tokenizer, *, kee
         if chosen.take(ln.place, ln.who, words, cost, read=only_kept):
             seen.add(key)
 
+    by_level = [[ln for levels in per_step if level < len(levels) for ln in levels[level]] for level in range(depth)]
     passes: list[tuple[bool, Sequence[Sequence[Line]]]] = []
     if kept:
-        passes.append((True, [[ln for levels in per_step for ln in levels[level]] for level in range(depth)]))
-    passes.append((False, [list(first)]))
-    passes.append((False, [[ln for levels in per_step if level < len(levels) for ln in levels[level]]
-                           for level in range(depth)]))
+        passes.append((True, by_level))
+    passes += [(False, [list(first)]), (False, by_level)]
     for only_kept, rounds in passes:
         for lines in rounds:
             for ln in lines:

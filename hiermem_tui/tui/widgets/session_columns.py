@@ -62,12 +62,13 @@ class Column:
 
     @property
     def sortable(self) -> bool:
-        """The store sorts by it (the backlog's state is not a column of the file)."""
-        return self.key != "state"
+        """The store sorts by it (the backlog's state and the brief's about line are not columns of the file)."""
+        return self.key not in ("state", "about")
 
 
 COLUMNS: tuple[Column, ...] = (
     Column("title", "Title", 0, False, 100, False),
+    Column("about", "About", 0, False, 6, False),  # the brief's first line; shares what the title leaves
     Column("source", "Source", 13, False, 2, False),  # "lossless-claw", "lossless-code", "claude-code" whole
     Column("episodes", "Episodes", 8, True, 5, True),
     Column("tokens", "Tokens", 7, True, 9, True),
@@ -87,6 +88,11 @@ SORT_LABELS = {c.key: c.label.lower() for c in SORTABLE} | {
 MIN_TITLE = 23
 """Cells the title keeps before a column is dropped: at 80 columns (sorted by another column) the list keeps
 its Active column, 11 cells wide for a date of another year."""
+MIN_ABOUT = 24
+"""Cells the About column needs to say something; narrower, it is dropped as a column of its weight."""
+TITLE_SHARE = 0.4
+"""Of the width the fixed columns leave, the title's share when the About column is shown (at least
+``MIN_TITLE``); About takes the rest."""
 
 
 def fit(text: str, width: int, right: bool) -> str:
@@ -106,15 +112,26 @@ def fit_columns(width: int, sort: str, *, state: bool = False) -> list[tuple[Col
     When narrow, the least useful go first, but never the sorted one (the order must be visible).
     """
     shown = [c for c in COLUMNS if state or c.key != "state"]
+
+    def need(c: Column) -> int:
+        return MIN_ABOUT if c.key == "about" else c.width
+
     while True:
         # one cell of margin each side, GAP between columns
-        fixed = sum(c.width for c in shown if c.width) + GAP * (len(shown) - 1) + 2
+        fixed = sum(need(c) for c in shown) + GAP * (len(shown) - 1) + 2
         title = width - fixed
-        droppable = [c for c in shown if c.width and c.key != sort]
+        droppable = [c for c in shown if need(c) and c.key != sort]
         if title >= MIN_TITLE or not droppable:
             break
         shown.remove(min(droppable, key=lambda c: c.keep))
-    return [(c, c.width or max(8, title)) for c in shown]
+    widths = {c.key: c.width for c in shown}
+    if "about" in widths:  # the two share what the fixed columns leave
+        free = title + MIN_ABOUT
+        widths["title"] = max(MIN_TITLE, int(free * TITLE_SHARE))
+        widths["about"] = free - widths["title"]
+    else:
+        widths["title"] = max(8, title)
+    return [(c, widths[c.key]) for c in shown]
 
 
 def cell(s: Session, column: Column, w: int, *, now: datetime, fidelity_threshold: float,
@@ -132,6 +149,10 @@ def cell(s: Session, column: Column, w: int, *, now: datetime, fidelity_threshol
         if s.title.strip():
             return [(fit(one_line(s.title, w), w, False), None)]
         return [(fit(one_line(f"(untitled) {s.id}", w), w, False), "muted")]
+    if key == "about":
+        if s.about:
+            return [(fit(one_line(s.about.removeprefix("About: "), w), w, False), None)]
+        return [(fit("·", w, False), "muted")]
     if key == "source":
         return [(fit(one_line(s.source, w), w, False), "muted")]
     if key == "episodes":

@@ -335,7 +335,8 @@ class SessionsTable(ScrollView, can_focus=True):
             row_style = base
         cursor = row == self.cursor_row
         if self.shown is not None:
-            session = replace(session, title=self.shown(session.title))
+            session = replace(session, title=self.shown(session.title),
+                              about=self.shown(session.about) if session.about else session.about)
         segments = [Segment(" ", row_style)]
         state = self.state_of(session.id) if self.state_of is not None else None
         for i, (column, w) in enumerate(self._layout(width)):

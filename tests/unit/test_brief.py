@@ -1,0 +1,200 @@
+"""A brief for every session (issue 35): what it was about, decided, made, the main problem and its fix, where it
+ended. The chat's own words chosen in one pass; one model call at most, for the title and the about line;
+made at the end of a full pass, again only when the session gains messages; old ones kept as versions."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hiermem_tui.compaction import make_runner
+from hiermem_tui.compaction.planner import Planner, idle
+from hiermem_tui.config import Policy, Settings
+from hiermem_tui.store import Store
+from hiermem_tui.store.episodes import NewEpisode
+from hiermem_tui.summarize import Summariser
+from hiermem_tui.summarize.brief import BRIEF_TOKENS, Material, answer_fields, render
+from hiermem_tui.summarize.extractive import ExtractiveBackend
+from hiermem_tui.summarize.ollama_backend import OllamaBackend
+from hiermem_tui.summarize.types import SourceItem
+from hiermem_tui.tokens import Tokenizer
+from tests.fakeollama import FakeOllama, Reply
+
+from ._cli import run as cli
+from ._invariants import check_invariants
+
+T0 = datetime(2025, 4, 12, 9, 0, tzinfo=timezone.utc)
+CHAT = [
+    ("user", "I want to build a greenhouse sensor with an ESP32 and a BME280. Which pins should I use?"),
+    ("assistant", "Use these pins:\n\n| Function | GPIO |\n|---|---|\n| BME280 SDA | GPIO21 |\n| BME280 SCL | GPIO22 |\n"
+                  "| Soil sensor | GPIO34 |\n\nI'd go with Arduino rather than ESPHome, because you want full control "
+                  "of the short awake phase. Want me to write the sketch?"),
+    ("user", "ok arduino it is. write the sketch please"),
+    ("assistant", "Save this as greenhouse_sensor.ino:\n\n```cpp\n#define SOIL_PIN 34\n"
+                  "const char* TOPIC = \"greenhouse/sensor1/state\";\n```\n\nIt publishes one JSON state per wake."),
+    ("user", "it boot-loops now:\n\nrst:0xf (BROWNOUT_RST),boot:0x13\nBrownout detector was triggered error"),
+    ("assistant", "The brownout is caused by the regulator sagging when WiFi starts. The fix is a 1000 µF capacitor "
+                  "across 3V3 and GND, and 15 dBm transmit power."),
+    ("user", "that was it, works now 👍 last thing: how often should it wake?"),
+    ("assistant", "Every 10 minutes: about 209 days on the 18650 cell by the battery table."),
+    ("user", "thanks, that's it for now"),
+]
+
+
+def items(chat: list[tuple[str, str]] = CHAT) -> list[tuple[int, SourceItem]]:
+    return [(i, SourceItem("episode", t, len(t.split()), T0, T0, role=r)) for i, (r, t) in enumerate(chat)]
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return Tokenizer()
+
+
+def test_a_brief_is_the_chats_words_chosen_for_what_a_reader_asks_first(tok: Tokenizer) -> None:
+    material = Material().read(items())
+    text = render(material, "", tok)
+    lines = text.splitlines()
+    assert tok.count(text) <= BRIEF_TOKENS
+    assert lines[0].startswith('Asked: user: "I want to build a greenhouse sensor')  # no model: the first request
+    problem = next(ln for ln in lines if ln.startswith("Problem:"))
+    assert "Brownout detector was triggered" in problem and "1000 µF capacitor" in problem  # the problem, its fix
+    decided = next(ln for ln in lines if ln.startswith("Decided:"))
+    assert "ok arduino it is" in decided and "rather than ESPHome" in decided  # the decision with its reason
+    assert next(ln for ln in lines if ln.startswith("Made:")) == "Made: greenhouse_sensor.ino"
+    ended = lines[-1]
+    assert ended.startswith('Ended: user: "that was it, works now') and "Every 10 minutes" in ended  # answered
+    assert 'then user: "thanks, that\'s it for now"' in ended  # the closing words are not the last request
+
+
+def test_an_unanswered_last_request_is_said_so(tok: Tokenizer) -> None:
+    material = Material().read(items(CHAT[:7]))
+    assert render(material, "", tok).splitlines()[-1].endswith("→ not answered")
+
+
+def test_every_quote_is_the_chats_own_words(tok: Tokenizer) -> None:
+    said = " ".join(" ".join(t.split()) for _, t in CHAT)
+    for ln in render(Material().read(items()), "", tok).splitlines():
+        for quote in json.loads("[" + ",".join(f'"{q}"' for q in _quotes(ln)) + "]"):
+            assert quote.removesuffix("…").replace("…; ", "; ").split("; ")[0][:40] in said, quote
+
+
+def _quotes(line: str) -> list[str]:
+    import re
+
+    return [q.replace('"', "") for q in re.findall(r': "(.+?)"(?: →| ·|$| \()', line)]
+
+
+@pytest.mark.parametrize(("answer", "fields"), [
+    ("Title: Greenhouse sensor\nAbout: The user builds an ESP32 greenhouse sensor.",
+     ("Greenhouse sensor", "The user builds an ESP32 greenhouse sensor.")),
+    ("**Title:** Greenhouse sensor\n\n**About:** Wiring and MQTT.", ("Greenhouse sensor", "Wiring and MQTT.")),
+    ("Greenhouse sensor\nThe user builds a sensor.", ("Greenhouse sensor", "The user builds a sensor.")),
+    ("", ("", "")),
+])
+def test_the_models_title_and_about_line_are_read_from_its_answer(answer: str, fields: tuple[str, str]) -> None:
+    assert answer_fields(answer) == fields
+
+
+async def test_one_call_writes_the_title_and_about_line_and_a_bad_one_leaves_the_chats_words(tok: Tokenizer) -> None:
+    material = Material().read(items())
+    with FakeOllama() as fake:
+        fake.script(Reply("Title: ESP32 greenhouse sensor\nAbout: The user builds an ESP32 greenhouse sensor with "
+                          "a BME280 and fixes a brownout."),
+                    Reply("Title: Flux capacitor at 88 mph\nAbout: The user builds https://example.com/deloreans."))
+        backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=30)
+        try:
+            summariser = Summariser(backend, tok, summary_format="notes")
+            good = await summariser.brief(material)
+            bad = await summariser.brief(material)
+        finally:
+            await backend.aclose()
+        assert len(fake.chat_requests) == 2  # one call a brief, never a retry
+    assert (good.tier, good.backend, good.title) == ("normal", "ollama", "ESP32 greenhouse sensor")
+    assert good.text.splitlines()[0] == "About: The user builds an ESP32 greenhouse sensor with a BME280 and fixes a brownout."
+    assert good.about == "The user builds an ESP32 greenhouse sensor with a BME280 and fixes a brownout."
+    # an about line naming what the chat never named is refused: the brief keeps the chat's own first request
+    assert bad.tier == "fallback" and bad.backend == "extractive" and bad.text.startswith("Asked: user:")
+    assert any(r.reason == "invented" for r in bad.rejections)
+    assert bad.title == "Flux capacitor at 88 mph" or bad.title == ""
+
+
+async def test_the_extractive_backend_briefs_without_a_model(tok: Tokenizer) -> None:
+    made = await Summariser(ExtractiveBackend(tok), tok).brief(Material().read(items()))
+    assert (made.tier, made.backend, made.model) == ("normal", "extractive", None)
+    assert made.about == made.text.splitlines()[0]
+
+
+# ------------------------------------------------------------------------------------------ in the store
+def add(store: Store, sid: str, chat: list[tuple[str, str]], start: int = 0, when: datetime = T0) -> None:
+    if store.sessions.get(sid) is None:
+        store.sessions.upsert(sid, title=sid, source="test", created_at=when)
+    store.episodes.append(sid, [NewEpisode(str(start + i), r, t, when + timedelta(minutes=start + i))
+                                for i, (r, t) in enumerate(chat)])
+
+
+async def test_a_full_pass_briefs_a_session_and_again_only_when_it_gains_messages(
+    tmp_path: Path, tok: Tokenizer
+) -> None:
+    db = tmp_path / "b.db"
+    with Store.open(db, tokenizer=tok) as store:
+        add(store, "s", CHAT[:6])
+        add(store, "one", CHAT[:1])  # one message: nothing to brief
+        runner = make_runner(store, Settings(db_path=db, backend="extractive", model=None))
+        run = await runner.compact("s", "full")
+        first = store.briefs.active("s")
+        assert run is not None and first is not None and (first.first_seq, first.last_seq) == (0, 5)
+        assert await runner.compact("s", "full", skip_idle=True) is None  # nothing new: no run, no new brief
+        assert store.briefs.active("one") is None and not Planner(store, runner.policy).brief_due("one")
+        summaries = {s.id for s in store.dag.summaries("s")}
+        add(store, "s", CHAT[6:], start=6)
+        await runner.compact("s", "full")
+        second = store.briefs.active("s")
+        assert second is not None and second.id != first.id and second.last_seq == 8
+        assert [b.status for b in store.briefs.versions("s")] == ["active", "superseded"]  # the old one kept
+        assert {s.id for s in store.dag.summaries("s")} >= summaries  # the DAG only grew
+        await runner.aclose()
+
+
+def test_an_idle_session_is_summarised_to_its_end_and_one_in_use_keeps_its_fresh_tail(
+    tmp_path: Path, tok: Tokenizer
+) -> None:
+    """The last 16 messages of a finished chat were never summarised: no summary said where it ended."""
+    policy = Policy(fresh_tail=4, leaf_chunk_tokens=60, leaf_min_episodes=2)
+    now = datetime.now(timezone.utc)
+    with Store.open(tmp_path / "i.db", tokenizer=tok) as store:
+        add(store, "old", CHAT * 2, when=T0)  # last month's import: idle
+        add(store, "live", CHAT * 2, when=now - timedelta(minutes=20))  # a chat still going
+        planner = Planner(store, policy)
+        old, live = store.sessions.get("old"), store.sessions.get("live")
+        assert old is not None and live is not None
+        assert idle(old, policy, now.timestamp()) and not idle(live, policy, now.timestamp())
+        assert planner.leaf("old")[-1].last_seq == old.episodes - 1  # to its end, whatever the leftover's size
+        assert planner.leaf("live")[-1].last_seq < live.episodes - policy.fresh_tail
+
+
+def test_sessions_json_and_the_export_carry_the_brief(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIERMEM_CONFIG", str(tmp_path / "none.toml"))
+    src = tmp_path / "chat.jsonl"
+    src.write_text("".join(json.dumps({"session": "greenhouse", "role": r, "content": t,
+                                       "created_at": (T0 + timedelta(minutes=i)).isoformat()}) + "\n"
+                           for i, (r, t) in enumerate(CHAT)), encoding="utf-8")
+    db = str(tmp_path / "e.db")
+    assert cli("import", "--db", db, str(src))[0] == 0
+    code, out, _ = cli("sessions", "--db", db, "--json")
+    assert code == 0 and json.loads(out)[0]["about"] is None
+    assert cli("compact", "--db", db, "--all", "--backend", "extractive")[0] == 0
+    code, out, _ = cli("sessions", "--db", db, "--json")
+    about = json.loads(out)[0]["about"]
+    assert about.startswith('Asked: user: "I want to build a greenhouse sensor')
+    code, out, _ = cli("export", "--db", db, "--session", "greenhouse", "--format", "json")
+    brief: dict[str, Any] = json.loads(out)["brief"]
+    assert set(brief) >= {"text", "first_seq", "last_seq", "made_by", "model", "tier"}
+    assert (brief["first_seq"], brief["last_seq"], brief["made_by"], brief["model"]) == (0, 8, "extractive", None)
+    assert brief["text"].splitlines()[0] == about
+    with Store.open(tmp_path / "e.db") as store:
+        check_invariants(store, "greenhouse", fresh_tail=0)  # an import of last month: idle, summarised to its end
+        assert store.dag.summaries("greenhouse")[-1].last_seq == 8
