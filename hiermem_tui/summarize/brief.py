@@ -66,7 +66,13 @@ _WRITE = re.compile(r"^\[(?:Write|Edit|MultiEdit|NotebookEdit|apply_patch|write_
 _MADE = re.compile(r"^(?:here(?:'s| is| are)|below is|save (?:this|it) as|create|put this in|add this to|"
                    r"the (?:final|full|complete|updated|revised))\b[^:]{0,80}:$", re.I)
 _HERE_IS = re.compile(r"^(?:here(?:'s| is| are)|below (?:is|are))\s+(?:the |your |a |an |my )?((?:final |full |complete |"
-                      r"updated |revised |new |draft |tighter |short )*[\w'’ -]{3,40}?)(?: for [^:]{1,40})?:$", re.I)
+                      r"updated |revised |new |draft |tighter |short )*[\w'’ -]{0,30}?\b(?:email|letter|table|budget|"
+                      r"plan|checklist|list|config(?:uration)?|script|schedule|itinerary|draft|outline|abstract|"
+                      r"proposal|section|readme|timeline|roadmap|summary|description|message|template|sketch|"
+                      r"function|class|test|query|command|policy|contract|agenda))(?: for [^:]{1,40})?:$", re.I)
+"""A lead-in that names a thing the assistant made ("Here's the revised budget table:")."""
+_CLOSING = re.compile(r"\b(?:thanks|thank you|thx|that'?s (?:it|all)|cheers|appreciate(?:d)?|all set|will do)\b", re.I)
+"""Words of a message that closes a chat rather than asks ("lifecycle rule is set. thanks, that's it")."""
 
 
 @dataclass(slots=True)
@@ -140,7 +146,8 @@ class Material:
         if self.first_request is None:
             self.first_request = said
         decides = [x for x in sentences(text) if _USER_DECIDES.search(x) and len(x.split()) >= 3]
-        if courtesy(opening[0]) and not decides and "?" not in text and len(text.split()) <= 25:
+        closes = courtesy(opening[0]) or bool(_CLOSING.search(text))
+        if closes and not decides and "?" not in text and len(text.split()) <= 25:
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
         self.last_request, self.answer, self.closing = said, None, None
@@ -268,6 +275,8 @@ ASK = ("What was this chat about? Answer in exactly two lines. The first: 'Title
        "words. The second: 'About: ' and one sentence of at most 25 words saying what the user set out to do and "
        "what came of it. Use the words the chat uses.")
 """What the model is asked of a brief's material: a title and the one-line about."""
+ABOUT_LEAST = 6
+"""An about line of fewer words says too little: the chat's first request is shown instead."""
 ABOUT_WORDS = 40
 """An about line is its first sentence, cut to this many words ("…")."""
 _FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
@@ -291,8 +300,11 @@ def answer_fields(answer: str) -> tuple[str, str]:
 
 
 def about_sentence(about: str) -> str:
-    """An about line as kept: its first sentence, at most ``ABOUT_WORDS`` words."""
+    """An about line as kept: its first sentence, at most ``ABOUT_WORDS`` words; "" for one that says too little
+    to be one ("Solo founder here.")."""
     words = first_sentence(about).split()
+    if len(words) < ABOUT_LEAST:
+        return ""
     return " ".join(words[:ABOUT_WORDS]) + ("…" if len(words) > ABOUT_WORDS else "")
 
 

@@ -422,7 +422,10 @@ class Summariser:
                 state.reject("normal", "invented", f"brief {name}: {invented}", gen)
                 kept.append("")
                 continue
-            kept.append(notes.gist(verdict.text) if name == "title" else brief_.about_sentence(verdict.text))
+            value = notes.gist(verdict.text) if name == "title" else brief_.about_sentence(verdict.text)
+            if not value:
+                state.reject("normal", "thin", f"brief {name}: says too little ({verdict.text!r})", gen)
+            kept.append(value)
         return kept[0], kept[1]
 
     def _frame(self, depth: int, aggressive: bool) -> str:
