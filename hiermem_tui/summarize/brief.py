@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from hiermem_tui.summarize.keylines import assistant, lists, tool, user
 from hiermem_tui.summarize.keylines.kinds import Kind
-from hiermem_tui.summarize.text import clip_sentence, courtesy, first_sentence, sentences
+from hiermem_tui.summarize.text import clip_sentence, closes, courtesy, first_sentence, sentences
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
@@ -71,8 +71,7 @@ _HERE_IS = re.compile(r"^(?:here(?:'s| is| are)|below (?:is|are))\s+(?:the |your
                       r"proposal|section|readme|timeline|roadmap|summary|description|message|template|sketch|"
                       r"function|class|test|query|command|policy|contract|agenda))(?: for [^:]{1,40})?:$", re.I)
 """A lead-in that names a thing the assistant made ("Here's the revised budget table:")."""
-_CLOSING = re.compile(r"\b(?:thanks|thank you|thx|that'?s (?:it|all)|cheers|appreciate(?:d)?|all set|will do)\b", re.I)
-"""Words of a message that closes a chat rather than asks ("lifecycle rule is set. thanks, that's it")."""
+
 
 
 @dataclass(slots=True)
@@ -146,8 +145,7 @@ class Material:
         if self.first_request is None:
             self.first_request = said
         decides = [x for x in sentences(text) if _USER_DECIDES.search(x) and len(x.split()) >= 3]
-        closes = courtesy(opening[0]) or bool(_CLOSING.search(text))
-        if closes and not decides and "?" not in text and len(text.split()) <= 25:
+        if not decides and closes(text):
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
         self.last_request, self.answer, self.closing = said, None, None

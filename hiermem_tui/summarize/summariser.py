@@ -394,6 +394,8 @@ class Summariser:
                 title, about = self._brief_fields(gen, prompt, part, state)
                 if about:
                     tier = "normal"
+                else:
+                    title = ""  # an answer whose about line is refused is not trusted for its title either
         elif self.backend.name == "extractive":
             tier = "normal"
         text = brief_.render(material, f"About: {about}" if about else "", self.tokenizer)

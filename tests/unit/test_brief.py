@@ -198,3 +198,19 @@ def test_sessions_json_and_the_export_carry_the_brief(tmp_path: Path, monkeypatc
     with Store.open(tmp_path / "e.db") as store:
         check_invariants(store, "greenhouse", fresh_tail=0)  # an import of last month: idle, summarised to its end
         assert store.dag.summaries("greenhouse")[-1].last_seq == 8
+
+
+async def test_a_server_that_echoes_the_prompt_never_writes_a_brief(tok: Tokenizer) -> None:
+    """Issue 19's echo server (it answers the prompt's own tail) stored the ask as a summary; a brief's title and
+    about line are judged by the same checks, so neither is kept."""
+    def echo(body: dict[str, Any]) -> str:
+        return str(body["messages"][-1]["content"])[-600:]
+
+    with FakeOllama(responder=echo) as fake:
+        backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=30)
+        try:
+            made = await Summariser(backend, tok, summary_format="notes").brief(Material().read(items()))
+        finally:
+            await backend.aclose()
+    assert made.tier == "fallback" and made.backend == "extractive" and made.title == ""
+    assert "Answer in exactly two lines" not in made.text and made.text.startswith("Asked: user:")
