@@ -37,14 +37,16 @@ DECISIONS = 2
 """Decisions a brief quotes at most."""
 NAMES = 8
 """Names of what was made a brief lists at most."""
-FOLLOW = 6
+DONE = 2
+"""The user's latest "it shipped" words a brief quotes at most."""
+FOLLOW = 10
 """Messages after an error in which its fix and the user's "that fixed it" are looked for."""
 
 _REASON = re.compile(r"\b(?:because|since|so that|so\b|rather than|instead of|which means|as it|due to|to avoid|"
                      r"otherwise|cheaper|faster|simpler|safer)\b", re.I)
 _USER_DECIDES = re.compile(r"\b(?:it is|go with|let'?s (?:go|do|use|keep|stick)|decided|i'?ll (?:go|take|use|keep|"
-                           r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|instead|"
-                           r"keep(?:ing)?|drop(?:ping)?|cut(?:ting)?|yes go|ok (?:let'?s|go|do))\b", re.I)
+                           r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|agreed|"
+                           r"yes go|ok (?:let'?s|go|do))\b", re.I)
 _ADVISES = re.compile(r"\b(?:i'?d (?:go|use|pick|recommend|stick|keep|suggest)|i recommend|i would (?:go|use|pick)|"
                       r"recommendation|go with|rather than|instead of|better choice|the right (?:choice|approach))\b",
                       re.I)
@@ -55,8 +57,18 @@ _CAUSE = re.compile(r"\b(?:caus(?:e|ed|es)|the problem is|the issue is|what'?s h
 _FIX = re.compile(r"\b(?:the fix|to fix|fix(?:es)? (?:it|this|that)|fixed by|solution|the cure|workaround)\b", re.I)
 _CHANGE = re.compile(r"\b(?:instead|replace|set |add |remove |change |switch )", re.I)
 _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not working|doesn'?t work|keeps? "
-                      r"(?:restarting|crashing|rebooting|failing|resetting)|boot ?loop|broken|mistake|nan\b|"
-                      r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit))", re.I)
+                      r"(?:restarting|crashing|rebooting|failing|resetting|growing)|boot ?loop|broken|mistake|nan\b|"
+                      r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit)|"
+                      r"disk (?:at|is) \d+ ?%|out of (?:memory|space|disk)|disk full|outage|paged\b|incident|"
+                      r"leak(?:s|ing)?\b|oom|climbing|spiking)", re.I)
+_ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic(?:ked)?|denied|refused|"
+                         r"not found|timed out|invalid)\b", re.I)
+"""An error a tool printed, as a word (not "failed_count" in a table's header)."""
+_DONE = re.compile(r"\b(?:ship(?:ped|ping)|releas(?:ed|ing)|tagg(?:ed|ing)|deployed|published|merged|launched|is live|"
+                   r"went out|is out|submitted|signed|booked|sent it|posted)\b", re.I)
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
+_NOT_DONE = re.compile(r"\b(?:not|n't|yet|before|will|going to|want(?:s)? to|should|\?)", re.I)
+"""Words of a user's message that says something was finished ("0.1.0 is tagged and on crates.io")."""
 _FILE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*(?:\.?[\w-]+\.(?:ya?ml|json|toml|ini|env|conf|cfg|py|rs|go|js|ts|tsx|"
                    r"jsx|sh|sql|md|txt|csv|ino|cpp|c|h|hpp|java|kt|rb|php|html|css|service|timer|tf|xml)|"
                    r"\.env|Dockerfile|Caddyfile|Makefile|Cargo\.toml|compose\.ya?ml)\b")
@@ -90,6 +102,7 @@ class Quote:
 class _Problem:
     error: Quote
     fix: Quote | None = None
+    cause: Quote | None = None
     worked: bool = False
     left: int = FOLLOW
     pasted: bool = False
@@ -105,6 +118,8 @@ class Material:
     """(weight, the decision, the advice that gave its reason)."""
     advice: Quote | None = None
     """The last answer's advice ("I'd go with …"), the reason of a decision the user makes next."""
+    done: list[Quote] = field(default_factory=list)
+    """The user's latest words that say something was finished (shipped, tagged, sent)."""
     names: dict[str, int] = field(default_factory=dict)
     problems: list[_Problem] = field(default_factory=list)
     last_request: Quote | None = None
@@ -148,6 +163,11 @@ class Material:
         if not decides and closes(text):
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
+        done = next((x for x in sentences(text) if _DONE.search(x) and len(x.split()) >= 3
+                     and not x.startswith("|") and not _NOT_DONE.search(x)), None)
+        if done:
+            self.done.append(Quote("user", done, seq))
+            del self.done[:-20]
         self.last_request, self.answer, self.closing = said, None, None
         if decides:
             why = self.advice if self.advice is not None and _REASON.search(self.advice.words) else None
@@ -161,12 +181,15 @@ class Material:
             best = next((ln for ln in content if ln.kind in (Kind.LIST, Kind.CODE)), content[0])
             self.answer = Quote("assistant", best.words, seq)
         talk = [ln.words for ln in found if ln.kind in (Kind.REST, Kind.DECIDING, Kind.SPECIFIC)]
+        said = [x for x in talk if not courtesy(x)]
         for p in self.problems:
-            if p.fix is None and p.left == FOLLOW - 1:  # the answer right after the problem
-                said = [x for x in talk if not courtesy(x)]
-                cause = next((x for pattern in (_FIX, _CAUSE, _CHANGE) for x in said if pattern.search(x)), None)
-                if cause:
-                    p.fix = Quote("assistant", cause, seq)
+            if p.left <= 0:
+                continue
+            if p.cause is None and (cause := next((x for x in said if _CAUSE.search(x)), None)):
+                p.cause = Quote("assistant", cause, seq)
+            if p.fix is None and (fix := next((x for pattern in (_FIX, _CHANGE) for x in said if pattern.search(x)
+                                               and x != (p.cause.words if p.cause else None)), None)):
+                p.fix = Quote("assistant", fix, seq)
         advice = next((x for x in talk if _ADVISES.search(x)), None)
         self.advice = Quote("assistant", advice, seq) if advice else None
         if advice:
@@ -186,7 +209,7 @@ class Material:
 
     def _tool(self, seq: int, text: str) -> None:
         self._age()
-        errors = [ln.words for ln in tool.lines(text, 0) if ln.kind is Kind.TOOL_ERROR]
+        errors = [ln.words for ln in tool.lines(text, 0) if ln.kind is Kind.TOOL_ERROR and _ERROR_LINE.search(ln.words)]
         if errors and len(self.problems) < 20:
             self.problems.append(_Problem(Quote("tool", errors[0], seq)))
 
@@ -201,13 +224,19 @@ class Material:
 
     # ------------------------------------------------------------------------------------------- choosing
     def main_problem(self) -> _Problem | None:
-        """The problem a reader most needs: one the user confirmed fixed, else an error they pasted, else one with a
-    fix, else the first. Its fix is the answer's sentence that says the fix, else the cause, else what it
-    changed."""
+        """The problem a reader most needs: the first the user met that an answer gave a cause or a fix for (else
+    the first one); its cause and its fix are the answers' sentences that say them, within ``FOLLOW`` messages."""
         if not self.problems:
             return None
-        return max(self.problems, key=lambda p: (p.worked and p.fix is not None, p.pasted, p.fix is not None,
-                                                 p.error.who == "user", -p.error.seq))
+        return max(self.problems, key=lambda p: (p.error.who == "user", p.cause is not None or p.fix is not None,
+                                                 -p.error.seq))
+
+    def finished(self) -> list[Quote]:
+        """What the user said was finished, at most ``DONE``: the latest that names a version (a release) and the
+        latest other, in chat order."""
+        versioned = [q for q in self.done if _VERSION.search(q.words)][-1:]
+        other = [q for q in self.done if q not in versioned][-(DONE - len(versioned)):]
+        return sorted(versioned + other, key=lambda q: q.seq)
 
     def chosen_decisions(self) -> list[tuple[Quote, Quote | None]]:
         """The decisions a brief quotes, each with the advice that gave its reason: the user's own first (with a
@@ -225,15 +254,17 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
     parts: list[str] = []
     problem = material.main_problem()
     if problem is not None:
+        cause = f" → cause: {problem.cause.shown(tokenizer)}" if problem.cause else ""
         fix = f" → fix: {problem.fix.shown(tokenizer)}" if problem.fix else ""
-        parts.append(f"Problem: {problem.error.shown(tokenizer)}{fix}")
+        parts.append(f"Problem: {problem.error.shown(tokenizer)}{cause}{fix}")
     decisions = material.chosen_decisions()
     if decisions:
         parts.append("Decided: " + " · ".join(q.shown(tokenizer) + (f" (why: {why.shown(tokenizer)})" if why else "")
                                               for q, why in decisions))
     names = sorted(material.names, key=material.names.__getitem__)[:NAMES]
-    if names:
-        parts.append("Made: " + ", ".join(names))
+    done = " · ".join(q.shown(tokenizer) for q in material.finished())
+    if names or done:
+        parts.append("Made: " + ", ".join(names) + ("; " if names and done else "") + (f"done: {done}" if done else ""))
     used = tokenizer.count("\n".join(lines + [ended] if ended else lines))
     for part in parts:
         cost = tokenizer.count(part) + 1
