@@ -40,7 +40,6 @@ from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles
 from hiermem_tui.summarize import brief as brief_
 from hiermem_tui.summarize import prompts as prompts_
 from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION, QUOTES_VERSION
-from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
 from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.summarize.fidelity import key_count, keywords_for, measure, read_sources
@@ -66,6 +65,7 @@ from hiermem_tui.summarize.types import (
     EventCallback,
     Generation,
     ModelError,
+    Rejection,
     RunAborted,
     ServerError,
     SourceItem,
