@@ -147,7 +147,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
         out["model"] = runner.summariser.backend.model
         for name, data, sid in usable:
             log(f"{name} ({sid})")
-            run = await runner.compact(sid, "leaf", skip_idle=True)
+            run = None if args.briefs_only else await runner.compact(sid, "leaf", skip_idle=True)
             if run is not None and run.status != "done":
                 raise SummariserError(f"the run on {sid} ended {run.status}: {run.error}")
             if args.condense and len(runner.chunks.get(sid, [])) >= 2:
@@ -155,7 +155,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
                 runner.planner.policy = replace(runner.policy, condense_fanout=n)
                 await runner.compact(sid, "condense", skip_idle=True)
                 runner.planner.policy = runner.policy
-            if args.brief:
+            if args.brief or args.briefs_only:
                 passes = runner.passes
 
                 async def body(st: Any, passes: Any = passes) -> None:
@@ -392,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--summary-format", help="the app's summary_format setting (default: the app's)")
     mk.add_argument("--condense", action="store_true", help="also one condensed summary over each chat's leaves")
     mk.add_argument("--brief", action="store_true", help="also each chat's brief, after its leaves")
+    mk.add_argument("--briefs-only", action="store_true", help="each chat's brief and no leaves (a brief reads the raw chat)")
     mk.add_argument("--only", nargs="*", help="probe files to use (default: all)")
     mk.add_argument("--timeout-s", type=float, default=Settings().timeout_s)
     mk.add_argument("--force", action="store_true", help="replace a run of that name")
