@@ -413,6 +413,8 @@ class Summariser:
         kept = []
         for name, value in (("title", title), ("about", about)):
             verdict = titles.judge(titles.Draft(value, value), ctx) if value else titles.Refusal("empty", "")
+            if value and brief_.laid_out(value):
+                verdict = titles.Refusal("frame", "the brief's own layout written back")
             if isinstance(verdict, titles.Refusal):
                 detail = f"brief {name}: {verdict.detail}" if verdict.detail else f"brief {name}"
                 state.reject("normal", verdict.reason, detail, gen)
