@@ -37,7 +37,7 @@ class LiveSession:
         return self._live
 
     def refresh(self) -> None:
-        """Apply what the store gained since the screen last looked: tree, map, transcript, header."""
+        """Apply what the store gained since the screen last looked: tree, map, transcript, header, brief."""
         screen = self._screen
         caught = self._catch_up()
         if caught is None:
@@ -61,7 +61,7 @@ class LiveSession:
             screen.show(ref, node=tree.cursor_node, move_transcript=False)  # same node, new range or text
 
     def refresh_figures(self) -> None:
-        """The cheap part, while the user is typing: header figures and the coverage map."""
+        """The cheap part, while the user is typing: header figures, the brief and the coverage map."""
         screen = self._screen
         caught = self._catch_up()
         if caught is None:
@@ -76,7 +76,9 @@ class LiveSession:
         if session is None:
             return None
         screen.view.session = session
+        screen.dag_tree.fresh_tail = screen.fresh_tail(session)
         screen.render_bar(session)
+        screen.brief.follow(screen.store.briefs.active(screen.session_id), session.episodes)
         return session, delta
 
     def _roots(self, session: Session, delta: SummaryDelta) -> list[NodeRef]:
