@@ -68,6 +68,7 @@ async def start_backlog(app: HiermemApp, pilot: Pilot[None]) -> RunDialog:
     await pilot.press("B")
     dialog = await screen_shown(pilot, RunDialog)
     await wait_for(pilot, lambda: dialog.backlog is not None and dialog.status is not None and not dialog.probing)
+    await wait_for_text(pilot, "≈ 12 summaries and 3 briefs in 3 sessions")  # each session's brief comes last
     await pilot.press("enter")
     await wait_for(pilot, lambda: app.backlog.control is not None)
     return dialog

@@ -22,8 +22,9 @@ from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.brief_panel import EMPTY, BriefPanel
 from hiermem_tui.tui.widgets.session_columns import COLUMNS, GAP, MIN_ABOUT, MIN_TITLE, fit_columns
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
-from tests.fakeollama import FakeOllama, default_responder
-from tests.tui._session_fixtures import HOSTILE, IN_USE, T0, app_for, build_dag_session, build_empty_session
+from tests.fakeollama import FakeOllama, closed_port_url, default_responder
+from tests.tui._session_fixtures import (HOSTILE, IN_USE, T0, add_episodes, app_for, build_dag_session,
+                                         build_empty_session)
 from tests.tui.conftest import screen_shown, screen_text, wait_for, wait_for_text
 
 pytestmark = pytest.mark.usefixtures("utc_tz")  # times show in UTC (tests/tui/conftest.py)
@@ -218,6 +219,25 @@ async def test_the_brief_panel_follows_a_full_pass_run_from_the_app(tmp_path: Pa
             table = (await screen_shown(pilot, SessionsScreen)).table
             await wait_for(pilot, lambda: about_cell(table, "garden").startswith("The user planned raised garden"),
                            show=lambda: about_cell(table, "garden"))
+
+
+async def test_the_backlog_offers_a_brief_that_is_all_a_session_waits_for(tmp_path: Path, store: Store) -> None:
+    """Two messages in use: both in the fresh tail, so no leaf is due, but the session has no brief."""
+    short = Store.open(tmp_path / "short.db")
+    try:
+        add_episodes(short, "short", "A short chat", 2)
+        settings = Settings(db_path=short.path, config_path=tmp_path / "config.toml", policy=POLICY,
+                            backend="extractive", ollama_host=closed_port_url())
+        app = app_for(settings, short)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await screen_shown(pilot, SessionsScreen)
+            await pilot.press("B")
+            dialog = await screen_shown(pilot, RunDialog)
+            await wait_for(pilot, lambda: dialog.backlog is not None and not dialog.probing)
+            text = await wait_for_text(pilot, "≈ 1 brief in 1 session")
+            assert "Nothing is waiting" not in text
+    finally:
+        short.close()
 
 
 async def test_a_brief_another_process_writes_shows_in_the_open_session(tmp_path: Path, store: Store) -> None:

@@ -341,9 +341,9 @@ class RunDialog(AppModal[RunChoice | None]):
                         style=fmt.style(p.warning, bold=True))
             return text
         opt = self.chosen
-        briefs = f" and {plan.briefs:,} brief{'s' * (plan.briefs != 1)}" if plan.briefs else ""
-        text.append(f"≈ {plan.summaries:,} summar{'y' if plan.summaries == 1 else 'ies'}{briefs} in "
-                    f"{len(plan.sessions):,} session{'s' * (len(plan.sessions) != 1)} · "
+        made = [f"{plan.summaries:,} summar{'y' if plan.summaries == 1 else 'ies'}"] if plan.summaries else []
+        made += [f"{plan.briefs:,} brief{'s' * (plan.briefs != 1)}"] if plan.briefs else []
+        text.append(f"≈ {' and '.join(made)} in {len(plan.sessions):,} session{'s' * (len(plan.sessions) != 1)} · "
                     f"{fmt.tokens(plan.input_tokens)} tok in", style=strong)
         if opt is not None and opt.backend == "extractive":
             text.append(" · no model time (extractive)", style=muted)
