@@ -46,7 +46,7 @@ BACKUP_ACTIONS = ("repair", "resummarize-session")
 PASS_HELP = {
     "leaf": "summarise unsummarised episodes outside the fresh tail into leaves",
     "condense": "condense runs of same-depth summaries into the next depth",
-    "full": "leaves, then condensations until nothing is eligible, then the session's brief when it is due",
+    "full": "leaves, then condensations until nothing is eligible, then the brief",
     "repair": "re-make every fallback, low-fidelity or pin-missing summary, with its ancestors",
 }
 ORDERS = ("newest", "oldest", "largest")
