@@ -549,7 +549,7 @@ class SessionScreen(AppScreen[None]):
         yield PaletteCommand("Map scale: episodes / time", "Draw the coverage map along episodes or time",
                              self.action_toggle_scale, "s")
         yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
-        yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible",
+        yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible, then the brief",
                              lambda: self.action_run("full"), "p")
         yield PaletteCommand("Compact: leaf pass", "Summarise unsummarised episodes outside the fresh tail",
                              lambda: self.action_run("leaf"), "l")
