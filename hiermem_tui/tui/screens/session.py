@@ -26,7 +26,6 @@ from textual.widget import Widget
 from textual.widgets import Footer, Label, Static, TabbedContent, TabPane, Tabs
 from textual.widgets.tree import TreeNode
 
-from hiermem_tui.compaction.planner import idle
 from hiermem_tui.store import Session, StoreError
 from hiermem_tui.store.changes import SummaryDelta
 from hiermem_tui.textsafe import one_line
@@ -221,9 +220,8 @@ class SessionScreen(AppScreen[None]):
 
     def fresh_tail(self, session: Session) -> int:
         """The episodes the tree shows as the fresh tail: the policy's, or none for an idle session (a chat
-        finished or imported long ago), whose summaries cover it to its end (``compaction.planner.idle``)."""
-        policy = self.settings.policy
-        return 0 if idle(session, policy, self.app.clock().timestamp()) else policy.fresh_tail
+        finished or imported long ago), whose summaries cover it to its end."""
+        return self.app.planner.fresh_tail(session)
 
     def show_structure(self, session: Session, roots: list[NodeRef], *, delta: SummaryDelta | None = None,
                        tree_titles: bool = True, marks: list[MapItem] | None = None) -> None:
