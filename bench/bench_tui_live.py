@@ -85,7 +85,7 @@ async def measure(store: Store, writer: Store, settings: Settings, repeat: int) 
                 out.append(await timed(update, label))
             land_one(writer, 10_000 + k)
             t0 = time.perf_counter()
-            caught = live_update(store, screen.live, tree.roots, tree.fresh_tail)  # what the in-place path reads …
+            caught = live_update(store, screen.live, tree.roots, screen.fresh_tail)  # what the in-place path reads …
             assert caught is not None
             tree.update_roots(caught.roots)  # … and how the tree follows it
             tree_live.append((time.perf_counter() - t0) * 1000)

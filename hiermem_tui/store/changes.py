@@ -3,8 +3,8 @@ another process (``hiermem-tui watch``, a script) or another thread is writing.
 
 ``PRAGMA data_version`` moves when another connection commits — one call, no table read — and
 only then are the rows added since the last look found by rowid (:class:`ChangeFeed`).
-Sessions, episodes and summaries are never deleted, so their rowids only grow: finding what is
-new costs the new rows, never a scan. :class:`LiveSummaries` follows one session's summaries
+Sessions, episodes, summaries and briefs are never deleted, so their rowids only grow: finding what
+is new costs the new rows, never a scan. :class:`LiveSummaries` follows one session's summaries
 the same way.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from .store import Store
 
-_TABLES = (("sessions", "id"), ("episodes", "session_id"), ("summaries", "session_id"))
+_TABLES = (("sessions", "id"), ("episodes", "session_id"), ("summaries", "session_id"), ("briefs", "session_id"))
 
 
 class ChangeFeed:
@@ -39,7 +39,7 @@ class ChangeFeed:
     def poll(self) -> tuple[str, ...] | None:
         """``None``: nothing was committed since the last poll (the first poll only takes the
         baseline). Else the ids of sessions that got new rows (the session itself, episodes,
-        summaries), or ``()`` when only other changes were committed (a run finished, a summary
+        summaries, a brief), or ``()`` when only other changes were committed (a run finished, a summary
         was superseded or restored, a title changed) and any session may be affected."""
         conn = self.store.db.conn
         version = conn.execute("PRAGMA data_version").fetchone()[0]

@@ -29,8 +29,9 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def outcome(job: RunJob, run: Run, error: str | None) -> tuple[str, str, str]:
-    """(title, message, severity) for a finished run, saying why it ended and what was kept."""
+def outcome(job: RunJob, run: Run, error: str | None, *, brief: bool = False) -> tuple[str, str, str]:
+    """(title, message, severity) for a finished run, saying why it ended and what was kept (``brief``: the run
+    made the session's brief too)."""
     n = run.summaries_created
     tiers = f"{run.normal} normal · {run.aggressive} aggressive · {run.fallback} fallback · {run.flagged} flagged"
     if job.action == "resummarize-summary":
@@ -40,7 +41,8 @@ def outcome(job: RunJob, run: Run, error: str | None) -> tuple[str, str, str]:
     else:
         kept_note = "nothing had been written yet"
     if run.status == "done":
-        text = f"{_count(n, 'summary', 'summaries')} ({tiers}) in {fmt.duration(run.wall_seconds)}"
+        made = f"{_count(n, 'summary', 'summaries')} ({tiers})" + (" and the brief" if brief else "")
+        text = f"{made if n or not brief else 'The brief'} in {fmt.duration(run.wall_seconds)}"
         if run.fallback:
             text += f"; {_count(run.fallback, 'fallback', 'fallbacks')}: press f in the session to find them"
         if run.flagged:

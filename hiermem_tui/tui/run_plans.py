@@ -21,7 +21,7 @@ from hiermem_tui.compaction.estimate import Estimator, Speed
 from hiermem_tui.compaction.job import offline_estimator
 from hiermem_tui.compaction.preview import PlannedSummary, plan_pass
 from hiermem_tui.config import Policy, Settings
-from hiermem_tui.store import Store
+from hiermem_tui.store import Session, Store
 from hiermem_tui.summarize import ExtractiveBackend, Summariser
 from hiermem_tui.summarize.ollama_backend import match_model
 from hiermem_tui.tui import format as fmt
@@ -108,6 +108,12 @@ class RunPlanner:
 
     def __init__(self, app: AppBase) -> None:
         self.app = app
+
+    def fresh_tail(self, session: Session) -> int:
+        """The episodes a leaf pass leaves raw in ``session`` now: the policy's fresh tail, or none for an idle
+        session (``planner.idle``, judged at the app's clock), whose summaries cover it to its end."""
+        policy = self.app.settings.policy
+        return 0 if planner.idle(session, policy, self.app.clock().timestamp()) else policy.fresh_tail
 
     def preview(self, session_id: str) -> PlanPreview:
         """Every action's plan for the session (from a worker thread: it reads the whole DAG)."""

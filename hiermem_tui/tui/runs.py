@@ -241,7 +241,9 @@ class RunController:
         if self._state_for(message.job) is not None:
             app.run_state = None
         ev = message.event
-        title, text, severity = outcome(message.job, ev.run, ev.error)
+        brief = app.store.briefs.active(ev.session_id)
+        title, text, severity = outcome(message.job, ev.run, ev.error,
+                                        brief=brief is not None and brief.run_id == ev.run_id)
         app.notify(text, title=title, severity=severity, markup=False,  # type: ignore[arg-type]
                    timeout=10 if severity == "error" else 6)
         if self.announce_changes:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, SelectionList
+from textual.widgets._toast import Toast
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
@@ -75,6 +76,11 @@ def test_import_screen_after_importing_one(snap_compare, home: Path) -> None:
         await pilot.press("i")
         await wait_for(pilot, lambda: len(screen.log_lines) == 1)
         await pilot.press("up", "space")  # oterm ticked for the next import
+        # the import is followed by a plan of what waits, said in a toast (test_import_screen.py reads it): toasts
+        # time out, so the picture is taken once it was said and cleared
+        await wait_for(pilot, lambda: pilot.app.backlog_waiting is not None)  # type: ignore[attr-defined]
+        pilot.app.clear_notifications()
+        await wait_for(pilot, lambda: not pilot.app.screen.query(Toast))
         await wait_until_shown(pilot, "Done: 2 new sessions", "lossless-claw): 2 session(s)", "2 of 5 ticked",
                                "i Import ticked")
 

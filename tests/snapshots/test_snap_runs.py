@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
@@ -117,13 +118,14 @@ def test_run_in_progress(snap_compare, store: Store, tmp_path: Path, fake: FakeO
 
 
 def test_run_dialog(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama) -> None:  # type: ignore[no-untyped-def]
-    """The dialog: full pass planned, the models Ollama has (loaded one marked), extractive first."""
+    """The dialog: full pass planned (the session's brief last, said apart), the models Ollama has (loaded one
+    marked), extractive first."""
 
     async def run_before(pilot: Pilot) -> None:
         await _open(pilot, "work")
         await _dialog(pilot, "p")
-        await _settle(pilot, "≈ 4 summaries", "qwen2.5:0.5b", "Ollama 0.9.6 · llama3.2:latest (loaded) · 2 installed",
-                      "esc Cancel")
+        await _settle(pilot, "≈ 4 summaries and the brief to write", "brief #0–29", "qwen2.5:0.5b",
+                      "Ollama 0.9.6 · llama3.2:latest (loaded) · 2 installed", "esc Cancel")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 
@@ -146,9 +148,14 @@ def test_compare_after_resummarise(snap_compare, store: Store, tmp_path: Path, f
         await _select(pilot, screen, "t:44")  # behind the dialog: the new leaf's detail has a fresh id and time
         session = store.sessions.get("dag")
         assert session is not None
-        # the header behind the dialog shows the figures after the run (the photo once caught the old ones)
-        await _settle(pilot, f"model sees {fmt.tokens(session.uncompacted_tokens)} tok",
-                      f" {session.fallbacks} fallback", "40 → 25 tokens", "enter Keep")
+        # the figures behind the dialog are the ones after the run (the photo once caught the old ones); the
+        # dialog covers them since the brief panel moved the map down, so they are read where they are drawn
+        figures = (f"model sees {fmt.tokens(session.uncompacted_tokens)} tok", f" {session.fallbacks} fallback")
+        def header() -> str:
+            return Content.from_markup(str(screen.map.border_title)).plain
+
+        await wait_for(pilot, lambda: all(f in header() for f in figures), show=header)
+        await _settle(pilot, "40 → 25 tokens", "enter Keep")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)
 

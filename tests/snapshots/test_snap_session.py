@@ -19,7 +19,7 @@ from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.screens.session import SessionScreen
-from tests.tui._session_fixtures import DAG_IDS, app_for, build_dag_session, build_empty_session
+from tests.tui._session_fixtures import DAG_IDS, IN_USE, app_for, build_dag_session, build_empty_session
 from tests.tui.conftest import screen_shown, wait_for, wait_until_shown
 
 SIZE = (140, 40)
@@ -40,7 +40,9 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
 
 
 def _app(store: Store, tmp: Path) -> HiermemApp:
-    return app_for(Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml"), store, follow=False)
+    """The app on the fixture sessions as sessions in use (``IN_USE``: the tree shows their fresh tail)."""
+    settings = Settings(db_path=Path("hiermem.db"), config_path=tmp / "config.toml", policy=IN_USE)
+    return app_for(settings, store, follow=False)
 
 
 Step = tuple[str, Callable[[SessionScreen], bool]]
@@ -75,12 +77,24 @@ def _open(session_id: str, steps: Sequence[Step], *shown: str):  # type: ignore[
     return run_before
 
 
+BRIEF = ("About: moving the config loader to one TOML file that is read once at start.\n"
+         "Problem: KeyError: 'db_path' on an empty file → fix: a default for every field\n"
+         "Decided: the environment wins over the file (why: the user deploys with env vars)\n"
+         "Made: config.py, load_settings, test_config.py\n"
+         "Ended: asked to add a --config flag → the argparse change, answered")
+
+
 def test_session_dag_with_a_leaf_selected(snap_compare, store: Store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A three-level DAG, D0 and C0 open, the re-summarised leaf 1 selected (its old version listed)."""
+    """A three-level DAG with its brief on top, D0 and C0 open, the re-summarised leaf 1 selected (its old
+    version listed)."""
+    store.briefs.write("dag", title="Refactoring the config loader", about=BRIEF.split("\n")[0], text=BRIEF,
+                       first_seq=0, last_seq=59, tier="normal", backend="ollama", model="llama3.2:3b",
+                       prompt_version="brief-v1", tokens=70, llm_seconds=1.5, run_id=None)
     d0, c0 = f"s:{DAG_IDS['D0']}", f"s:{DAG_IDS['C0']}"
     run = _open("dag", [("enter", expanded(d0)), ("down", cursor_on(c0)), ("enter", expanded(c0)),
                         ("down", cursor_on(f"s:{DAG_IDS['L0']}")), ("down", cursor_on(f"s:{DAG_IDS['L1']}"))],
-                "Second version of leaf 1.", "v2 s_leaf_1")
+                "Second version of leaf 1.", "v2 s_leaf_1", "Refactoring the config loader",
+                "#0–59 · normal · ollama llama3.2:3b", "Ended: asked to add a --config flag")
     assert snap_compare(_app(store, tmp_path), terminal_size=SIZE, run_before=run)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from hiermem_tui.config import Settings
+from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import NewEpisode, NewSummary, Store, SummaryWrite
 from hiermem_tui.tui.app import HiermemApp, make_app
 
@@ -32,6 +32,12 @@ DAG_IDS = {
     "D0": "s_d2_root", "C0": "s_d1_a", "C1": "s_d1_b", "L0": "s_leaf_0", "L1v1": "s_leaf_1_v1",
     "L1": "s_leaf_1", "L2": "s_leaf_2", "L3": "s_leaf_3", "L4": "s_leaf_4", "L5": "s_leaf_5", "L6": "s_leaf_6",
 }
+
+
+IN_USE = Policy(idle_after=10 ** 9)
+"""The policy of a session in use: the fixture sessions' times (July 2026) are long past, and a session idle for
+``idle_after`` keeps no fresh tail; this one is never reached, so the tree shows the fresh tail the module
+docstring draws (a test of what a finished chat shows uses the default)."""
 
 
 def summary(session_id: str, sid: str, depth: int, tier: str = "normal", content: str | None = None,
@@ -107,7 +113,7 @@ def build_big_session(store: Store, session_id: str = "big", count: int = 20_000
 
 
 def open_store(tmp_path: Path) -> tuple[Settings, Store]:
-    settings = Settings(db_path=tmp_path / "hiermem.db", config_path=tmp_path / "config.toml")
+    settings = Settings(db_path=tmp_path / "hiermem.db", config_path=tmp_path / "config.toml", policy=IN_USE)
     return settings, Store.open(settings.db_path)
 
 

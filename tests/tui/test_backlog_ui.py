@@ -68,6 +68,7 @@ async def start_backlog(app: HiermemApp, pilot: Pilot[None]) -> RunDialog:
     await pilot.press("B")
     dialog = await screen_shown(pilot, RunDialog)
     await wait_for(pilot, lambda: dialog.backlog is not None and dialog.status is not None and not dialog.probing)
+    await wait_for_text(pilot, "≈ 12 summaries and 3 briefs in 3 sessions")  # each session's brief comes last
     await pilot.press("enter")
     await wait_for(pilot, lambda: app.backlog.control is not None)
     return dialog
@@ -159,7 +160,9 @@ async def test_pause_resume_quit_after_the_call_in_flight_and_the_next_start_say
 
     again = make_app(settings, store, probe_backend=False, plan_backlog=True)
     async with again.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: any("10 summaries waiting in 3 sessions" in n for n in notices(again)))
+        # 10 summaries and the three sessions' briefs
+        await wait_for(pilot, lambda: any("13 summaries waiting in 3 sessions" in n for n in notices(again)),
+                       show=lambda: (notices(again), again.backlog_waiting))
         assert any("Press B to compact them in the background" in n for n in notices(again))
         table = again.screen.query_one("#sessions")
         await wait_for(pilot, lambda: again.backlog_waiting is not None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -10,12 +10,12 @@ from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, Markdown
 
-from hiermem_tui.config import ConfigError, Settings, load_settings
+from hiermem_tui.config import ConfigError, Policy, Settings, load_settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.screens.help import HelpScreen, help_markdown
 from hiermem_tui.tui.screens.sessions import SessionsScreen
-from hiermem_tui.tui.screens.settings import SettingsScreen, settings_from_form
+from hiermem_tui.tui.screens.settings import POLICY_HINTS, SettingsScreen, settings_from_form
 from hiermem_tui.tui.widgets.sessions_table import SessionsTable
 from tests.tui.conftest import NOW, SessionSpec, add_session, app_for, screen_shown, wait_for, wait_for_text
 
@@ -166,6 +166,12 @@ async def test_settings_screen_rejects_a_bad_value_with_a_message(settings: Sett
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, SettingsScreen))
     assert not config.exists()  # nothing was saved
+
+
+def test_every_policy_field_has_its_hint_in_the_form() -> None:
+    """The form lists every field of the policy; each says in a few words what it does (idle_after had none)."""
+    assert set(POLICY_HINTS) == {f.name for f in fields(Policy)}
+    assert all(0 < len(hint) <= 34 for hint in POLICY_HINTS.values())  # the hint column's width, uncut
 
 
 @pytest.mark.parametrize(

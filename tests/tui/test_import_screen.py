@@ -113,9 +113,13 @@ async def test_a_typed_path_joins_the_list_ticked(settings: Settings, empty_stor
         await wait_for_text(pilot, "Done: 2 new sessions, 4 episodes added", "(openwebui): 2 session(s), 2 new",
                             "B compacts everything in the background")
         assert {s.source for s in empty_store.sessions.each()} == {"openwebui"}
-        # the import is followed by a plan of what is waiting (said when anything is: here the chats are too short)
+        # the import is followed by a plan of what is waiting, and says it: a finished chat of two messages is
+        # summarised to its end (no fresh tail) and gets its brief, so each waits for a leaf and a brief
         await wait_for(pilot, lambda: app.backlog_waiting is not None)
-        assert app.backlog_waiting is not None and app.backlog_waiting.summaries == 0
+        assert app.backlog_waiting is not None and app.backlog_waiting.summaries == 4
+        assert set(app.backlog_waiting.per_session.values()) == {2}
+        await wait_for(pilot, lambda: any("4 summaries waiting in 2 sessions" in n.message
+                                          for n in app._notifications))
 
 
 async def test_a_read_only_database_imports_nothing(settings: Settings, tmp_path: Path, home: Path) -> None:

@@ -25,7 +25,8 @@ from hiermem_tui.tui.app import HiermemApp
 from hiermem_tui.tui.screens.session import SessionScreen
 from hiermem_tui.tui.screens.sessions import SessionsScreen
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap
-from tests.tui._session_fixtures import DAG_IDS, T0, add_episodes, app_for, build_dag_session, open_store, summary
+from tests.tui._session_fixtures import (DAG_IDS, IN_USE, T0, add_episodes, app_for, build_dag_session, open_store,
+                                         summary)
 from tests.tui.conftest import wait_for
 
 IDS = DAG_IDS
@@ -52,7 +53,7 @@ def writer(store: Store) -> Iterator[Store]:
 @asynccontextmanager
 async def running(tmp_path: Path, store: Store,
                   size: tuple[int, int] = (140, 40)) -> AsyncIterator[tuple[HiermemApp, Pilot]]:
-    app = app_for(Settings(db_path=store.path, config_path=tmp_path / "config.toml"), store)
+    app = app_for(Settings(db_path=store.path, config_path=tmp_path / "config.toml", policy=IN_USE), store)
     async with app.run_test(size=size) as pilot:
         yield app, pilot
 

@@ -102,7 +102,9 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         assert roots_before == ["g:0", "t:14"]
         dialog = await open_dialog(app, pilot, "p")
         assert dialog.action == "full" and dialog.chosen is not None and dialog.chosen.model == "llama3.2:latest"
-        await wait_for_text(pilot, "≈ 4 summaries", "loaded")
+        # the session's brief comes last, said apart from the summaries (no "d-1" row, no fifth summary)
+        text = await wait_for_text(pilot, "≈ 4 summaries and the brief to write", "loaded")
+        assert re.search(r"brief\s+#0–29", text) and "d-1" not in text
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is screen and indicator(screen).has_class("-active"))
         await wait_for_chats(pilot, fake, 6)
@@ -126,7 +128,8 @@ async def test_full_pass_shows_progress_counters_and_new_nodes(tmp_path: Path, s
         [run] = store.runs.of_session("work")
         assert (run.status, run.normal, run.aggressive, run.fallback) == ("done", 2, 1, 1)
         assert any("Full pass done" in n and f"4 summaries (2 normal · 1 aggressive · 1 fallback · {run.flagged} flagged)"
-                   in n and "press f" in n and ("X repairs them" in n) == (run.flagged > 0) for n in notices(app))
+                   " and the brief in" in n and "press f" in n and ("X repairs them" in n) == (run.flagged > 0)
+                   for n in notices(app))
         await wait_for(pilot, lambda: [n.data.kind for n in screen.dag_tree.root.children if n.data] == ["summary", "tail"])
 
 

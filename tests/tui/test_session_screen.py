@@ -14,7 +14,7 @@ from textual.widgets import OptionList, Static, TabbedContent
 
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, Store, SummaryWrite
-from hiermem_tui.tui.app import HiermemApp
+from hiermem_tui.tui.app import HiermemApp, make_app
 from hiermem_tui.tui.format import Palette
 from hiermem_tui.tui.messages import SessionsChanged
 from hiermem_tui.tui.screens.session import SessionScreen
@@ -25,6 +25,7 @@ from hiermem_tui.tui.widgets.transcript import MAX_WINDOW, PAGE, Transcript
 from tests.tui._session_fixtures import (
     DAG_IDS,
     HOSTILE_TITLE,
+    IN_USE,
     T0,
     add_episodes,
     app_for,
@@ -53,10 +54,11 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 @asynccontextmanager
-async def opened(tmp_path: Path, store: Store, session_id: str = "dag") -> AsyncIterator[tuple[HiermemApp, Pilot, SessionScreen]]:
-    settings = Settings(db_path=store.path, config_path=tmp_path / "config.toml")
+async def opened(tmp_path: Path, store: Store, session_id: str = "dag", size: tuple[int, int] = (140, 40)
+                 ) -> AsyncIterator[tuple[HiermemApp, Pilot, SessionScreen]]:
+    settings = Settings(db_path=store.path, config_path=tmp_path / "config.toml", policy=IN_USE)
     app = app_for(settings, store)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         app.open_session(session_id)
         yield app, pilot, await screen_shown(pilot, SessionScreen)
 
@@ -135,8 +137,34 @@ async def test_f_and_shift_f_walk_the_fallbacks(tmp_path: Path, store: Store) ->
         await jump("F", f"s:{IDS['C1']}")
 
 
+@pytest.mark.parametrize("after, tail", [(timedelta(hours=3), True), (timedelta(days=2), False)])
+async def test_a_finished_chat_has_no_fresh_tail_its_last_episodes_wait_for_a_leaf(
+    tmp_path: Path, store: Store, after: timedelta, tail: bool
+) -> None:
+    """Under the default policy a session a day unchanged is idle: a leaf pass summarises it to its end, so the
+    tree, the map and the detail pane show its newest episodes as unsummarised, not as a fresh tail kept raw.
+    The dag session's newest episode is at T0 + 2 h 57 m; the app's clock says when "now" is."""
+    settings = Settings(db_path=store.path, config_path=tmp_path / "config.toml")
+    app = make_app(settings, store, probe_backend=False, clock=lambda: T0 + after)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.open_session("dag")
+        screen = await screen_shown(pilot, SessionScreen)
+        roots = [f"s:{IDS['D0']}", f"s:{IDS['L6']}"]
+        await wait_for(pilot, lambda: root_keys(screen) == roots + (["g:40", "t:44"] if tail else ["g:40"]),
+                       show=lambda: root_keys(screen))
+        labels = [n.label.plain for n in screen.dag_tree.root.children]
+        assert ("#40–43 (4)" if tail else "#40–59 (20)") in labels[2]
+        assert any("fresh tail" in label for label in labels) == tail
+        assert screen.map.rows[-1].kinds[-1] == ("tail" if tail else "gap")  # the episode row ends with it
+        screen.dag_tree.reveal_key("g:40")
+        await wait_for(pilot, lambda: screen.detail.key == "gap:40", show=lambda: screen.detail.key)
+        assert ("covers episodes #40–43" if tail else "covers episodes #40–59") in screen.detail.plain
+        assert "not under any leaf summary yet" in screen.detail.plain
+
+
 async def test_transcript_highlights_the_covered_episodes(tmp_path: Path, store: Store) -> None:
-    async with opened(tmp_path, store) as (app, pilot, screen):
+    # 44 rows: the transcript shows #24 to #30 below the brief panel
+    async with opened(tmp_path, store, size=(140, 44)) as (app, pilot, screen):
         assert screen.dag_tree.reveal_summary(IDS["L4"])
         await wait_for(pilot, lambda: screen.transcript.highlight == (24, 29))
         transcript = await show_transcript(pilot, screen)

@@ -39,6 +39,23 @@ def test_the_feed_names_the_sessions_another_connection_touched(
         assert feed.poll() is None
 
 
+def test_a_brief_another_connection_wrote_names_its_session(
+    db_path: Path, store: Store, tokenizer: Tokenizer
+) -> None:
+    """A brief is the last thing a full pass writes: the screens showing that session (its About cell, its brief
+    panel, what is still waiting for it) are told which session it was, not only that something changed."""
+    make_session(store, "old", 10)
+    feed = ChangeFeed(store)
+    assert feed.poll() is None  # the baseline
+    with Store.open(db_path, tokenizer=tokenizer) as writer:
+        for text in ("About: the first brief", "About: the brief made again"):  # a new one supersedes the old
+            writer.briefs.write("old", title="A title", about=text, text=text, first_seq=0, last_seq=9,
+                                tier="normal", backend="extractive", model=None, prompt_version="test", tokens=5,
+                                llm_seconds=0.0, run_id=None)
+            assert feed.poll() == ("old",)
+        assert feed.poll() is None
+
+
 def test_the_pollers_own_writes_are_not_reported(store: Store) -> None:
     feed = ChangeFeed(store)
     feed.poll()

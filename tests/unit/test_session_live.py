@@ -26,13 +26,13 @@ def test_the_root_level_after_new_rows_is_what_a_full_read_gives(store: Store) -
     shown = root_refs(store, "s", 8)
     store.dag.write([leaf(6, 11)])
     add_episodes(store, "s", 30, 4)  # four more episodes: the tail moves
-    update = live_update(store, live, shown, 8)
+    update = live_update(store, live, shown, lambda _s: 8)
     assert update is not None and update.session.episodes == 34
     assert update.roots == root_refs(store, "s", 8)
     assert [s.id for s in update.delta.added] != [] and not update.delta.reloaded
     kept = next(r for r in shown if r.kind == "summary")
     assert next(r for r in update.roots if r.key == kept.key).summary is kept.summary  # not read again
-    assert live_update(store, LiveSummaries(store, "gone"), [], 8) is None
+    assert live_update(store, LiveSummaries(store, "gone"), [], lambda _s: 8) is None
 
 
 def ref(kind: str, first: int, last: int) -> NodeRef:

@@ -9,6 +9,7 @@ model marked, so picking another model needs no typing. ``extractive`` is always
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -45,13 +46,23 @@ BACKUP_ACTIONS = ("repair", "resummarize-session")
 PASS_HELP = {
     "leaf": "summarise unsummarised episodes outside the fresh tail into leaves",
     "condense": "condense runs of same-depth summaries into the next depth",
-    "full": "leaves, then condensations until nothing is eligible",
+    "full": "leaves, then condensations until nothing is eligible, then the brief",
     "repair": "re-make every fallback, low-fidelity or pin-missing summary, with its ancestors",
 }
 ORDERS = ("newest", "oldest", "largest")
 """The backlog's orders (``compaction/backlog.py``): newest activity first, oldest, most uncompacted tokens."""
 THRESHOLDS: tuple[int | None, ...] = (None, 5_000, 20_000, 100_000)
 """The backlog's size thresholds ``t`` cycles through: every session, or only those over so many tokens."""
+
+
+def planned_words(n: int, plan: Sequence[PlannedSummary]) -> str:
+    """``4 summaries and the brief``: ``n`` planned, the session's brief among them said apart (it is not a
+    summary of the tree)."""
+    brief = any(item.kind == "brief" for item in plan)
+    made = n - brief
+    if not brief:
+        return f"{made} summar{'y' if made == 1 else 'ies'}"
+    return "the brief" if not made else f"{made} summar{'y' if made == 1 else 'ies'} and the brief"
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +288,8 @@ class RunDialog(AppModal[RunChoice | None]):
                             style=fmt.style(p.warning, bold=True))
             else:
                 verb = "re-make" if self.action == "repair" else "write"
-                text.append(f"≈ {n} summar{'y' if n == 1 else 'ies'} to {verb}", style=fmt.style(p.foreground, bold=True))
+                text.append(f"≈ {planned_words(n, self.plans.get(self.action, []))} to {verb}",
+                            style=fmt.style(p.foreground, bold=True))
                 text.append_text(self._plan_rows(p))
         self.query_one("#run-plan", Static).update(text)
 
@@ -298,7 +310,8 @@ class RunDialog(AppModal[RunChoice | None]):
                        style=fmt.style(p.foreground if speed.measured else p.muted))
         for item, sec in list(zip(plan, secs))[:PLAN_ROWS]:
             when = "" if sec is None or extractive else f"  ~{fmt.duration(sec)}"
-            out.append(f"\n  d{item.depth} {fmt.seq_span(item.first_seq, item.last_seq):<14}"
+            where = "brief" if item.kind == "brief" else f"d{item.depth}"
+            out.append(f"\n  {where:<5} {fmt.seq_span(item.first_seq, item.last_seq):<14}"
                        f"{fmt.tokens(item.source_tokens):>7} tok in{when}", style=fmt.style(p.muted))
         if len(plan) > PLAN_ROWS:
             out.append(f"\n  … and {len(plan) - PLAN_ROWS} more", style=fmt.style(p.muted))
@@ -323,13 +336,15 @@ class RunDialog(AppModal[RunChoice | None]):
         if plan is None:
             text.append("planning every session…", style=muted)
             return text
-        if not plan.summaries:
+        if not plan.summaries and not plan.briefs:
             text.append("Nothing is waiting: every session is up to date for this pass.",
                         style=fmt.style(p.warning, bold=True))
             return text
         opt = self.chosen
-        text.append(f"≈ {plan.summaries:,} summar{'y' if plan.summaries == 1 else 'ies'} in {len(plan.sessions):,} "
-                    f"session{'s' * (len(plan.sessions) != 1)} · {fmt.tokens(plan.input_tokens)} tok in", style=strong)
+        made = [f"{plan.summaries:,} summar{'y' if plan.summaries == 1 else 'ies'}"] if plan.summaries else []
+        made += [f"{plan.briefs:,} brief{'s' * (plan.briefs != 1)}"] if plan.briefs else []
+        text.append(f"≈ {' and '.join(made)} in {len(plan.sessions):,} session{'s' * (len(plan.sessions) != 1)} · "
+                    f"{fmt.tokens(plan.input_tokens)} tok in", style=strong)
         if opt is not None and opt.backend == "extractive":
             text.append(" · no model time (extractive)", style=muted)
         else:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import cast
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -42,7 +42,7 @@ from hiermem_tui.tui.widgets.coverage_rows import MapItem
 from hiermem_tui.tui.widgets.dag_tree import DagTree
 from hiermem_tui.tui.widgets.detail_pane import DetailPane
 from hiermem_tui.tui.widgets.backlog_indicator import BacklogIndicator
-from hiermem_tui.tui.widgets.brief_panel import BriefPanel
+from hiermem_tui.tui.widgets.brief_panel import BriefPanel, rows_for
 from hiermem_tui.tui.widgets.run_indicator import RunIndicator
 from hiermem_tui.tui.widgets.transcript import Transcript
 from hiermem_tui.words import counted
@@ -128,6 +128,10 @@ class SessionScreen(AppScreen[None]):
         return self.query_one(Transcript)
 
     @property
+    def brief(self) -> BriefPanel:
+        return self.query_one(BriefPanel)
+
+    @property
     def session(self) -> Session | None:
         """The session's row as last read (``view.session``)."""
         return self.view.session
@@ -163,6 +167,10 @@ class SessionScreen(AppScreen[None]):
         self.dag_tree.focus()
         self.watch(self.app, "theme", self._theme_changed, init=False)
 
+    def on_resize(self, event: events.Resize) -> None:
+        """The brief keeps to its share of the screen's rows, so a short terminal keeps room for the tree."""
+        self.brief.styles.max_height = rows_for(event.size.height)
+
     def _theme_changed(self) -> None:
         self.call_after_refresh(self._retheme)
 
@@ -189,8 +197,9 @@ class SessionScreen(AppScreen[None]):
         for widget in (self.dag_tree, self.map, self.detail, self.transcript):
             widget.ref_year = year
         self.render_bar(session)
-        self.query_one(BriefPanel).show_brief(self.store.briefs.active(self.session_id), session.episodes)
+        self.brief.show_brief(self.store.briefs.active(self.session_id), session.episodes)
         tree = self.dag_tree
+        tree.fresh_tail = self.fresh_tail(session)
         expanded, cursor_key = tree.state()
         previous = view.selected
         roots = tree.load_roots()
@@ -210,6 +219,11 @@ class SessionScreen(AppScreen[None]):
             node = tree.node_for(roots[0].key)
             if node is not None:
                 tree.focus_node(node)
+
+    def fresh_tail(self, session: Session) -> int:
+        """The episodes the tree shows as the fresh tail: the policy's, or none for an idle session (a chat
+        finished or imported long ago), whose summaries cover it to its end."""
+        return self.app.planner.fresh_tail(session)
 
     def show_structure(self, session: Session, roots: list[NodeRef], *, delta: SummaryDelta | None = None,
                        tree_titles: bool = True, marks: list[MapItem] | None = None) -> None:
@@ -379,14 +393,16 @@ class SessionScreen(AppScreen[None]):
 
     def follow_store(self, *, tree: bool = True) -> None:
         """Apply what the store gained since the screen last looked (:func:`live_update`): the header,
-        the map and the transcript's length, and with ``tree`` the tree's roots and the selection
+        the brief, the map and the transcript's length, and with ``tree`` the tree's roots and the selection
         (:func:`selection_after`); without it, the cheap part while the user is typing."""
         dag = self.dag_tree
-        update = live_update(self.store, self.live, dag.roots, dag.fresh_tail)
+        update = live_update(self.store, self.live, dag.roots, self.fresh_tail)
         if update is None:
             return
         session = self.view.session = update.session
+        dag.fresh_tail = update.fresh_tail
         self.render_bar(session)
+        self.brief.follow(self.store.briefs.active(self.session_id), session.episodes)
         self.figures_fresh = True
         if not tree:
             self.show_structure(session, update.roots, delta=update.delta, tree_titles=False)
@@ -422,8 +438,8 @@ class SessionScreen(AppScreen[None]):
 
     def on_settings_changed(self, message: SettingsChanged) -> None:
         message.stop()
-        if message.settings.policy.fresh_tail != message.previous.policy.fresh_tail:
-            self.dag_tree.fresh_tail = message.settings.policy.fresh_tail
+        policy, previous = message.settings.policy, message.previous.policy
+        if (policy.fresh_tail, policy.idle_after) != (previous.fresh_tail, previous.idle_after):
             self.reload()
         if message.settings.mask_secrets != message.previous.mask_secrets:
             self.transcript.repaint_text()
@@ -565,7 +581,7 @@ class SessionScreen(AppScreen[None]):
         yield PaletteCommand("Map scale: episodes / time", "Draw the coverage map along episodes or time",
                              self.action_toggle_scale, "s")
         yield PaletteCommand("Refresh session", "Re-read this session from the database", self.action_refresh, "r")
-        yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible",
+        yield PaletteCommand("Compact: full pass", "Leaves, then condensations until nothing is eligible, then the brief",
                              lambda: self.action_run("full"), "p")
         yield PaletteCommand("Compact: leaf pass", "Summarise unsummarised episodes outside the fresh tail",
                              lambda: self.action_run("leaf"), "l")

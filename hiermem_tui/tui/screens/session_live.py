@@ -14,7 +14,7 @@ goes, so the selection, open nodes and scroll position stay where the user left 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,6 +31,7 @@ class LiveUpdate:
     session: Session
     delta: SummaryDelta
     roots: list[NodeRef]
+    fresh_tail: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,12 @@ class Follow:
     ref: NodeRef
 
 
-def live_update(store: Store, live: LiveSummaries, shown: Sequence[NodeRef], fresh_tail: int) -> LiveUpdate | None:
+def live_update(store: Store, live: LiveSummaries, shown: Sequence[NodeRef],
+                fresh_tail: Callable[[Session], int]) -> LiveUpdate | None:
     """Catch ``live`` up with the store and return the root level it now makes, reading only the root
     summaries not among ``shown`` (all of them when the change was not only additions); None when the
-    session is gone."""
+    session is gone. ``fresh_tail`` says how many newest episodes the session keeps out of the tree as
+    it is now (an idle session keeps none)."""
     session, delta = live.catch_up()
     if session is None:
         return None
@@ -56,8 +59,9 @@ def live_update(store: Store, live: LiveSummaries, shown: Sequence[NodeRef], fre
         known = {r.summary.id: r.summary for r in shown if r.summary is not None}
         found = (known.get(i) or store.dag.get(i) for i in live.roots)
         tops = [s for s in found if isinstance(s, Summary)]
-    roots = arrange_roots(tops, live.unsummarised(session.episodes), session.episodes, fresh_tail)
-    return LiveUpdate(session, delta, roots)
+    tail = fresh_tail(session)
+    roots = arrange_roots(tops, live.unsummarised(session.episodes), session.episodes, tail)
+    return LiveUpdate(session, delta, roots, tail)
 
 
 def selection_after(previous: NodeRef | None, kept: bool, cursor: NodeRef | None, roots: Sequence[NodeRef],

@@ -27,11 +27,12 @@ from hiermem_tui.tui.screens.base import AppModal
 BACKENDS = ("ollama", "extractive")
 POLICY_HINTS = {
     "fresh_tail": "newest episodes kept raw",
+    "idle_after": "seconds unchanged: no fresh tail",
     "leaf_chunk_tokens": "input tokens per leaf summary",
     "leaf_min_episodes": "smaller leftovers wait",
     "leaf_target_tokens": "size a leaf should stay under",
     "condense_fanout": "summaries per condensation (≥ 2)",
-    "condensed_target_tokens": "size a condensed one should stay under",
+    "condensed_target_tokens": "size a condensed one stays under",
     "fidelity_threshold": "min share of key names kept (0–1)",
 }
 FRACTION_FIELDS = {"fidelity_threshold"}

@@ -68,7 +68,8 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("title", "Title", 0, False, 100, False),
-    Column("about", "About", 0, False, 6, False),  # the brief's first line; shares what the title leaves
+    # the brief's first line; shares what the title leaves, and is the first to go when the rest do not fit
+    Column("about", "About", 0, False, 1, False),
     Column("source", "Source", 13, False, 2, False),  # "lossless-claw", "lossless-code", "claude-code" whole
     Column("episodes", "Episodes", 8, True, 5, True),
     Column("tokens", "Tokens", 7, True, 9, True),
@@ -89,7 +90,8 @@ MIN_TITLE = 23
 """Cells the title keeps before a column is dropped: at 80 columns (sorted by another column) the list keeps
 its Active column, 11 cells wide for a date of another year."""
 MIN_ABOUT = 24
-"""Cells the About column needs to say something; narrower, it is dropped as a column of its weight."""
+"""Cells the About column needs to say something. It is the first column dropped, so it shows only when every
+other column fits beside it with the title keeping ``MIN_TITLE``."""
 TITLE_SHARE = 0.4
 """Of the width the fixed columns leave, the title's share when the About column is shown (at least
 ``MIN_TITLE``); About takes the rest."""
