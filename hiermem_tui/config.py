@@ -13,13 +13,23 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import platformdirs
 
 APP_NAME = "hiermem-tui"
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 SUMMARY_FORMATS = ("notes", "sections", "plain")
+BACKENDS = ("ollama", "openai", "extractive")
+"""What can write summaries: an Ollama server, an OpenAI-compatible server, or the built-in digest."""
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+
+class Server(NamedTuple):
+    """One model server a job may use: its kind (``ollama`` or ``openai``) and its URL."""
+
+    backend: str
+    url: str
 
 
 class ConfigError(Exception):
@@ -78,10 +88,22 @@ class Settings:
     (``--ollama-host`` repeated, else ``$OLLAMA_HOST`` (one), else ``ollama_hosts = [...]`` in the
     config file); empty: :attr:`ollama_host` alone. A host that goes away mid-call has that summary
     made again on another and takes no more work in that job (ARCHITECTURE §7)."""
+    openai_base_url: str | None = None
+    """The OpenAI-compatible server (llama.cpp's, LM Studio, vLLM, LiteLLM, Ollama's ``/v1``): its base URL,
+    ending in ``/v1``; ``--base-url``, else ``$OPENAI_BASE_URL``, else the config file. With several, the
+    first of :attr:`openai_base_urls`. Its key is ``$OPENAI_API_KEY``, never a setting."""
+    openai_base_urls: tuple[str, ...] = ()
+    """Every OpenAI-compatible server a job shares its summaries among (``--base-url`` repeated, else
+    ``openai_base_urls = [...]`` in the config file); empty: :attr:`openai_base_url` alone."""
+    named: frozenset[str] = frozenset()
+    """The kinds of server named on this run's command line (``ollama`` for ``--ollama-host``, ``openai``
+    for ``--base-url``): a kind named there joins a job of the other backend (:meth:`servers`)."""
     model: str | None = None
-    """Ollama model; None means the model Ollama has loaded (``/api/ps``)."""
+    """The model; None means the model Ollama has loaded (``/api/ps``), or the one an OpenAI-compatible
+    server serves when it serves one."""
     backend: str = "ollama"
-    """What writes summaries: ``ollama`` or ``extractive`` (offline, deterministic)."""
+    """What writes summaries: ``ollama``, ``openai`` (an OpenAI-compatible server) or ``extractive``
+    (offline, deterministic)."""
     timeout_s: float = 120.0
     """Base seconds a model call may take before it counts as a failure for its tier; each call
     also gets twice the time its prompt and answer should take at the model's measured speed."""
@@ -118,6 +140,31 @@ class Settings:
             return self.ollama_hosts
         return (self.ollama_host,)
 
+    def base_urls(self) -> tuple[str, ...]:
+        """The OpenAI-compatible servers configured, :attr:`openai_base_url` first (as :meth:`hosts`)."""
+        if self.openai_base_urls and self.openai_base_urls[0] == self.openai_base_url:
+            return self.openai_base_urls
+        return (self.openai_base_url,) if self.openai_base_url else ()
+
+    def servers(self) -> tuple[Server, ...]:
+        """The servers a job shares its summaries among: those of :attr:`backend`'s kind, then those of the
+        other kind when this run's command line named them (``--ollama-host`` with ``--backend openai``,
+        ``--base-url`` with the Ollama backend); none for ``extractive``."""
+        ollama = tuple(Server("ollama", h) for h in self.hosts())
+        openai = tuple(Server("openai", u) for u in self.base_urls())
+        if self.backend == "ollama":
+            return ollama + (openai if "openai" in self.named else ())
+        if self.backend == "openai":
+            return openai + (ollama if "ollama" in self.named else ())
+        return ()
+
+    def configured_servers(self) -> tuple[Server, ...]:
+        """Every server of either kind these settings know (what the TUI's model picker asks), the
+        backend's kind first."""
+        ollama = tuple(Server("ollama", h) for h in self.hosts())
+        openai = tuple(Server("openai", u) for u in self.base_urls())
+        return openai + ollama if self.backend == "openai" else ollama + openai
+
 
 def default_db_path() -> Path:
     env = os.environ.get("HIERMEM_DB")
@@ -143,12 +190,24 @@ def _normalise_host(host: str) -> str:
     return f"{scheme}://{rest}"
 
 
+def normalise_base_url(url: str) -> str:
+    """An OpenAI-compatible server's base URL: ``http://`` when no scheme is given, ``/v1`` when no path
+    is (``localhost:1234`` → ``http://localhost:1234/v1``), no trailing slash."""
+    raw = url.strip()
+    if "://" not in raw:
+        raw = "http://" + raw
+    scheme, _, rest = raw.partition("://")
+    hostport, _, path = rest.partition("/")
+    return f"{scheme.lower()}://{hostport or '127.0.0.1'}/{path.strip('/') or 'v1'}"
+
+
 def load_settings(
     config_path: Path | None = None,
     *,
     db: str | os.PathLike[str] | None = None,
     model: str | None = None,
     ollama_host: str | Sequence[str] | None = None,
+    base_url: str | Sequence[str] | None = None,
     backend: str | None = None,
     parallel: int | None = None,
 ) -> Settings:
@@ -173,6 +232,8 @@ def load_settings(
     prompts = _read_prompts(data.get("prompts", {}), path)
     keymap = _read_keymap(data.get("keymap", {}), path)
     hosts = _read_hosts(ollama_host, data, path)
+    urls = _read_base_urls(base_url, data, path)
+    named = {kind for kind, flag in (("ollama", ollama_host), ("openai", base_url)) if flag}
     s = replace(
         s,
         policy=policy,
@@ -180,6 +241,9 @@ def load_settings(
         keymap=keymap,
         ollama_host=hosts[0],
         ollama_hosts=hosts if len(hosts) > 1 else (),
+        openai_base_url=urls[0] if urls else None,
+        openai_base_urls=urls if len(urls) > 1 else (),
+        named=frozenset(named),
         model=model or data.get("model") or None,
         backend=backend or data.get("backend", s.backend),
         timeout_s=float(data.get("timeout_s", s.timeout_s)),
@@ -193,8 +257,11 @@ def load_settings(
         s = replace(s, db_path=Path(db).expanduser())
     elif data.get("db_path") and not os.environ.get("HIERMEM_DB"):
         s = replace(s, db_path=Path(str(data["db_path"])).expanduser())
-    if s.backend not in ("ollama", "extractive"):
-        raise ConfigError(f"backend must be 'ollama' or 'extractive', not {s.backend!r}")
+    if s.backend not in BACKENDS:
+        raise ConfigError(f"backend must be 'ollama', 'openai' or 'extractive', not {s.backend!r}")
+    if s.backend == "openai" and not urls:
+        raise ConfigError(f"the openai backend needs its server's URL: pass --base-url URL (or set ${BASE_URL_ENV}, "
+                          "or openai_base_url in the settings file)")
     if s.parallel < 1:
         raise ConfigError("parallel must be at least 1")
     if s.summary_format not in SUMMARY_FORMATS:
@@ -217,6 +284,25 @@ def _read_hosts(flags: str | Sequence[str] | None, data: dict[str, Any], path: P
     if not given:
         given = [str(data.get("ollama_host") or DEFAULT_OLLAMA_HOST)]
     return tuple(dict.fromkeys(_normalise_host(h) for h in given))
+
+
+def _read_base_urls(flags: str | Sequence[str] | None, data: dict[str, Any], path: Path) -> tuple[str, ...]:
+    """The OpenAI-compatible servers of this run, normalised, without repeats: the flags, else
+    ``$OPENAI_BASE_URL``, else the file's ``openai_base_urls`` (a list), else its ``openai_base_url``."""
+    given = [flags] if isinstance(flags, str) else list(flags or [])
+    if not given and os.environ.get(BASE_URL_ENV, "").strip():
+        given = [os.environ[BASE_URL_ENV]]
+    if not given and "openai_base_urls" in data:
+        listed = data["openai_base_urls"]
+        if not isinstance(listed, list) or not listed or not all(isinstance(u, str) and u.strip() for u in listed):
+            raise ConfigError(f"{path}: openai_base_urls must be a list of URLs such as [\"http://a:8000/v1\"], "
+                              f"not {listed!r}")
+        given = listed
+    if not given and data.get("openai_base_url"):
+        if not isinstance(data["openai_base_url"], str):
+            raise ConfigError(f"{path}: openai_base_url must be a URL, not {data['openai_base_url']!r}")
+        given = [data["openai_base_url"]]
+    return tuple(dict.fromkeys(normalise_base_url(u) for u in given if u.strip()))
 
 
 def _read_bool(value: Any, name: str, path: Path) -> bool:
@@ -258,8 +344,8 @@ def _read_keymap(table: Any, path: Path) -> dict[str, str]:
     return out
 
 
-SAVED_FIELDS = ("ollama_host", "model", "backend", "timeout_s", "keep_alive", "parallel", "summary_format", "theme",
-                "mask_secrets")
+SAVED_FIELDS = ("ollama_host", "openai_base_url", "model", "backend", "timeout_s", "keep_alive", "parallel",
+                "summary_format", "theme", "mask_secrets")
 """Top-level settings the app writes back when the user changes them (``db_path`` never)."""
 
 

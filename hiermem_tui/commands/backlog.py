@@ -25,7 +25,7 @@ from ..textsafe import one_line
 from ..tokens import Tokenizer
 from ..words import counted, duration
 from .common import EXIT_OK, CliContext
-from .compact import _non_negative, add_backend_options
+from .compact import _non_negative, add_backend_options, engine_label
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if not backlog.sessions:
             ctx.say("nothing waiting: every session is up to date")
             return EXIT_OK
-        engine = "extractive" if ctx.settings.backend == "extractive" else f"ollama/{model or '(the loaded model)'}"
+        engine = engine_label(ctx.settings.backend, model)
         briefs = f" and {counted(backlog.briefs, 'brief')}" if backlog.briefs else ""
         ctx.say(f"{counted(backlog.summaries, 'summary')}{briefs} waiting in {counted(len(backlog.sessions), 'session')}, "
                 f"{backlog.input_tokens:,} tokens in, ~{duration(backlog.est_seconds)} with {one_line(engine, 60)} "

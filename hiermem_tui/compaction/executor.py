@@ -93,12 +93,13 @@ class Making:
     supersede: Sequence[str] = ()
 
 
-def moved_text(gone: str, to: str, what: str, session_id: str, exc: SummariserError) -> str:
+def moved_text(gone: str, to: str, what: str, session_id: str, exc: SummariserError, kind: str = "ollama") -> str:
     """The one line for a host lost mid-call: the host, what happened to the connection, the
-    summary and where it is made again; ``ollama serve`` advised only for a host on this machine."""
+    summary and where it is made again; starting the server (``ollama serve`` for an Ollama host,
+    ``kind``) advised only for a host on this machine."""
     unavailable = exc.unavailable if isinstance(exc, RunAborted) else exc
     reason = getattr(unavailable, "reason", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
-    advice = f"; {start_advice(gone)}" if is_local(gone) else ""
+    advice = f"; {start_advice(gone, kind)}" if is_local(gone) else ""
     return (f"host {gone} went away mid-call ({reason}): {what} of session {one_line(session_id, 80)} is being made "
             f"again on host {to}, and {gone} gets no more work in this job{advice}")
 
@@ -453,7 +454,8 @@ class Executor:
     def _moved(self, session_id: str, what: str, lost: tuple[Host, SummariserError], to: Host) -> None:
         """Say, whole, which host went away mid-call, how, and where its summary went."""
         gone, exc = lost
-        self.emit(HostNotice(gone.name, moved_text(gone.name, to.name, what, session_id, exc), moved_to=to.name))
+        text = moved_text(gone.name, to.name, what, session_id, exc, gone.summariser.backend.name)
+        self.emit(HostNotice(gone.name, text, moved_to=to.name))
 
     def _started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
         st.planned = max(st.planned, st.done + 1)
