@@ -23,9 +23,9 @@ from ..compaction.job import HostSpeeds, host_speeds
 from ..store import Store
 from ..textsafe import one_line
 from ..tokens import Tokenizer
-from ..words import counted, duration
+from ..words import counted, duration, engine_label
 from .common import EXIT_OK, CliContext
-from .compact import _non_negative, add_backend_options, engine_label
+from .compact import _non_negative, add_backend_options
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

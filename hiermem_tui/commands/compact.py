@@ -66,13 +66,6 @@ BASE_URL_HELP = ("OpenAI-compatible server (llama.cpp, LM Studio, vLLM, LiteLLM,
                  "backend, it shares that job")
 
 
-def engine_label(backend: str, model: str | None) -> str:
-    """How the CLI names what writes the summaries: ``extractive``, ``ollama/MODEL``, ``openai/MODEL``."""
-    if backend == "extractive":
-        return "extractive"
-    return f"{backend}/{model or ('(the loaded model)' if backend == 'ollama' else '(the model it serves)')}"
-
-
 def add_backend_options(p: argparse.ArgumentParser) -> None:
     """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings."""
     add_db_option(p)

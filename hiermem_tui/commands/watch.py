@@ -42,13 +42,12 @@ from .compact import (
     _non_negative,
     _positive,
     add_backend_options,
-    engine_label,
     human_line,
     open_for_job,
     run_job,
     run_json,
 )
-from ..words import counted
+from ..words import counted, engine_label
 
 DEFAULT_INTERVAL_S = 2.0
 

@@ -183,6 +183,40 @@ def _number(data: dict[str, Any] | None, key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
+def client_for(base_url: str, key: str | None, timeout: httpx.Timeout) -> httpx.AsyncClient:
+    """An HTTP client for the server at ``base_url`` (normalised), sending ``key`` as a bearer token."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(base_url=normalise_base_url(base_url), headers=headers, timeout=timeout)
+
+
+async def fetch_models(client: httpx.AsyncClient, host: str, key: str | None) -> tuple[list[str], dict[str, int | None]]:
+    """The ids ``GET /models`` lists and the context of each where the list gives it. Raises
+    BackendUnavailable for a server that refuses the key or is not OpenAI-compatible (an HTTP error, or
+    an answer that is not a model list), and lets httpx's own errors through for the caller to sort."""
+    path = f"{urlsplit(host).path}/models"
+    resp = await client.get("/models")
+    if resp.status_code in (401, 403):
+        raise _key_refused(host, resp.status_code, path, key)
+    if resp.status_code >= 500:
+        raise BackendUnavailable(f"{host} failed on {path} (HTTP {resp.status_code}: {error_detail(resp.text)}); "
+                                 "try again when it is up", host=host, reason=f"HTTP {resp.status_code} on {path}")
+    if resp.status_code != 200:
+        raise _not_compatible(host, f"HTTP {resp.status_code} on {path}")
+    try:
+        data = resp.json()
+    except ValueError:
+        data = None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("id"), str)
+                                                for e in entries):
+        raise _not_compatible(host, f"its answer on {path} is not a list of models")
+    contexts: dict[str, int | None] = {}
+    for entry in entries:
+        found = [entry[k] for k in CONTEXT_FIELDS if isinstance(entry.get(k), int) and entry[k] > 0]
+        contexts[entry["id"]] = found[0] if found else None
+    return [str(e["id"]) for e in entries], contexts
+
+
 class OpenAIBackend:
     """Summaries from an OpenAI-compatible server (see the module docstring)."""
 
@@ -203,11 +237,9 @@ class OpenAIBackend:
         self.tokenizer = tokenizer
         self.timeout_s = timeout_s
         self._key = key if key is not None else api_key()
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         # no read timeout of httpx's own: a slow CPU model may read a long prompt for minutes before
         # its first token; each call is bounded by call_timeout() instead
-        self._client = httpx.AsyncClient(base_url=self.host, headers=headers,
-                                         timeout=httpx.Timeout(None, connect=min(10.0, timeout_s)))
+        self._client = client_for(self.host, self._key, httpx.Timeout(None, connect=min(10.0, timeout_s)))
         self.speed = speed or ModelSpeed()
         """The model's measured speed (seeded from the store by the executor, updated per call)."""
         self.structured = False
@@ -233,34 +265,16 @@ class OpenAIBackend:
 
     # ------------------------------------------------------------------ the server
     async def list_models(self) -> list[str]:
-        """The ids ``GET /models`` lists; raises BackendUnavailable for a server that cannot be asked,
-        refuses the key, or is not OpenAI-compatible."""
-        path = f"{self._root}/models"
+        """The ids ``GET /models`` lists (see :func:`fetch_models`); the contexts it gives are kept."""
         try:
-            resp = await self._client.get("/models")
+            served, contexts = await fetch_models(self._client, self.host, self._key)
+        except SummariserError:
+            raise
         except Exception as exc:
             raise self._error(exc) from None
-        if resp.status_code in (401, 403):
-            raise _key_refused(self.host, resp.status_code, path, self._key)
-        if resp.status_code >= 500:
-            raise BackendUnavailable(f"{self.host} failed on {path} (HTTP {resp.status_code}: "
-                                     f"{error_detail(resp.text)}); try again when it is up",
-                                     host=self.host, reason=f"HTTP {resp.status_code} on {path}")
-        if resp.status_code != 200:
-            raise _not_compatible(self.host, f"HTTP {resp.status_code} on {path}")
-        try:
-            data = resp.json()
-        except ValueError:
-            data = None
-        entries = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("id"), str)
-                                                    for e in entries):
-            raise _not_compatible(self.host, f"its answer on {path} is not a list of models")
-        for entry in entries:
-            found = [entry[k] for k in CONTEXT_FIELDS if isinstance(entry.get(k), int) and entry[k] > 0]
-            self._context[entry["id"]] = found[0] if found else None
-        self.served = [str(e["id"]) for e in entries]
-        return list(self.served)
+        self._context.update(contexts)
+        self.served = served
+        return list(served)
 
     async def check(self) -> None:
         """Fail fast, before a run: the server answers as an OpenAI-compatible one, serves the model,

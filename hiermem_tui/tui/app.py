@@ -21,8 +21,8 @@ from textual.app import App
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from hiermem_tui.backend_status import probe_backend
-from hiermem_tui.config import ConfigError, Settings, save_settings
+from hiermem_tui.backend_status import probe_server
+from hiermem_tui.config import ConfigError, Server, Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.store.search_index import BATCH, build_search_index
 from hiermem_tui.tui.app_base import AppBase, Clock, StoreHold
@@ -288,15 +288,17 @@ class HiermemApp(AppBase):
 
     # ------------------------------------------------------------------ backend
     def refresh_backend(self) -> Worker[None] | None:
-        """Probe the backend again in a worker; a no-op when probing is off (tests)."""
-        if not self._probe_enabled or self.settings.backend != "ollama":
+        """Probe the backend's first server again in a worker; a no-op when probing is off (tests) or
+        the backend is the extractive one."""
+        servers = self.settings.servers()
+        if not self._probe_enabled or not servers:
             return None
         self.backend_probing = True
-        return self._probe(self.settings.ollama_host, self.settings.model)
+        return self._probe(servers[0], self.settings.model)
 
     @work(exclusive=True, group="backend", exit_on_error=False)
-    async def _probe(self, host: str, model: str | None) -> None:
-        status = await probe_backend(host, model)
+    async def _probe(self, server: Server, model: str | None) -> None:
+        status = await probe_server(server, model)
         self.post_message(BackendProbed(status))
 
     def on_backend_probed(self, message: BackendProbed) -> None:
@@ -362,7 +364,9 @@ class HiermemApp(AppBase):
         self.runs.not_started(message)
 
     def on_host_lost(self, message: HostLost) -> None:
-        self.notify(message.text, title="Ollama host lost", severity="warning", markup=False, timeout=10)
+        openai = any(message.text.startswith(f"host {url} ") for url in self.settings.base_urls())
+        title = "OpenAI-compatible host lost" if openai else "Ollama host lost"
+        self.notify(message.text, title=title, severity="warning", markup=False, timeout=10)
 
     # ------------------------------------------------------------------ the backlog's messages (from its worker)
     def watch_backlog_run(self, old: BacklogRunState | None, new: BacklogRunState | None) -> None:
@@ -480,13 +484,14 @@ class HiermemApp(AppBase):
                 yield PaletteCommand("Pause the backlog", "After the call in flight", self.action_backlog_pause, "B")
             yield PaletteCommand("Stop the backlog", "After the call in flight (kept); B starts it again later",
                                  self.action_backlog_stop, "ctrl+x")
-        yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
+        yield PaletteCommand("Settings", "Backend, servers, model, compaction policy", self.action_settings, ",")
         yield PaletteCommand("Prompts", "See and edit what the model is asked, per depth and tier", self.action_prompts,
                              "f3")
         yield PaletteCommand("Mask secrets on screen" if not self.settings.mask_secrets else "Show secrets on screen",
                              "API keys, tokens and passwords in chat text shown as [secret: kind], for screen sharing",
                              self.action_toggle_mask_secrets, "f4")
-        yield PaletteCommand("Refresh backend status", "Probe Ollama again", self.action_refresh_backend, "ctrl+r")
+        yield PaletteCommand("Refresh backend status", "Probe the model server again", self.action_refresh_backend,
+                             "ctrl+r")
         yield PaletteCommand(
             "Next theme", f"Switch from {self.theme} to the next built-in theme", self.action_next_theme, "ctrl+t"
         )

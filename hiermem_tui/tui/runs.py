@@ -90,7 +90,7 @@ class RunController:
 
         def go(choice: RunChoice) -> None:
             if choice.remember:
-                model = choice.model if choice.backend == "ollama" else app.settings.model
+                model = choice.model if choice.backend != "extractive" else app.settings.model
                 app.update_settings(replace(app.settings, backend=choice.backend, model=model))
 
             def start() -> None:
