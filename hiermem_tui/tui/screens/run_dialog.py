@@ -238,14 +238,15 @@ class RunDialog(AppModal[RunChoice | None]):
     def _show_status(self) -> None:
         p = fmt.Palette.from_app(self.app)
         servers = self.app.settings.configured_servers()
-        name = "Ollama" if not servers or servers[0].backend == "ollama" else "the OpenAI-compatible server"
+        name = "Ollama" if not servers or servers[0].backend == "ollama" else "OpenAI-compatible server"
         host = servers[0].url if servers else self.app.settings.ollama_host
         more = f" and {len(servers) - 1} more" if len(servers) > 1 else ""
         text = Text()
         if self.probing and self.status is None:
-            text = Text(f"◌ asking {name} at {host}{more} for its models…", style=fmt.style(p.muted))
+            the = "" if name == "Ollama" else "the "
+            text = Text(f"◌ asking {the}{name} at {host}{more} for its models…", style=fmt.style(p.muted))
         elif self.status is None:
-            text = Text(f"○ {name[0].upper() + name[1:]} at {host} not checked yet", style=fmt.style(p.muted))
+            text = Text(f"○ {name} at {host} not checked yet", style=fmt.style(p.muted))
         else:
             for i, status in enumerate(self.statuses or [self.status]):
                 if i:

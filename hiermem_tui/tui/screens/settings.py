@@ -69,7 +69,8 @@ def _base_url(raw: str) -> str | None:
         return None
     url = normalise_base_url(text)
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or " " in text:
+    given = urlsplit(text if "://" in text else f"http://{text}")
+    if parts.scheme not in ("http", "https") or not given.hostname or " " in text:
         raise ConfigError(f"OpenAI base URL must look like http://127.0.0.1:8080/v1, not {raw!r}")
     try:
         parts.port
@@ -161,10 +162,10 @@ class SettingsScreen(AppModal[bool]):
                     yield Select(
                         [(b, b) for b in BACKENDS], value=s.backend, allow_blank=False, id="field-backend", compact=True
                     )
-                    yield Label("ollama · openai: a compatible server · extractive: no model", classes="field-hint")
+                    yield Label("openai: OpenAI-compatible server", classes="field-hint")
                     yield from self._row("ollama_host", "Ollama host", s.ollama_host, "URL of the Ollama server")
                     yield from self._row("openai_base_url", "OpenAI base URL", s.openai_base_url or "",
-                                         "llama.cpp, LM Studio, vLLM … (key: $OPENAI_API_KEY)",
+                                         "key from $OPENAI_API_KEY",
                                          placeholder="(none)")
                     yield from self._row(
                         "model", "Model", s.model or "", "empty: the one loaded, or served",

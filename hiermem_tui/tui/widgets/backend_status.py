@@ -34,13 +34,12 @@ def status_text(status: BackendStatus | None, settings: Settings, probing: bool,
         return Text.assemble(("◆ ", "bold"), "extractive backend (built in, no model)"), "ok"
     if demo and (status is None or not status.ok):
         return Text.assemble(("◆ ", "bold"), DEMO_TEXT), "ok"
-    openai = settings.backend == "openai"
-    name = "the OpenAI-compatible server" if openai else "Ollama"
+    name = "OpenAI-compatible server" if settings.backend == "openai" else "Ollama"
     if probing and status is None:
         return Text(f"◌ checking {name}…"), "idle"
     if status is None:
         host = settings.servers()[0].url if settings.servers() else settings.ollama_host
-        return Text(f"○ {name[0].upper() + name[1:]} not checked ({host})"), "idle"
+        return Text(f"○ {name} not checked ({host})"), "idle"
     if not status.reachable:
         return Text.assemble(("▲ ", "bold"), status.describe()), "warn"
     if not status.ok:
