@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -270,39 +270,39 @@ def load_settings(
 
 
 def _read_hosts(flags: str | Sequence[str] | None, data: dict[str, Any], path: Path) -> tuple[str, ...]:
-    """The hosts of this run, normalised, without repeats: the flags, else ``$OLLAMA_HOST``, else
+    """The Ollama hosts of this run, normalised, without repeats: the flags, else ``$OLLAMA_HOST``, else
     the file's ``ollama_hosts`` (a list), else its ``ollama_host``, else the default."""
-    given = [flags] if isinstance(flags, str) else list(flags or [])
-    if not given and os.environ.get("OLLAMA_HOST"):
-        given = [os.environ["OLLAMA_HOST"]]
-    if not given and "ollama_hosts" in data:
-        listed = data["ollama_hosts"]
-        if not isinstance(listed, list) or not listed or not all(isinstance(h, str) and h.strip() for h in listed):
-            raise ConfigError(f"{path}: ollama_hosts must be a list of URLs such as [\"http://a:11434\"], "
-                              f"not {listed!r}")
-        given = listed
-    if not given:
-        given = [str(data.get("ollama_host") or DEFAULT_OLLAMA_HOST)]
-    return tuple(dict.fromkeys(_normalise_host(h) for h in given))
+    return _read_urls(flags, "OLLAMA_HOST", "ollama_hosts", "ollama_host", data, path,
+                      example="http://a:11434", default=DEFAULT_OLLAMA_HOST, normalise=_normalise_host)
 
 
 def _read_base_urls(flags: str | Sequence[str] | None, data: dict[str, Any], path: Path) -> tuple[str, ...]:
     """The OpenAI-compatible servers of this run, normalised, without repeats: the flags, else
-    ``$OPENAI_BASE_URL``, else the file's ``openai_base_urls`` (a list), else its ``openai_base_url``."""
+    ``$OPENAI_BASE_URL``, else the file's ``openai_base_urls`` (a list), else its ``openai_base_url``; none
+    when nothing names one."""
+    return _read_urls(flags, BASE_URL_ENV, "openai_base_urls", "openai_base_url", data, path,
+                      example="http://a:8000/v1", default=None, normalise=normalise_base_url)
+
+
+def _read_urls(flags: str | Sequence[str] | None, env: str, list_key: str, one_key: str, data: dict[str, Any],
+               path: Path, *, example: str, default: str | None, normalise: Callable[[str], str]) -> tuple[str, ...]:
+    """Servers by the settings' order: the flags, else ``$env`` (one), else the file's ``list_key`` (a list of
+    URLs), else its ``one_key``, else ``default``; normalised, without repeats."""
     given = [flags] if isinstance(flags, str) else list(flags or [])
-    if not given and os.environ.get(BASE_URL_ENV, "").strip():
-        given = [os.environ[BASE_URL_ENV]]
-    if not given and "openai_base_urls" in data:
-        listed = data["openai_base_urls"]
-        if not isinstance(listed, list) or not listed or not all(isinstance(u, str) and u.strip() for u in listed):
-            raise ConfigError(f"{path}: openai_base_urls must be a list of URLs such as [\"http://a:8000/v1\"], "
-                              f"not {listed!r}")
+    if not given and os.environ.get(env, "").strip():
+        given = [os.environ[env]]
+    if not given and list_key in data:
+        listed = data[list_key]
+        if not isinstance(listed, list) or not listed or not all(isinstance(h, str) and h.strip() for h in listed):
+            raise ConfigError(f"{path}: {list_key} must be a list of URLs such as [\"{example}\"], not {listed!r}")
         given = listed
-    if not given and data.get("openai_base_url"):
-        if not isinstance(data["openai_base_url"], str):
-            raise ConfigError(f"{path}: openai_base_url must be a URL, not {data['openai_base_url']!r}")
-        given = [data["openai_base_url"]]
-    return tuple(dict.fromkeys(normalise_base_url(u) for u in given if u.strip()))
+    if not given and data.get(one_key):
+        if not isinstance(data[one_key], str):
+            raise ConfigError(f"{path}: {one_key} must be a URL such as \"{example}\", not {data[one_key]!r}")
+        given = [data[one_key]]
+    if not given and default is not None:
+        given = [default]
+    return tuple(dict.fromkeys(normalise(h) for h in given if h.strip()))
 
 
 def _read_bool(value: Any, name: str, path: Path) -> bool:

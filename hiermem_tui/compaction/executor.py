@@ -21,7 +21,7 @@ Job outcomes, by design:
 * any error during a run: the run is ``failed`` with a one-line ``error``; when it is the
   server going away (``RunAborted``), the job also starts no further sessions.
 
-With several Ollama hosts (``hosts.py``) each has its own ``parallel`` slots; :meth:`check`
+With several hosts (``hosts.py``: Ollama or OpenAI-compatible servers) each has its own ``parallel`` slots; :meth:`check`
 checks each and leaves out one that is not ready (a :class:`~.events.HostNotice`), failing as
 one host does only when none is; a host that goes away mid-call has that summary made again on
 another (a :class:`~.events.HostNotice` says where), and the job fails only with the last.
@@ -252,7 +252,7 @@ class Executor:
             if not host.alive or speed is None or i in self._speed_saved:
                 continue
             merged = self.store.speeds.get(backend.name, backend.model, host_key(backend)).merged(speed)
-            backend.speed = merged  # type: ignore[attr-defined]  # the Ollama backend has one (checked above)
+            backend.speed = merged  # type: ignore[attr-defined]  # a model backend has one (checked above)
             self._speed_saved[i] = replace(merged)
 
     def _save_speed(self) -> None:

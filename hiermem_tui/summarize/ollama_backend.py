@@ -47,6 +47,7 @@ from hiermem_tui.summarize import ollama_raw
 from hiermem_tui.summarize.local_host import start_advice
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.stream import THINK_HEADROOM, PromptPrefix, StreamState, thought_anyway_room
+from hiermem_tui.summarize.transport import connection_error, timed_out
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
     ChunkCallback,
@@ -178,19 +179,8 @@ def translate_error(exc: BaseException, host: str, model: str | None) -> Summari
         where = "mid-answer" if exc.status_code == -1 else f"HTTP {exc.status_code}"
         error = ServerError if exc.status_code >= 500 else ModelError
         return error(f"Ollama failed on model '{model}' ({where}): {detail}")
-    if isinstance(exc, httpx.ConnectTimeout):
-        return _unreachable(host, "connection timed out")
-    if isinstance(exc, httpx.TimeoutException):
-        return ModelError(f"model '{model}' stopped answering (read timed out)")
-    if isinstance(exc, (httpx.ConnectError, ConnectionError)):
-        # the ollama client replaces httpx's error by a generic one; the cause stays in __context__
-        text = f"{exc} {exc.__context__ or ''}".lower()
-        dns = any(k in text for k in ("name or service", "nodename", "getaddrinfo", "name resolution"))
-        return _unreachable(host, "host not found" if dns else "connection refused")
-    if isinstance(exc, httpx.RemoteProtocolError) and "without sending" in str(exc) and "body" not in str(exc):
-        return _unreachable(host, "connection closed before an answer")
-    if isinstance(exc, (httpx.TransportError, OSError)):
-        return _unreachable(host, "connection lost mid-answer")
+    if (lost := connection_error(exc, model, lambda reason: _unreachable(host, reason))) is not None:
+        return lost
     if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
         return ModelError(f"Ollama sent a response that could not be read for model '{model}'")
     return None
@@ -458,8 +448,7 @@ class OllamaBackend:
                             capped = True
                             break
         except TimeoutError:
-            shown = f"{timeout:.1f}" if timeout < 10 else f"{timeout:.0f}"
-            raise ModelError(f"model '{model}' timed out after {shown}s") from None
+            raise timed_out(model, timeout) from None
         except Exception as exc:
             if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
                 raise ModelError(f"model '{model}' stopped answering (read timed out)") from None

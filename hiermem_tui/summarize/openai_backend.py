@@ -63,6 +63,7 @@ from hiermem_tui.config import normalise_base_url
 from hiermem_tui.summarize.local_host import start_advice
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.stream import PromptPrefix, StreamState, thought_anyway_room
+from hiermem_tui.summarize.transport import connection_error, timed_out
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
     ChunkCallback,
@@ -143,18 +144,8 @@ def translate_error(exc: BaseException, host: str, model: str | None) -> Summari
     """Our error for a failure of httpx or of reading an answer, or None if it is not one."""
     if isinstance(exc, SummariserError):
         return exc
-    if isinstance(exc, httpx.ConnectTimeout):
-        return _unreachable(host, "connection timed out")
-    if isinstance(exc, httpx.TimeoutException):
-        return ModelError(f"model '{model}' stopped answering (read timed out)")
-    if isinstance(exc, (httpx.ConnectError, ConnectionError)):
-        text = str(exc).lower()
-        dns = any(k in text for k in ("name or service", "nodename", "getaddrinfo", "name resolution"))
-        return _unreachable(host, "host not found" if dns else "connection refused")
-    if isinstance(exc, httpx.RemoteProtocolError) and "without sending" in str(exc) and "body" not in str(exc):
-        return _unreachable(host, "connection closed before an answer")
-    if isinstance(exc, (httpx.TransportError, OSError)):
-        return _unreachable(host, "connection lost mid-answer")
+    if (lost := connection_error(exc, model, lambda reason: _unreachable(host, reason))) is not None:
+        return lost
     if isinstance(exc, (ValueError, httpx.DecodingError)):
         return ModelError(f"{host} sent a response that could not be read for model '{model}'")
     return None
@@ -411,8 +402,7 @@ class OpenAIBackend:
                         if not self._drop_refused_option(refused, body, format):
                             raise self._refusal_error(refused, model) from None
         except TimeoutError:
-            shown = f"{timeout:.1f}" if timeout < 10 else f"{timeout:.0f}"
-            raise ModelError(f"model '{model}' timed out after {shown}s") from None
+            raise timed_out(model, timeout) from None
         except SummariserError:
             raise
         except Exception as exc:

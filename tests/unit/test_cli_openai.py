@@ -15,7 +15,7 @@ import pytest
 
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer
-from tests.fakeollama import FakeOllama, Hang, Reply, closed_port_url, empty, not_ollama_server
+from tests.fakeollama import FakeOllama, Reply, closed_port_url, empty, not_ollama_server
 from tests.fakeopenai import FakeOpenAI
 
 from ._cli import run as cli
@@ -25,7 +25,7 @@ from ._engine_fixtures import small_policy_env as config  # noqa: F401
 from .test_cli_compact import one_error_line
 from .test_cli_dead_host import JOBS, db, first_summary, template  # noqa: F401  (fixtures)
 from .test_cli_watch import chat_lines
-from .test_hosts import SESSIONS, in_thread, made_once, planned
+from .test_hosts import SESSIONS, made_once, planned, shared
 
 pytestmark = pytest.mark.usefixtures("config")
 MODEL = "qwen2.5-coder-1.5b-instruct"
@@ -172,21 +172,20 @@ def test_sections_are_asked_with_a_json_schema_in_the_shape_the_server_takes(
     assert texts and all("Planning the raised garden beds" in t and "{" not in t for t in texts)
 
 
-def test_an_ollama_server_and_an_openai_server_share_one_backlog(tmp_path: Path, tokenizer: Tokenizer) -> None:
-    path = tmp_path / "mixed.db"
+def sessions_db(path: Path, tokenizer: Tokenizer) -> Path:
+    """test_hosts' four sessions, for a backlog several servers share."""
     with Store.open(path, tokenizer=tokenizer) as store:
         for i, sid in enumerate(SESSIONS):
             add_episodes(store, sid, 0, 14 + 2 * i)
+    return path
+
+
+def test_an_ollama_server_and_an_openai_server_share_one_backlog(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    path = sessions_db(tmp_path / "mixed.db", tokenizer)
     due = planned(path)
     with FakeOllama(models=[f"{MODEL}:latest"]) as ollama, FakeOpenAI(models=[MODEL]) as openai:
-        ollama.script(Hang())  # Ollama's first call waits until the OpenAI server has taken the next summary
-        pool, done = in_thread(lambda: cli("compact", "--all", "--db", str(path), "--model", MODEL, "--json",
-                                           "--ollama-host", ollama.url, "--base-url", openai.url))
-        with pool:
-            ollama.wait_for_chats(1, timeout=30)
-            openai.wait_for_chats(1, timeout=30)
-            ollama.release()
-            code, out, err = done.result(timeout=120)
+        code, out, err = shared(ollama, openai, lambda: cli("compact", "--all", "--db", str(path), "--model", MODEL,
+                                                            "--ollama-host", ollama.url, "--base-url", openai.url))
         assert code == 0, err
         assert ollama.chat_requests and openai.chat_requests
     made_once(path, tokenizer, due)
@@ -198,21 +197,22 @@ def test_an_ollama_server_and_an_openai_server_share_one_backlog(tmp_path: Path,
 def test_several_openai_servers_share_a_backlog_and_a_dead_one_is_left_out(tmp_path: Path, tokenizer: Tokenizer
                                                                            ) -> None:
     """vLLM replicas: one ``--base-url`` each."""
-    path = tmp_path / "replicas.db"
-    with Store.open(path, tokenizer=tokenizer) as store:
-        for i, sid in enumerate(SESSIONS):
-            add_episodes(store, sid, 0, 14 + 2 * i)
+    path = sessions_db(tmp_path / "replicas.db", tokenizer)
     due = planned(path)
     dead = closed_port_url()
     with FakeOpenAI(models=[MODEL]) as a, FakeOpenAI(models=[MODEL]) as b:
-        a.script(Hang())
-        pool, done = in_thread(lambda: cli("compact", "--all", "--db", str(path), *openai_flags(a.url),
-                                           "--base-url", b.url, "--base-url", dead))
-        with pool:
-            a.wait_for_chats(1, timeout=30)
-            b.wait_for_chats(1, timeout=30)
-            a.release()
-            code, out, err = done.result(timeout=120)
+        code, out, err = shared(a, b, lambda: cli("compact", "--all", "--db", str(path), *openai_flags(a.url),
+                                                  "--base-url", b.url, "--base-url", dead))
         assert code == 0, err
         assert one_error_line(err).startswith(f"hiermem-tui: host {dead}/v1 left out: the OpenAI-compatible server")
     made_once(path, tokenizer, due)
+
+
+def test_backlog_measures_a_never_used_model_on_the_openai_server(fresh: Path) -> None:
+    with FakeOpenAI(models=[MODEL], timings=True) as fake:
+        fake.script(Reply("The user asked why the nightly build failed.", prompt_tps=500, output_tps=50))
+        code, out, err = cli("backlog", "--db", str(fresh), "--json", *openai_flags(fake.url))
+        assert code == 0 and err == "", err
+        plan = json.loads(out)
+        assert plan["speed"]["measured"] is True and plan["speed"]["output_tps"] == pytest.approx(50, rel=0.01)
+        assert plan["model"] == MODEL and len(fake.chat_requests) == 1
