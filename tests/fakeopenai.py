@@ -15,8 +15,10 @@ it the same way. Like the servers it stands for, it can be told to:
 * refuse ``stream_options`` (``usage_option=False``: HTTP 400 naming it, as a strict server does);
 * think, for a :class:`FakeModel` with ``thinking=True``, in the delta field ``reasoning`` names
   (``reasoning_content``, ``reasoning``) or ``"inline"``: a ``<think>`` block at the head of the content;
-* report llama.cpp's ``timings`` (``timings=True``) and list a model's context as vLLM does
-  (``list_context=True``: ``max_model_len``);
+* report llama.cpp's ``timings`` (``timings=True``) and its context on ``GET /props`` (``n_ctx=``: a request
+  whose prompt words and ``max_tokens`` pass it is refused with HTTP 400, as llama.cpp refuses it;
+  ``props=False``: refused without ``/props`` to say so, as llama-cpp-python's server), and list
+  a model's context as vLLM does (``list_context=True``: ``max_model_len``);
 * answer a streamed request with one JSON completion (``streams=False``: a server that ignores ``stream``).
 
 ``max_tokens`` bounds answer and thinking together (``finish_reason: "length"``), and the prompt words the
@@ -71,6 +73,8 @@ class FakeOpenAI(FakeOllama):
         timings: bool = False,
         list_context: bool = False,
         streams: bool = True,
+        n_ctx: int | None = None,
+        props: bool = True,
         honour_max_tokens: bool = True,
         port: int = 0,
     ) -> None:
@@ -84,6 +88,8 @@ class FakeOpenAI(FakeOllama):
         self.timings = timings
         self.list_context = list_context
         self.streams = streams
+        self.n_ctx = n_ctx
+        self.props = props
 
     @property
     def base_url(self) -> str:
@@ -126,6 +132,9 @@ class FakeOpenAI(FakeOllama):
             return True
         if route == ("POST", CHAT):
             return await self._completions(rec, reader, writer)
+        if route == ("GET", "/props") and self.n_ctx is not None and self.props:
+            await self._json(writer, 200, {"default_generation_settings": {"n_ctx": self.n_ctx}, "total_slots": 1})
+            return True
         await self._send(writer, b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nNot Found")
         return True
 
@@ -171,6 +180,10 @@ class FakeOpenAI(FakeOllama):
                 return 422, {"detail": [{"type": "literal_error", "loc": ["body", "response_format", "type"],
                                          "msg": "Input should be 'text' or 'json_object'"}]}
             return 400, self._error(f"response_format type {shape.get('type')!r} is not supported")
+        if self.n_ctx is not None:
+            words = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+            if words + int(body.get("max_tokens") or 0) > self.n_ctx:
+                return 400, self._error(f"the request exceeds the available context size ({self.n_ctx} tokens)")
         if "stream_options" in body and not self.usage_option:
             return 400, self._error("Unrecognized request argument supplied: stream_options")
         return None

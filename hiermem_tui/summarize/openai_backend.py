@@ -6,8 +6,8 @@ It speaks two endpoints under the base URL (which ends in ``/v1``; a URL given w
   other than 401/403, or an answer that is not a model list, means the URL is not an OpenAI-compatible
   server; the model asked for must be listed (``x`` and ``x:latest`` are the same model, as Ollama names
   them); with no model asked for, a server that serves exactly one model (llama.cpp's, vLLM's) uses it.
-  Where the list says so (vLLM's ``max_model_len``, ``context_length``) the model's context bounds
-  the prompts. Then one request without messages (``max_tokens`` 1) to ``POST /chat/completions``
+  Where the list says so (vLLM's ``max_model_len``, ``context_length``), or llama.cpp's ``/props`` beside
+  ``/v1`` does (the ``n_ctx`` it was started with), the model's context bounds the prompts. Then one request without messages (``max_tokens`` 1) to ``POST /chat/completions``
   learns, before any summary is asked for, whether the key is refused where ``/models`` is public
   (llama.cpp's server) and whether the server has chat completions at all.
 - ``POST /chat/completions`` with ``stream: true``: server-sent events, one JSON chunk per ``data:``
@@ -284,8 +284,26 @@ class OpenAIBackend:
                                    "pass --model with one of them")
             self.model = found
         await self._probe_chat()
+        if self._context.get(self.model) is None:
+            self._context[self.model] = await self._server_context()
         self.structured = self._format_mode is not None
         self._checked = True
+
+    async def _server_context(self) -> int | None:
+        """The context llama.cpp's server was started with (``GET /props`` beside ``/v1``, its
+        ``default_generation_settings.n_ctx``): a prompt longer than that is refused, and ``/models`` does not
+        say it. None from a server without it."""
+        root = self.host.removesuffix("/v1")
+        if root == self.host:
+            return None
+        try:
+            resp = await self._client.get(f"{root}/props")
+            data = resp.json() if resp.status_code == 200 else None
+        except Exception:  # a server without /props, or one that answers it otherwise: not known
+            return None
+        settings = data.get("default_generation_settings") if isinstance(data, dict) else None
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        return n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
 
     async def _probe_chat(self) -> None:
         """A chat request without messages (at most one token if a server answers it): a refused key or
@@ -302,7 +320,7 @@ class OpenAIBackend:
 
     @property
     def context_limit(self) -> int | None:
-        """The model's context where ``/models`` says it (vLLM's ``max_model_len``), else None."""
+        """The model's context where the server says it (vLLM's ``max_model_len``, llama.cpp's ``n_ctx``), else None."""
         return self._context.get(self.model or "")
 
     def thinking_headroom(self, model: str | None = None) -> int:

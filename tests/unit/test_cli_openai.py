@@ -216,3 +216,27 @@ def test_backlog_measures_a_never_used_model_on_the_openai_server(fresh: Path) -
         plan = json.loads(out)
         assert plan["speed"]["measured"] is True and plan["speed"]["output_tps"] == pytest.approx(50, rel=0.01)
         assert plan["model"] == MODEL and len(fake.chat_requests) == 1
+
+
+@pytest.mark.parametrize("props", [True, False], ids=["llama.cpp", "no-props"])
+def test_leaves_fit_the_context_llama_cpps_server_was_started_with(tmp_path: Path, tokenizer: Tokenizer,
+                                                                   monkeypatch: pytest.MonkeyPatch, props: bool) -> None:
+    """A prompt longer than the server's ``n_ctx`` is refused (HTTP 400): where ``/props`` says the context, the
+    leaves are cut to fit it; where nothing says it, the refused calls end in fallbacks."""
+    cfg = tmp_path / "big.toml"
+    cfg.write_text('summary_format = "plain"\n[policy]\nfresh_tail = 0\nidle_after = 1\n', encoding="utf-8")
+    monkeypatch.setenv("HIERMEM_CONFIG", str(cfg))
+    path = tmp_path / "long.db"
+    with Store.open(path, tokenizer=tokenizer) as store:
+        add_episodes(store, "long", 0, 40, words=120)
+    with FakeOpenAI(models=[MODEL], n_ctx=1500, props=props) as fake:
+        fake.responder = lambda body: "Planning the raised garden beds."
+        code, out, err = cli("compact", "--session", "long", "--pass", "leaf", "--db", str(path), "--json",
+                             *openai_flags(fake.url))
+        assert code == 0, err
+        run = json.loads(out)
+        refused = [r for r in fake.chat_requests if r.behaviour == "refused"]
+        if props:
+            assert run["tiers"]["fallback"] == 0 and refused == []
+        else:
+            assert run["tiers"]["fallback"] > 0 and refused

@@ -305,3 +305,19 @@ def test_the_key_is_never_written_to_the_settings_file(tmp_path: Path, monkeypat
     text = cfg.read_text(encoding="utf-8")
     assert 'openai_base_url = "http://gpu2:8000/v1"' in text and 'backend = "openai"' in text
     assert "sk-secret" not in text and "key" not in text.lower()
+
+
+async def test_the_context_comes_from_vllms_model_list_or_llama_cpps_props(tok: Tokenizer) -> None:
+    with FakeOpenAI(models=[FakeModel("m", context_length=32768)], list_context=True) as vllm:
+        backend = await ready(vllm.url, None, tok)
+        assert backend.context_limit == 32768
+        await backend.aclose()
+    with FakeOpenAI(models=["m"], n_ctx=2048) as llama_cpp:
+        backend = await ready(llama_cpp.url, None, tok)
+        assert backend.context_limit == 2048
+        assert [r.path for r in llama_cpp.requests if r.method == "GET"] == ["/v1/models", "/props"]
+        await backend.aclose()
+    with FakeOpenAI(models=["m"]) as unknown:
+        backend = await ready(unknown.url, None, tok)
+        assert backend.context_limit is None
+        await backend.aclose()
