@@ -352,7 +352,9 @@ SAVED_FIELDS = ("ollama_host", "openai_base_url", "model", "backend", "timeout_s
 def save_settings(new: Settings, previous: Settings) -> Path | None:
     """Write what differs between ``previous`` and ``new`` (what the user just changed) to the
     config file, atomically; nothing else. A value given by a flag or the environment for this run
-    is in both, so it is never written; the file's comments and unknown keys are kept."""
+    is in both, so it is never written — except the OpenAI-compatible server's URL when the openai
+    backend is saved to a file that names no server (the backend would not start without it); the
+    key never. The file's comments and unknown keys are kept."""
     import tomlkit  # here, not at the top: only a save needs it, and the TUI's start should not wait for it
     from tomlkit.exceptions import TOMLKitError
 
@@ -367,6 +369,9 @@ def save_settings(new: Settings, previous: Settings) -> Path | None:
     for name in SAVED_FIELDS:
         if getattr(new, name) != getattr(previous, name):
             _put(doc, name, getattr(new, name))
+    if (new.backend == "openai" and new.openai_base_url and "openai_base_url" not in doc
+            and "openai_base_urls" not in doc):
+        _put(doc, "openai_base_url", new.openai_base_url)  # the backend remembered is usable without its flag
     for f in fields(Policy):
         if getattr(new.policy, f.name) != getattr(previous.policy, f.name):
             _put(_table(doc, "policy"), f.name, getattr(new.policy, f.name))

@@ -321,3 +321,13 @@ async def test_the_context_comes_from_vllms_model_list_or_llama_cpps_props(tok: 
         backend = await ready(unknown.url, None, tok)
         assert backend.context_limit is None
         await backend.aclose()
+
+
+def test_remembering_the_openai_backend_keeps_it_usable_without_its_flag(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    flagged = load_settings(cfg, base_url="http://gpu:8000")  # the Ollama backend, the server named for this run
+    from dataclasses import replace
+
+    save_settings(replace(flagged, backend="openai", model="qwen"), flagged)  # the run dialog's "remember"
+    again = load_settings(cfg)
+    assert (again.backend, again.openai_base_url, again.model) == ("openai", "http://gpu:8000/v1", "qwen")
