@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_openai.py --base-url http://127.0.0.1:11720 \\
         --ollama-host http://127.0.0.1:11721 --ollama-model qwen2.5-coder:1.5b-instruct-q4_K_M \\
-        [--openai-model ID] [--only codex-fix ...] [--leaves N] [--json-out FILE]
+        [--openai-model ID] [--only codex-fix ...] [--leaves N] [--concurrent] [--json-out FILE]
 
 Without ``--base-url``, or when the server there does not answer, it prints one "skipped: …" line and
 exits 0 (``run_all.py`` runs it that way); without ``--ollama-host`` it measures the OpenAI-compatible
@@ -11,8 +11,10 @@ server alone.
 The leaves are the probe set's (``bench/probes``, ``probeset.load_leaves``: each leaf's sources exactly as
 the app's leaf request builds them), the first ``--leaves`` of the files named with ``--only``. Each leaf
 is summarised by the app's own :class:`Summariser` (the shipped prompts and ``notes`` format) once through
-each backend, the order alternating from leaf to leaf so a drift in the machine's load falls on both.
-Each backend first makes one short call that is not counted (the model loaded and warm on both).
+each backend, the order alternating from leaf to leaf so a drift in the machine's load falls on both;
+``--concurrent`` sends both at once instead, so on a machine whose other load comes and goes both calls
+meet the same load (each then also slows the other). Each backend first makes one short call that is
+not counted (the model loaded and warm on both).
 
 Printed per leaf and in total, measured in this run: the tier each backend reached, the model seconds
 (``llm_seconds``) and their ratio (OpenAI ÷ Ollama), whether the two texts are the same, and how many
@@ -79,8 +81,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for i, leaf in enumerate(leaves):
             order = list(summarisers) if i % 2 == 0 else list(reversed(summarisers))
             got: dict[str, SummaryResult] = {}
-            for name in order:
-                print(f"  {leaf.key} ({leaf.source_tokens:,} tok in) via {name}…", file=sys.stderr)
+            print(f"  {leaf.key} ({leaf.source_tokens:,} tok in) via {' and '.join(order)}"
+                  f"{' at once' if args.concurrent else ''}…", file=sys.stderr)
+            if args.concurrent:
+                made = await asyncio.gather(*(summarise(summarisers[name], leaf, policy) for name in order))
+                got = dict(zip(order, made))
+            for name in order if not args.concurrent else ():
                 got[name] = await summarise(summarisers[name], leaf, policy)
             row: dict[str, Any] = {"leaf": leaf.key, "source_tokens": leaf.source_tokens, "probes": len(leaf.probes)}
             for name, res in got.items():
@@ -92,7 +98,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 row["ratio"] = (got["openai"].llm_seconds / got["ollama"].llm_seconds
                                 if got["ollama"].llm_seconds > 0 else None)
             rows.append(row)
-        return {"warm_s": warmed, "models": {n: b.model for n, b in backends.items()}, "leaves": rows}
+        return {"warm_s": warmed, "models": {n: b.model for n, b in backends.items()}, "leaves": rows,
+                "concurrent": args.concurrent}
     finally:
         for b in backends.values():
             await b.aclose()
@@ -101,7 +108,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> None:
     rows = result["leaves"]
     both = all("ollama" in r for r in rows)
-    print(f"models: {', '.join(f'{k} {v}' for k, v in result['models'].items())}")
+    print(f"models: {', '.join(f'{k} {v}' for k, v in result['models'].items())}"
+          f"{'; both backends called at once' if result.get('concurrent') else '; one backend at a time'}")
     head = f"{'leaf':<28} {'tok in':>7}  {'openai':>14}"
     print(head + (f"  {'ollama':>14}  {'ratio':>6}  same text" if both else ""))
     for r in rows:
@@ -134,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ollama-model", default="qwen2.5-coder:1.5b-instruct-q4_K_M")
     p.add_argument("--only", nargs="*", default=["codex-fix"], help="probe files to take leaves from")
     p.add_argument("--leaves", type=int, default=3, help="how many leaves (each costs a call per backend)")
+    p.add_argument("--concurrent", action="store_true", help="both backends on each leaf at once (see above)")
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--json-out", type=Path)
     args = p.parse_args(argv)

@@ -10,11 +10,10 @@ layer does, so screens reach it through ``self.app.planner`` as they reach runs 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hiermem_tui.backend_status import BackendStatus, probe_server
 from hiermem_tui.compaction import PassKind, Runner, planner
