@@ -4,8 +4,12 @@
         --ollama-host http://127.0.0.1:11721 --ollama-model qwen2.5-coder:1.5b-instruct-q4_K_M \\
         [--openai-model ID] [--only codex-fix ...] [--leaves N] [--concurrent] [--json-out FILE]
 
-Without ``--base-url``, or when the server there does not answer, it prints one "skipped: …" line and
-exits 0 (``run_all.py`` runs it that way); without ``--ollama-host`` it measures the OpenAI-compatible
+``--fakes N`` measures the two backends' own cost instead: N calls each, alternating, against the test
+suite's fake servers on loopback (zero model time; the same answer, one word a chunk), the median
+milliseconds a call takes from the app's side: what either backend adds to a model's time.
+
+Without ``--base-url`` (or ``--fakes``), or when the server there does not answer, it prints one
+"skipped: …" line and exits 0 (``run_all.py`` runs it that way); without ``--ollama-host`` it measures the OpenAI-compatible
 server alone.
 
 The leaves are the probe set's (``bench/probes``, ``probeset.load_leaves``: each leaf's sources exactly as
@@ -105,6 +109,32 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await b.aclose()
 
 
+async def overhead(calls: int) -> dict[str, float]:
+    """Median ms per call of each backend against its fake server (see the module docstring)."""
+    from tests.fakeollama import FakeOllama
+    from tests.fakeopenai import FakeOpenAI
+
+    tok = Tokenizer()
+    prompt = "Summarise this log.\n\n" + " ".join(f"line {i}: the build failed at step {i}." for i in range(300))
+    times: dict[str, list[float]] = {"ollama": [], "openai": []}
+    with FakeOllama(models=["m:latest"]) as ollama, FakeOpenAI(models=["m:latest"]) as openai:
+        backends: dict[str, OllamaBackend | OpenAIBackend] = {
+            "ollama": OllamaBackend(ollama.url, "m:latest", tok), "openai": OpenAIBackend(openai.url, "m:latest", tok)}
+        try:
+            for b in backends.values():
+                await b.check()
+            for i in range(calls):
+                for name in (("ollama", "openai") if i % 2 == 0 else ("openai", "ollama")):
+                    began = time.perf_counter()
+                    await backends[name].generate("You summarise.", prompt, temperature=0.2, num_predict=64,
+                                                  on_chunk=lambda p: None)
+                    times[name].append((time.perf_counter() - began) * 1000)
+        finally:
+            for b in backends.values():
+                await b.aclose()
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def report(result: dict[str, Any]) -> None:
     rows = result["leaves"]
     both = all("ollama" in r for r in rows)
@@ -145,7 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrent", action="store_true", help="both backends on each leaf at once (see above)")
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--json-out", type=Path)
+    p.add_argument("--fakes", type=int, default=0, metavar="N", help="measure each backend's own cost, N calls")
     args = p.parse_args(argv)
+    if args.fakes:
+        ms = asyncio.run(overhead(args.fakes))
+        print(f"ms a call against a fake server (median of {args.fakes}): ollama {ms['ollama']:.2f}, "
+              f"openai {ms['openai']:.2f} (openai ÷ ollama {ms['openai'] / ms['ollama']:.2f})")
+        return 0
     if not args.base_url:
         print("skipped: no --base-url (an OpenAI-compatible server to measure)")
         return 0

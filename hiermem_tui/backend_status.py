@@ -209,6 +209,9 @@ async def probe_openai(url: str, model: str | None = None, *, timeout_s: float =
     try:
         served = tuple((await fetch_models(client, base, key))[0])
     except Exception as exc:
+        if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+            said = f"OpenAI-compatible server at {base} did not answer within {timeout_s:g} s"
+            return done(reachable=False, error=said)
         err = translate_error(exc, base, model)
         return done(reachable=False, error=(str(err) if err is not None else _reason(exc)).split("; ")[0])
     finally:

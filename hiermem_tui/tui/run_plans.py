@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from hiermem_tui.backend_status import BackendStatus, probe_server
 from hiermem_tui.compaction import PassKind, Runner, planner
@@ -82,7 +83,7 @@ def _server_options(status: BackendStatus, settings: Settings, *, several: bool)
     installed = list(status.installed) if status.reachable else []
     loaded = list(status.loaded)
     ordered = sorted(installed, key=lambda m: match_model(m, loaded) is None)
-    where = [f"{'OpenAI-compatible' if status.kind == 'openai' else 'Ollama'} {status.host}"] if several else []
+    where = [f"{status.kind} {urlsplit(status.host).netloc or status.host}"] if several else []
     out = []
     for name in ordered:
         notes = ["loaded" if match_model(name, loaded) else ""]
