@@ -51,7 +51,7 @@ async def test_the_run_dialog_lists_every_configured_servers_models_and_runs_the
             assert keys == ["extractive:", f"openai:{SERVED}", "ollama:llama3.2:latest"]
             assert dialog.chosen is not None and dialog.chosen.key == f"openai:{SERVED}"  # the backend's kind first
             host = openai.url.removeprefix("http://")
-            text = await wait_for_text(pilot, SERVED, "llama3.2:latest", f"openai {host}", f"OpenAI-compatible {host}",
+            text = await wait_for_text(pilot, SERVED, "llama3.2:latest", f"openai {host}", f"OpenAI-compatible {openai.url}/v1",
                                        f"ollama {ollama.url.removeprefix('http://')}")
             assert "1 served" in text and "1 installed" in text
             await pilot.press("enter")
