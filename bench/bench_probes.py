@@ -70,8 +70,12 @@ class ProbeRunner(Runner):
     """The app's Runner, planning exactly the probe file's leaves of a session (in order)."""
 
     chunks: dict[str, list[LeafChunk]]
+    app_leaves = False
+    """A session whose probe file names no leaves gets the leaves the app's planner cuts (``--app-leaves``)."""
 
     def plan_leaf(self, session_id: str) -> list[LeafChunk]:
+        if self.app_leaves and session_id not in self.chunks:
+            return super().plan_leaf(session_id)
         done = {(s.first_seq, s.last_seq) for s in self.store.dag.summaries(session_id)
                 if s.depth == 0 and s.status == "active"}
         return [c for c in self.chunks.get(session_id, []) if (c.first_seq, c.last_seq) not in done]
@@ -133,6 +137,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
     base = make_runner(store, settings)
     runner = ProbeRunner(store, base.summariser, base.policy)
     runner.chunks = {}
+    runner.app_leaves = args.app_leaves
     for leaf in leaves:
         tokens = sum(e.tokens for e in store.episodes.range(leaf.session_id, leaf.first_seq, leaf.last_seq))
         runner.chunks.setdefault(leaf.session_id, []).append(LeafChunk(leaf.first_seq, leaf.last_seq, tokens))
@@ -147,7 +152,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
         out["model"] = runner.summariser.backend.model
         for name, data, sid in usable:
             log(f"{name} ({sid})")
-            run = await runner.compact(sid, "leaf", skip_idle=True)
+            run = None if args.briefs_only else await runner.compact(sid, "leaf", skip_idle=True)
             if run is not None and run.status != "done":
                 raise SummariserError(f"the run on {sid} ended {run.status}: {run.error}")
             if args.condense and len(runner.chunks.get(sid, [])) >= 2:
@@ -155,7 +160,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
                 runner.planner.policy = replace(runner.policy, condense_fanout=n)
                 await runner.compact(sid, "condense", skip_idle=True)
                 runner.planner.policy = runner.policy
-            if args.brief:
+            if args.brief or args.briefs_only:
                 passes = runner.passes
 
                 async def body(st: Any, passes: Any = passes) -> None:
@@ -392,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--summary-format", help="the app's summary_format setting (default: the app's)")
     mk.add_argument("--condense", action="store_true", help="also one condensed summary over each chat's leaves")
     mk.add_argument("--brief", action="store_true", help="also each chat's brief, after its leaves")
+    mk.add_argument("--app-leaves", action="store_true",
+                    help="a chat whose probe file names no leaves gets the app's own (for session probes alone)")
+    mk.add_argument("--briefs-only", action="store_true", help="each chat's brief and no leaves (a brief reads the raw chat)")
     mk.add_argument("--only", nargs="*", help="probe files to use (default: all)")
     mk.add_argument("--timeout-s", type=float, default=Settings().timeout_s)
     mk.add_argument("--force", action="store_true", help="replace a run of that name")

@@ -28,6 +28,7 @@ from bench_tui_session import T0, _summary, build
 from hiermem_tui.config import Settings
 from hiermem_tui.store import NewEpisode, Store, SummaryWrite
 from hiermem_tui.tui.app import make_app
+from hiermem_tui.tui.screens.session_live import live_update
 from hiermem_tui.tui.screens.session import SessionScreen
 
 
@@ -78,15 +79,15 @@ async def measure(store: Store, writer: Store, settings: Settings, repeat: int) 
         tree_live: list[float] = []
         tree_full: list[float] = []
         for k in range(repeat):
-            for label, update, out in (("live", screen.updates.refresh, live), ("full", screen.reload, full)):
+            for label, update, out in (("live", screen.follow_store, live), ("full", screen.reload, full)):
                 land_one(writer, 2 * k + (label == "full"))
                 await pilot.pause()
                 out.append(await timed(update, label))
             land_one(writer, 10_000 + k)
             t0 = time.perf_counter()
-            session, delta = screen.updates.summaries.catch_up()  # what the in-place path reads …
-            assert session is not None
-            tree.update_roots(screen.updates._roots(session, delta))  # … and how the tree follows it
+            caught = live_update(store, screen.live, tree.roots, tree.fresh_tail)  # what the in-place path reads …
+            assert caught is not None
+            tree.update_roots(caught.roots)  # … and how the tree follows it
             tree_live.append((time.perf_counter() - t0) * 1000)
             expanded, _ = tree.state()
             t0 = time.perf_counter()
@@ -99,7 +100,7 @@ async def measure(store: Store, writer: Store, settings: Settings, repeat: int) 
         print(f"session: {summaries:,} active summaries, {len(tree.roots)} roots, "
               f"{sum(1 for _ in tree._by_key)} tree nodes loaded")
         m_live, m_full = statistics.median(live), statistics.median(full)
-        print(f"screen, one new summary, in place (refresh_live): {m_live:7.1f} ms  (median of {repeat}, with repaint)")
+        print(f"screen, one new summary, in place (follow_store): {m_live:7.1f} ms  (median of {repeat}, with repaint)")
         print(f"screen, one new summary, full reload():           {m_full:7.1f} ms")
         print(f"ratio in place / rebuild: {m_live / m_full:.2f}  (target ≤ 0.5)")
         s_live, s_full = statistics.median(sync["live"]), statistics.median(sync["full"])

@@ -105,7 +105,7 @@ def pack(args: argparse.Namespace) -> None:
             traps = ("\nTraps: " + "; ".join(leaf.traps)) if leaf.traps else ""
             sums = "\n\n".join(f"### Summary {chr(65 + i)}\n{texts[(lb, leaf.key)]}" for i, lb in enumerate(order))
             items.append(f"# LEAF {leaf.key}\n\n## Episodes\n{eps}\n\n## Probes\n{probes}{traps}\n\n## Summaries\n{sums}\n")
-        for f in files:
+        for f in files if not args.no_briefs else ():
             have = [lb for lb in labels if (lb, f) in briefs]
             if not have or not session_probes.get(f):
                 continue
@@ -183,6 +183,7 @@ def main() -> int:
     pk.add_argument("--groups", required=True)
     pk.add_argument("--seed", type=int, default=35)
     pk.add_argument("--chars", type=int, default=40000)
+    pk.add_argument("--no-briefs", action="store_true", help="leaves only")
     sc = sub.add_parser("score")
     sc.add_argument("out")
     sc.add_argument("--set")

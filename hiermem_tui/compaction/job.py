@@ -27,7 +27,7 @@ from ..summarize import Backend, BackendUnavailable, ModelMissing, SummariserErr
 from ..summarize.speed import ModelSpeed
 from ..textsafe import one_line
 from ..tokens import Tokenizer
-from . import make_backend, make_runner
+from .factories import make_backend, make_runner
 from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, EndReason, Order, plan_backlog
 from .estimate import Estimator, HostSpeed, Speed, known_speed, measure, speed_offline
 from .events import CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten

@@ -7,7 +7,8 @@ give a model exactly the same kind of input:
   and the previous active leaf's text as context (the prompt clips it);
 * condensed: the source summaries' own text (their pinned blocks are taken off, because the
   condensed summary carries every pin under it once, verbatim, itself);
-* a session's brief: what its episodes offer a brief (``summarize/brief.py``), read in one pass.
+* a session's brief: what its episodes offer a brief (``summarize/brief.py``), read in one pass, and the
+  titles of its summaries (``brief_steps``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Mapping, Sequence
 
 from ..store import Episode, Store, Summary, parse_iso
 from ..store.models import synthetic_stamp
-from ..summarize.brief import Material
+from ..summarize.brief import STEPS, Material
+from ..summarize.keylines import carried
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem, SummaryRequest
 
@@ -39,8 +41,40 @@ def brief_material(store: Store, session_id: str) -> Material:
     """What a session's brief is made of: every episode read once, in order, a page at a time (the user's
     excluded episodes left out, as a summary leaves them out)."""
     excluded = {seq for seq, mark in store.marks.of(session_id, 0, 1 << 62).items() if mark == "exclude"}
-    return Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
-                           if ep.seq not in excluded)
+    material = Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
+                               if ep.seq not in excluded)
+    material.steps = brief_steps(store, session_id)
+    return material
+
+
+STEP_WORDS = 10
+"""A summary's title as a brief's step is cut to this many words."""
+
+
+def brief_steps(store: Store, session_id: str) -> list[str]:
+    """The titles of the finest level of the session's summary tree that has at most ``STEPS`` summaries, in
+    order: its roots, each condensed one opened into its sources while the level stays within ``STEPS`` (when
+    the roots alone are more, ``STEPS`` of them spread evenly, the first and last kept). Summaries with no
+    title (an extractive digest) give no step."""
+    level = store.dag.top(session_id)
+    opened = True
+    while opened:
+        opened = False
+        for n, s in enumerate(level):
+            if s.depth > 0:
+                below = store.dag.children(s.id)
+                if below and len(level) - 1 + len(below) <= STEPS:
+                    level = level[:n] + below + level[n + 1:]
+                    opened = True
+                    break
+    if len(level) > STEPS:
+        level = [level[round(k * (len(level) - 1) / (STEPS - 1))] for k in range(STEPS)]
+    steps = []
+    for s in level:
+        words = carried.title(s.content).split()
+        if words:
+            steps.append(" ".join(words[:STEP_WORDS]) + ("…" if len(words) > STEP_WORDS else ""))
+    return steps
 
 
 def _pins(store: Store, session_id: str, first: int, last: int,

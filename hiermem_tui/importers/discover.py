@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import get_importer
+from .registry import get_importer
 from .base import read_head
 
 MAX_COUNTED_FILES = 100_000

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import detect
+from .registry import detect
 from .base import FormatError
 
 MAX_ENTRIES = 500

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .schema import KEY_RETENTION
+
 MAX_NAMED = 5
 """Ids named in one problem about many rows (the count says how many in all)."""
 
@@ -63,8 +65,7 @@ class _Node:
 
 _NODE_SQL = (
     "SELECT id, depth, kind, status, tier, tokens, source_tokens, first_seq, last_seq, start_at, end_at, parent_id, "
-    "run_id, created_at, CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
-    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END, "
+    f"run_id, created_at, {KEY_RETENTION}, "
     "coalesce(superseded_by LIKE 'doctor:%', 0) FROM summaries WHERE session_id = ? ORDER BY depth, first_seq, id"
 )
 """A session's summaries without their text, shallowest first, in coverage order (the order problems are told in)."""

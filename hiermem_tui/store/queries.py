@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .db import Db
+from .schema import KEY_RETENTION
 
 # ---------------------------------------------------------------- stats
 
@@ -44,13 +45,12 @@ class StatsQueries:
         of_session = "" if session_id is None else "session_id = ?"
         yield from self.db.conn.execute(
             "SELECT depth, tier, count(*), sum(tokens), sum(source_tokens), "
-            "sum(CASE WHEN fid_key > 0 THEN fid_key_kept < ? * fid_key "
-            "WHEN fid_key IS NULL THEN fid_identifiers > 0 AND fid_kept < ? * fid_identifiers ELSE 0 END), "
+            f"sum(coalesce({KEY_RETENTION} < ?, 0)), "
             "sum(fid_identifiers IS NOT NULL) "
             # the whole file reads the covering index (no summary text); one session, its own index
             "FROM summaries" + ("" if of_session else " INDEXED BY summaries_stats")
             + _where(of_session, "status = 'active'") + " GROUP BY depth, tier",
-            (threshold, threshold, *(() if session_id is None else (session_id,))),
+            (threshold, *(() if session_id is None else (session_id,))),
         )
 
     def summary_count(self, session_id: str | None) -> int:

@@ -48,13 +48,18 @@ _RECOMPUTE_V2 = """
     WHERE id = {sid};
 """
 
-# Version 4: the low-fidelity figure of a summary is the share of its key names it kept
-# (``fid_key_kept / fid_key``, see summarize/fidelity.py); rows measured before that keep
-# the plain retention.
+KEY_RETENTION = (
+    "CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
+    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END"
+)
+"""A summary row's low-fidelity figure in SQL, the one place it is written: the share of its key names it
+kept (``Fidelity.key_retention``), the plain retention for a row measured before key names were (schema
+< 4), NULL when it was not measured or had nothing to judge. A row is low-fidelity when it is under the
+threshold (``Fidelity.low``)."""
+
+# Version 4: the sessions' lowest figure is KEY_RETENTION (the plain retention before).
 _RECOMPUTE_V4 = _RECOMPUTE_V2.replace(
-    "min(CASE WHEN fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END)",
-    "min(CASE WHEN fid_key > 0 THEN fid_key_kept * 1.0 / fid_key "
-    "WHEN fid_key IS NULL AND fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END)",
+    "min(CASE WHEN fid_identifiers > 0 THEN fid_kept * 1.0 / fid_identifiers END)", f"min({KEY_RETENTION})"
 )
 assert _RECOMPUTE_V4 != _RECOMPUTE_V2
 

@@ -30,7 +30,6 @@ import difflib
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from hiermem_tui.summarize.prompts import SCAFFOLD_HEADINGS
 from hiermem_tui.summarize.text import split_sentences
@@ -53,20 +52,6 @@ REASONS = {
     "low_fidelity": "kept too few of the sources' identifiers",
 }
 """Every rejection reason, with the words the UI uses for it."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """Why one attempt was not accepted."""
-
-    tier: str
-    reason: str
-    detail: str
-    seconds: float = 0.0
-    """Model seconds the rejected answer cost."""
-
-    def as_dict(self) -> dict[str, str | float]:
-        return {"tier": self.tier, "reason": self.reason, "detail": self.detail, "seconds": round(self.seconds, 2)}
 
 
 _PREAMBLE = re.compile(

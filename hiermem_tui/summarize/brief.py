@@ -7,10 +7,13 @@ faithfully — a title and the one-line "about" — and the rest is the chat's o
 * ``Material.read`` reads a session's messages once, in order, keeping only what a brief can use (the first
   request, deciding lines, the names of what was made, errors with what followed them, the last request and
   its answer), so a session of any length is read in one pass without holding its text;
-* ``Material.lines`` chooses, and ``render`` lays the brief out: the about line first (the model's, else the
-  first request in the user's words), then "Decided", "Made", "Problem", "Ended".
+* ``Material.steps`` are the session's summaries' titles in order (``steps_of`` picks the finest level of its
+  summary tree that fits ``STEPS``), the chat's course in a line;
+* ``render`` lays the brief out: the about line first (the model's, else the first request in the user's
+  words), then "Steps", "Problem", "Decided", "Made" and "Ended".
 
-Every line but the about line and the title is a quote with who said it.
+Every line but the about line, the title and the steps is a quote with who said it. A quote follows another
+("→") only where the second answered the first: the assistant's next message after the user's.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ from dataclasses import dataclass, field
 
 from hiermem_tui.summarize.keylines import assistant, lists, tool, user
 from hiermem_tui.summarize.keylines.kinds import Kind
-from hiermem_tui.summarize.text import clip_sentence, courtesy, first_sentence, sentences
+from hiermem_tui.summarize.text import clip_sentence, closes, courtesy, first_sentence, sentences
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
 BRIEF_TOKENS = 250
 """The most a brief may be."""
-BRIEF_VERSION = "brief-v1"
+BRIEF_VERSION = "brief-v2"
 """The version of the brief's ask and layout, recorded with every brief."""
 ANSWER_TOKENS = 90
 """What the model's title and about line may take."""
@@ -37,26 +40,51 @@ DECISIONS = 2
 """Decisions a brief quotes at most."""
 NAMES = 8
 """Names of what was made a brief lists at most."""
-FOLLOW = 6
-"""Messages after an error in which its fix and the user's "that fixed it" are looked for."""
+DONE = 2
+"""The user's latest "it shipped" words a brief quotes at most."""
+FOLLOW = 8
+"""Messages after a problem in which the answer that names its cause, and then its fix, is looked for."""
+STEPS = 8
+"""Summary titles a brief's "Steps" line shows at most."""
+CLOSING_QUOTE = 20
+"""The user's closing words ("thanks, that's it") are clipped to this."""
+ANSWER_QUOTE = 70
+"""The answer to the chat's last request is clipped to this (its request to ``QUOTE_TOKENS``)."""
 
 _REASON = re.compile(r"\b(?:because|since|so that|so\b|rather than|instead of|which means|as it|due to|to avoid|"
                      r"otherwise|cheaper|faster|simpler|safer)\b", re.I)
-_USER_DECIDES = re.compile(r"\b(?:it is|go with|let'?s (?:go|do|use|keep|stick)|decided|i'?ll (?:go|take|use|keep|"
-                           r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|instead|"
-                           r"keep(?:ing)?|drop(?:ping)?|cut(?:ting)?|yes go|ok (?:let'?s|go|do))\b", re.I)
+_USER_DECIDES = re.compile(r"\b(?:(?<!as )(?<!what )(?<!how )it is(?=\s*(?:[,.!;]|$|then\b))|go with|let'?s (?:go|do|use|keep|stick)|decided|i'?ll (?:go|take|use|keep|"
+                           r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|agreed|"
+                           r"yes go|ok (?:let'?s|go|do))\b", re.I)
 _ADVISES = re.compile(r"\b(?:i'?d (?:go|use|pick|recommend|stick|keep|suggest)|i recommend|i would (?:go|use|pick)|"
                       r"recommendation|go with|rather than|instead of|better choice|the right (?:choice|approach))\b",
                       re.I)
-_WORKED = re.compile(r"\b(?:that was it|works?(?: now)?|working|fixed|solved|that did it|all good|running now|"
-                     r"healthy|no more|gone|passes|passed|green)\b|👍|🎉", re.I)
 _CAUSE = re.compile(r"\b(?:caus(?:e|ed|es)|the problem is|the issue is|what'?s happening|culprit|the reason|explains|"
                     r"comes from|root cause|is that)\b", re.I)
-_FIX = re.compile(r"\b(?:the fix|to fix|fix(?:es)? (?:it|this|that)|fixed by|solution|the cure|workaround)\b", re.I)
-_CHANGE = re.compile(r"\b(?:instead|replace|set |add |remove |change |switch )", re.I)
+_ITEM = re.compile(r"^\s*(?:[-*•|>]|\d+[.)])\s")
+"""A line of a list, table or quote the user pasted: what they work on, not what went wrong."""
+_FIX = re.compile(r"\b(?:the fix|to fix|fix(?:es)? (?:it|this|that)|fixed by|solution|the cure|workaround|"
+                  r"the way out)\b", re.I)
 _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not working|doesn'?t work|keeps? "
-                      r"(?:restarting|crashing|rebooting|failing|resetting)|boot ?loop|broken|mistake|nan\b|"
-                      r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit))", re.I)
+                      r"(?:restarting|crashing|rebooting|failing|resetting|growing)|boot ?loop|broken|mistake|nan\b|"
+                      r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit)|"
+                      r"disk (?:at|is) \d+ ?%|out of (?:memory|space|disk)|disk full|outage|paged\b|incident|"
+                      r"leak(?:s|ing)?\b|oom|climbing|spiking)", re.I)
+_ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic(?:ked)?|denied|refused|"
+                         r"not found|timed out|invalid)\b", re.I)
+"""An error a tool printed, as a word (not "failed_count" in a table's header)."""
+_DONE = re.compile(r"\b(?:ship(?:ped|ping)|releas(?:ed|ing)|tagg(?:ed|ing)|deployed|published|merged|launched|is live|"
+                   r"went out|is out)\b", re.I)
+_LOG_RECORD = re.compile(r"^\W{0,3}(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|\[?\d{2}/\w{3}/\d{4})")
+"""A line that begins with a timestamp: a log record the user shows (data to work on), not an error they met."""
+_CONTENT = re.compile(r"[a-z][a-z0-9_.-]{3,}", re.I)
+_PLAIN = frozenset("""that this with from have what your will would could should about there their then them they
+just like want need into only also been were when which some more most much make made sure okay yeah thanks going
+lets it's that's good great""".split())
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
+_NOT_DONE = re.compile(r"\b(?:not|n't|never|yet|before|will|going to|want(?:s)? to|should|need|require[sd]?|if|once|"
+                       r"as long as|when|would|\?)", re.I)
+"""Words of a user's message that says something was finished ("0.1.0 is tagged and on crates.io")."""
 _FILE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*(?:\.?[\w-]+\.(?:ya?ml|json|toml|ini|env|conf|cfg|py|rs|go|js|ts|tsx|"
                    r"jsx|sh|sql|md|txt|csv|ino|cpp|c|h|hpp|java|kt|rb|php|html|css|service|timer|tf|xml)|"
                    r"\.env|Dockerfile|Caddyfile|Makefile|Cargo\.toml|compose\.ya?ml)\b")
@@ -66,7 +94,12 @@ _WRITE = re.compile(r"^\[(?:Write|Edit|MultiEdit|NotebookEdit|apply_patch|write_
 _MADE = re.compile(r"^(?:here(?:'s| is| are)|below is|save (?:this|it) as|create|put this in|add this to|"
                    r"the (?:final|full|complete|updated|revised))\b[^:]{0,80}:$", re.I)
 _HERE_IS = re.compile(r"^(?:here(?:'s| is| are)|below (?:is|are))\s+(?:the |your |a |an |my )?((?:final |full |complete |"
-                      r"updated |revised |new |draft |tighter |short )*[\w'’ -]{3,40}?)(?: for [^:]{1,40})?:$", re.I)
+                      r"updated |revised |new |draft |tighter |short )*[\w'’ -]{0,30}?\b(?:email|letter|table|budget|"
+                      r"plan|checklist|list|config(?:uration)?|script|schedule|itinerary|draft|outline|abstract|"
+                      r"proposal|section|readme|timeline|roadmap|summary|description|message|template|sketch|"
+                      r"function|class|test|query|command|policy|contract|agenda))(?: for [^:]{1,40})?:$", re.I)
+"""A lead-in that names a thing the assistant made ("Here's the revised budget table:")."""
+
 
 
 @dataclass(slots=True)
@@ -84,11 +117,23 @@ class Quote:
 @dataclass(slots=True)
 class _Problem:
     error: Quote
-    fix: Quote | None = None
-    worked: bool = False
-    left: int = FOLLOW
+    words: set[str]
+    """What the problem is about: the content words of the user's messages about it until its cause is named."""
     pasted: bool = False
     """An error line the user pasted (not only words that say something went wrong)."""
+    reply: Quote | None = None
+    """The first sentence of the assistant's next message."""
+    cause: Quote | None = None
+    """The first sentence of an answer within ``FOLLOW`` messages that names a cause and speaks of the problem."""
+    fix: Quote | None = None
+    """The sentence after the cause in the answer that named it, or of a later answer within ``FOLLOW`` messages
+    that speaks of the problem, that names a fix."""
+    left: int = 0
+    """Messages still to come in which its cause and fix are looked for."""
+
+    def about(self, sentence: str) -> bool:
+        """Whether ``sentence`` speaks of this problem (names one of its words)."""
+        return bool(self.words & _words(sentence))
 
 
 @dataclass(slots=True)
@@ -97,9 +142,13 @@ class Material:
 
     first_request: Quote | None = None
     decisions: list[tuple[int, Quote, Quote | None]] = field(default_factory=list)
-    """(weight, the decision, the advice that gave its reason)."""
-    advice: Quote | None = None
-    """The last answer's advice ("I'd go with …"), the reason of a decision the user makes next."""
+    """(weight, the user's decision, the advice before it that names what was chosen)."""
+    advice: list[Quote] = field(default_factory=list)
+    """The last answer's advice ("I'd go with …"): a reason for a decision the user makes next."""
+    steps: list[str] = field(default_factory=list)
+    """The titles of the session's summaries in order (``steps_of``), the chat's course."""
+    done: list[Quote] = field(default_factory=list)
+    """The user's latest words that say something was finished (shipped, tagged, sent)."""
     names: dict[str, int] = field(default_factory=dict)
     problems: list[_Problem] = field(default_factory=list)
     last_request: Quote | None = None
@@ -129,43 +178,60 @@ class Material:
         if not opening:
             return
         said = Quote("user", " ".join(opening), seq)
-        for p in self.problems:
-            if p.left > 0 and _WORKED.search(text):
-                p.worked = True
         self._age()
-        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR), None)
-        trouble = next((x for x in opening if _TROUBLE.search(x)), None)
+        for p in self.problems:
+            if p.left > 0 and p.cause is None:
+                p.words |= _words(said.words)
+        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
+                      and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
+        trouble = next((x for x in opening[:1] if _TROUBLE.search(x) and not _LOG_RECORD.match(x)), None)
         if error or trouble:
-            self.problems.append(_Problem(Quote("user", error or trouble or "", seq), pasted=error is not None))
+            told = error or trouble or ""
+            self.problems.append(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
+                                          pasted=error is not None, left=FOLLOW))
         if self.first_request is None:
             self.first_request = said
         decides = [x for x in sentences(text) if _USER_DECIDES.search(x) and len(x.split()) >= 3]
-        if courtesy(opening[0]) and not decides and "?" not in text and len(text.split()) <= 25:
+        if not decides and closes(text):
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
+        done = next((x for x in sentences(text) if _DONE.search(x) and len(x.split()) >= 3
+                     and not x.startswith("|") and not _NOT_DONE.search(x)), None)
+        if done:
+            self.done.append(Quote("user", done, seq))
+            del self.done[:-20]
         self.last_request, self.answer, self.closing = said, None, None
         if decides:
-            why = self.advice if self.advice is not None and _REASON.search(self.advice.words) else None
-            self.decisions.append((3 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
+            why = next((a for a in self.advice if _names_same(a.words, decides[0]) and _REASON.search(a.words)), None)
+            self.decisions.append((1 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
 
     def _assistant(self, seq: int, text: str) -> None:
         found = assistant.lines(text, 0)
-        self._age()
         content = [ln for ln in found if ln.kind in (Kind.ANSWER_ENDS, Kind.LIST, Kind.CODE)]
         if self.last_request is not None and self.answer is None and content:
             best = next((ln for ln in content if ln.kind in (Kind.LIST, Kind.CODE)), content[0])
             self.answer = Quote("assistant", best.words, seq)
-        talk = [ln.words for ln in found if ln.kind in (Kind.REST, Kind.DECIDING, Kind.SPECIFIC)]
+        said = [x for x in sentences(assistant.said_text(text))
+                if not courtesy(x) and len(x.split()) >= 4 and not x.startswith("#")]
+        self._age()
         for p in self.problems:
-            if p.fix is None and p.left == FOLLOW - 1:  # the answer right after the problem
-                said = [x for x in talk if not courtesy(x)]
-                cause = next((x for pattern in (_FIX, _CAUSE, _CHANGE) for x in said if pattern.search(x)), None)
-                if cause:
-                    p.fix = Quote("assistant", cause, seq)
-        advice = next((x for x in talk if _ADVISES.search(x)), None)
-        self.advice = Quote("assistant", advice, seq) if advice else None
-        if advice:
-            self.decisions.append((1 + bool(_REASON.search(advice)), Quote("assistant", advice, seq), None))
+            if p.left <= 0:
+                continue
+            if p.reply is None and said and p.left == FOLLOW - 1:
+                p.reply = Quote("assistant", said[0], seq)
+            after = said
+            if p.cause is None:
+                n = next((k for k, x in enumerate(said) if _CAUSE.search(x) and p.about(x)), None)
+                if n is None:
+                    continue
+                p.cause, after = Quote("assistant", said[n], seq), said[n + 1:]
+                fix = next((x for x in after if _FIX.search(x)), None)  # the answer that named the cause goes on
+            else:
+                fix = next((x for x in after if _FIX.search(x) and p.about(x)), None)
+            if p.fix is None and fix:
+                p.fix = Quote("assistant", fix, seq)
+        talk = [ln.words for ln in found if ln.kind in (Kind.REST, Kind.DECIDING, Kind.SPECIFIC)]
+        self.advice = [Quote("assistant", x, seq) for x in talk if _ADVISES.search(x)][:4]
         for ln in found:
             if ln.who == "assistant did":
                 made = _CANVAS.match(ln.words) or _WRITE.match(ln.words)
@@ -181,9 +247,9 @@ class Material:
 
     def _tool(self, seq: int, text: str) -> None:
         self._age()
-        errors = [ln.words for ln in tool.lines(text, 0) if ln.kind is Kind.TOOL_ERROR]
+        errors = [ln.words for ln in tool.lines(text, 0) if ln.kind is Kind.TOOL_ERROR and _ERROR_LINE.search(ln.words)]
         if errors and len(self.problems) < 20:
-            self.problems.append(_Problem(Quote("tool", errors[0], seq)))
+            self.problems.append(_Problem(Quote("tool", errors[0], seq), _words(errors[0]), left=FOLLOW))
 
     def _age(self) -> None:
         for p in self.problems:
@@ -196,13 +262,18 @@ class Material:
 
     # ------------------------------------------------------------------------------------------- choosing
     def main_problem(self) -> _Problem | None:
-        """The problem a reader most needs: one the user confirmed fixed, else an error they pasted, else one with a
-    fix, else the first. Its fix is the answer's sentence that says the fix, else the cause, else what it
-    changed."""
+        """The problem a reader most needs: one the user met whose cause an answer named (an error they pasted
+        before words that say something went wrong), the first such."""
         if not self.problems:
             return None
-        return max(self.problems, key=lambda p: (p.worked and p.fix is not None, p.pasted, p.fix is not None,
-                                                 p.error.who == "user", -p.error.seq))
+        return max(self.problems, key=lambda p: (p.error.who == "user", p.cause is not None, p.pasted, -p.error.seq))
+
+    def finished(self) -> list[Quote]:
+        """What the user said was finished, at most ``DONE``: the latest that names a version (a release) and the
+        latest other, in chat order."""
+        versioned = [q for q in self.done if _VERSION.search(q.words)][-1:]
+        other = [q for q in self.done if q not in versioned][-(DONE - len(versioned)):]
+        return sorted(versioned + other, key=lambda q: q.seq)
 
     def chosen_decisions(self) -> list[tuple[Quote, Quote | None]]:
         """The decisions a brief quotes, each with the advice that gave its reason: the user's own first (with a
@@ -212,23 +283,30 @@ class Material:
 
 
 def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = BRIEF_TOKENS) -> str:
-    """The brief's text: ``about`` (one line), then the main problem and its fix, what was decided, what was made
-    and where it ended, each while it fits the budget (the ending is always kept, last)."""
+    """The brief's text: ``about`` (one line), then the chat's steps, the main problem and what answered it,
+    what was decided, what was made and where it ended, each while it fits the budget (the ending is always
+    kept, last; the steps as many as fit, the first and the last kept)."""
     first = material.first_request
     lines = [about.strip() or (f"Asked: {first.shown(tokenizer)}" if first else "(no text)")]
     ended = _ended(material, tokenizer)
     parts: list[str] = []
+    steps = _steps_line(material.steps, budget // 3, tokenizer)
+    if steps:
+        parts.append(steps)
     problem = material.main_problem()
     if problem is not None:
-        fix = f" → fix: {problem.fix.shown(tokenizer)}" if problem.fix else ""
-        parts.append(f"Problem: {problem.error.shown(tokenizer)}{fix}")
+        told = [q for q in (problem.cause, problem.fix) if q is not None]
+        if not told and problem.reply is not None and problem.about(problem.reply.words):
+            told = [problem.reply]
+        parts.append(f"Problem: {problem.error.shown(tokenizer)}" + "".join(f" → {q.shown(tokenizer)}" for q in told))
     decisions = material.chosen_decisions()
     if decisions:
         parts.append("Decided: " + " · ".join(q.shown(tokenizer) + (f" (why: {why.shown(tokenizer)})" if why else "")
                                               for q, why in decisions))
     names = sorted(material.names, key=material.names.__getitem__)[:NAMES]
-    if names:
-        parts.append("Made: " + ", ".join(names))
+    done = " · ".join(q.shown(tokenizer) for q in material.finished())
+    if names or done:
+        parts.append("Made: " + ", ".join(names) + ("; " if names and done else "") + (f"done: {done}" if done else ""))
     used = tokenizer.count("\n".join(lines + [ended] if ended else lines))
     for part in parts:
         cost = tokenizer.count(part) + 1
@@ -250,9 +328,38 @@ def _ended(material: Material, tokenizer: Tokenizer) -> str:
     request = material.last_request
     if request is None:
         return ""
-    answer = f" → {material.answer.shown(tokenizer)}" if material.answer else " → not answered"
-    closing = f" · then {material.closing.shown(tokenizer)}" if material.closing else ""
+    answer = (f' → assistant: "{clip_sentence(material.answer.words, ANSWER_QUOTE, tokenizer)}"' if material.answer
+              else " → not answered")
+    closing = (f' · then user: "{clip_sentence(material.closing.words, CLOSING_QUOTE, tokenizer)}"'
+               if material.closing else "")
     return f"Ended: {request.shown(tokenizer)}{answer}{closing}"
+
+
+def _steps_line(steps: list[str], budget: int, tokenizer: Tokenizer) -> str:
+    """ "Steps: a → b → …" in at most ``budget`` tokens: the middle steps dropped first ("…" where they were)."""
+    if len(steps) < 2:
+        return ""
+    shown = list(steps)
+    while True:
+        text = "Steps: " + " → ".join(shown)
+        if tokenizer.count(text) <= budget or len(shown) <= 2:
+            return text if tokenizer.count(text) <= budget else ""
+        middle = [n for n, x in enumerate(shown) if x != "…" and 0 < n < len(shown) - 1]
+        if not middle:
+            return ""
+        n = middle[len(middle) // 2]
+        shown[n] = "…"
+        shown = [x for k, x in enumerate(shown) if not (x == "…" and k > 0 and shown[k - 1] == "…")]
+
+
+def _words(text: str) -> set[str]:
+    """The content words of ``text``: of four letters or more, not plain ones, lower case."""
+    return {w.lower().strip(".-") for w in _CONTENT.findall(text)} - _PLAIN
+
+
+def _names_same(advice: str, decision: str) -> bool:
+    """Whether ``advice`` names something the ``decision`` names: the advice is about what was chosen."""
+    return bool(_words(decision) & _words(advice))
 
 
 def material_text(material: Material, tokenizer: Tokenizer) -> str:
@@ -268,6 +375,8 @@ ASK = ("What was this chat about? Answer in exactly two lines. The first: 'Title
        "words. The second: 'About: ' and one sentence of at most 25 words saying what the user set out to do and "
        "what came of it. Use the words the chat uses.")
 """What the model is asked of a brief's material: a title and the one-line about."""
+ABOUT_LEAST = 6
+"""An about line of fewer words says too little: the chat's first request is shown instead."""
 ABOUT_WORDS = 40
 """An about line is its first sentence, cut to this many words ("…")."""
 _FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
@@ -291,9 +400,21 @@ def answer_fields(answer: str) -> tuple[str, str]:
 
 
 def about_sentence(about: str) -> str:
-    """An about line as kept: its first sentence, at most ``ABOUT_WORDS`` words."""
+    """An about line as kept: its first sentence, at most ``ABOUT_WORDS`` words; "" for one that says too little
+    to be one ("Solo founder here.")."""
     words = first_sentence(about).split()
+    if len(words) < ABOUT_LEAST:
+        return ""
     return " ".join(words[:ABOUT_WORDS]) + ("…" if len(words) > ABOUT_WORDS else "")
+
+
+_LAYOUT = re.compile(r"^\W*(?:asked|steps|problem|decided|made|ended)\s*:|\b(?:user|assistant|tool): [\"“]", re.I)
+
+
+def laid_out(answer: str) -> bool:
+    """Whether a title or about line holds the brief's own layout (a "Decided:" label, a ``user: "…"`` quote): the
+    material written back, not the model's words."""
+    return bool(_LAYOUT.search(answer))
 
 
 def about_line(text: str) -> str:

@@ -40,7 +40,6 @@ from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles
 from hiermem_tui.summarize import brief as brief_
 from hiermem_tui.summarize import prompts as prompts_
 from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION, QUOTES_VERSION
-from hiermem_tui.summarize.acceptance import Rejection
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
 from hiermem_tui.fidelity_value import Fidelity
 from hiermem_tui.summarize.fidelity import key_count, keywords_for, measure, read_sources
@@ -66,6 +65,7 @@ from hiermem_tui.summarize.types import (
     EventCallback,
     Generation,
     ModelError,
+    Rejection,
     RunAborted,
     ServerError,
     SourceItem,
@@ -394,6 +394,8 @@ class Summariser:
                 title, about = self._brief_fields(gen, prompt, part, state)
                 if about:
                     tier = "normal"
+                else:
+                    title = ""  # an answer whose about line is refused is not trusted for its title either
         elif self.backend.name == "extractive":
             tier = "normal"
         text = brief_.render(material, f"About: {about}" if about else "", self.tokenizer)
@@ -411,6 +413,8 @@ class Summariser:
         kept = []
         for name, value in (("title", title), ("about", about)):
             verdict = titles.judge(titles.Draft(value, value), ctx) if value else titles.Refusal("empty", "")
+            if value and brief_.laid_out(value):
+                verdict = titles.Refusal("frame", "the brief's own layout written back")
             if isinstance(verdict, titles.Refusal):
                 detail = f"brief {name}: {verdict.detail}" if verdict.detail else f"brief {name}"
                 state.reject("normal", verdict.reason, detail, gen)
@@ -422,7 +426,10 @@ class Summariser:
                 state.reject("normal", "invented", f"brief {name}: {invented}", gen)
                 kept.append("")
                 continue
-            kept.append(notes.gist(verdict.text) if name == "title" else brief_.about_sentence(verdict.text))
+            value = notes.gist(verdict.text) if name == "title" else brief_.about_sentence(verdict.text)
+            if not value:
+                state.reject("normal", "thin", f"brief {name}: says too little ({verdict.text!r})", gen)
+            kept.append(value)
         return kept[0], kept[1]
 
     def _frame(self, depth: int, aggressive: bool) -> str:

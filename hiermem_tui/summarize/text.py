@@ -118,6 +118,22 @@ def courtesy(sentence: str) -> bool:
     return bool(COURTESY.search(sentence)) and not SPECIFIC.search(sentence)
 
 
+CLOSING = re.compile(r"\b(?:thanks|thank you|thx|that'?s (?:it|all)|cheers|appreciate(?:d)?|all set|will do)\b", re.I)
+"""Words of a message that closes a chat rather than asks ("lifecycle rule is set. thanks, that's it")."""
+
+
+def closes(message: str) -> bool:
+    """A user's message that closes the chat (thanks, that's it) rather than asks or decides something: short,
+    no question, courtesy or closing words."""
+    first = first_sentence(message)
+    return ("?" not in message and len(message.split()) <= 25
+            and (courtesy(first) or bool(CLOSING.search(message))) and not DECIDES_NOW.search(message))
+
+
+DECIDES_NOW = re.compile(r"\b(?:it is|go with|let'?s|decided|i'?ll (?:go|take|use|keep|stick)|sounds good|yes go|"
+                         r"switch(?:ing)? to|instead)\b", re.I)
+"""Words of a user's message that decides something ("ok arduino it is"): not a closing, whatever its courtesy."""
+
 _WORD_RUN = re.compile(r"\w+")
 
 

@@ -11,15 +11,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from hiermem_tui.fidelity_value import Fidelity
 
-if TYPE_CHECKING:
-    from hiermem_tui.summarize.acceptance import Rejection
-
 Tier = Literal["normal", "aggressive", "fallback"]
 SourceKind = Literal["episode", "summary"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why one attempt was not accepted (``reason``: one of ``acceptance.REASONS``)."""
+
+    tier: str
+    reason: str
+    detail: str
+    seconds: float = 0.0
+    """Model seconds the rejected answer cost."""
+
+    def as_dict(self) -> dict[str, str | float]:
+        return {"tier": self.tier, "reason": self.reason, "detail": self.detail, "seconds": round(self.seconds, 2)}
 
 
 @dataclass(frozen=True, slots=True)

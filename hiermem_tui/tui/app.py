@@ -3,8 +3,11 @@
 Why the app owns these: every screen needs them, and passing them in (no module-level
 singletons, docs/ARCHITECTURE.md) keeps tests in control — :func:`make_app` is the one way
 the CLI and every test builds the app, with ``probe_backend=False`` guaranteeing no network at
-all. Three plain objects the app owns do the rest of its work: ``nav`` (every screen it opens),
-``runs`` (the compaction run: start, follow, cancel) and ``follower`` (commits by anyone).
+all. Plain objects the app owns do the rest of its work: ``nav`` (every screen it opens),
+``runs`` (the compaction run: start, follow, cancel), ``backlog`` (compacting everything in the
+background), ``follower`` (commits by anyone), ``indexer`` (the search index) and ``mask`` (secrets
+masked on screen). What a run's or the backlog's worker reports reaches the object that shows it
+through one table, :attr:`HiermemApp.relays`.
 """
 
 from __future__ import annotations
@@ -14,22 +17,23 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from textual import events, work
+from textual import events, on
 from textual.app import App
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from hiermem_tui.backend_status import probe_server
-from hiermem_tui.config import ConfigError, Server, Settings, save_settings
+from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
-from hiermem_tui.store.search_index import BATCH, build_search_index
 from hiermem_tui.tui.app_base import AppBase, Clock, StoreHold
 from hiermem_tui.tui.backlog_run import BacklogController
 from hiermem_tui.tui.backlog_view import BacklogRunState
+from hiermem_tui.tui.indexer import SearchIndexer
 from hiermem_tui.tui.keymap import app_bindings, keymap_problems
 from hiermem_tui.tui.live import StoreFollower
+from hiermem_tui.tui.masking import ScreenMask
 from hiermem_tui.tui.messages import (
     BacklogBegan,
     BacklogFinished,
@@ -37,6 +41,7 @@ from hiermem_tui.tui.messages import (
     BacklogWaiting,
     BacklogWrote,
     BackendProbed,
+    HostLost,
     IndexProgress,
     OpenSession,
     ReloadSession,
@@ -45,11 +50,11 @@ from hiermem_tui.tui.messages import (
     RunCallProgress,
     RunEnded,
     RunNotStarted,
-    HostLost,
     RunSummaryStarted,
     RunSummaryWritten,
     SessionsChanged,
     SettingsChanged,
+    WorkerReport,
 )
 from hiermem_tui.tui.navigation import Navigator
 from hiermem_tui.tui.palette import HiermemCommands, PaletteCommand
@@ -60,8 +65,6 @@ from hiermem_tui.tui.screens.sessions import SessionsScreen
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
-
-    from hiermem_tui.redact import Redactor
 
 FALLBACK_THEME = "textual-dark"
 THEME_CYCLE = (
@@ -74,22 +77,16 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-BACKGROUND_BATCH = 5_000
-"""Rows the background index build writes per transaction: small enough that quitting (which waits
-for the batch in hand) is quick, large enough that a million rows take few commits."""
 STORE_THREAD_WAIT_S = 30.0
 """On quit, the longest wait for a thread to let go of the store (:class:`StoreHold`)."""
-
-
-class IndexStopped(Exception):
-    """The background index build was told to stop (the app is closing); the next start resumes."""
 
 
 class HiermemApp(AppBase):
     """hiermem-tui. Build it with :func:`make_app`. Compaction runs: :class:`RunController`
     (``runs``); what a run would do: :class:`RunPlanner` (``planner``); following what other
     processes write: :class:`StoreFollower` (``follower``); opening screens: :class:`Navigator`
-    (``nav``). Screens and widgets see it as :class:`AppBase` (its state and these objects)."""
+    (``nav``); the search index: :class:`SearchIndexer` (``indexer``). Screens and widgets see it as
+    :class:`AppBase` (its state and these objects)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hiermem"
@@ -117,9 +114,18 @@ class HiermemApp(AppBase):
         self.backlog = BacklogController(self)
         self.planner = RunPlanner(self)
         self.follower = StoreFollower(self)
-        self._masked: dict[str, str] = {}
-        """Chat text → as shown with secrets masked (``settings.mask_secrets``): repaints reuse it."""
-        self._redactor: Redactor | None = None
+        self.indexer = SearchIndexer(self)
+        self.mask = ScreenMask()
+        runs, backlog = self.runs, self.backlog
+        self.relays: dict[type[WorkerReport], Callable[[Any], None]] = {
+            RunBegan: runs.began, RunSummaryStarted: runs.summary_started, RunAttempted: runs.attempted,
+            RunCallProgress: runs.call_progress, RunSummaryWritten: runs.summary_written, RunEnded: runs.ended,
+            RunNotStarted: runs.not_started, HostLost: runs.host_lost,
+            BacklogWaiting: backlog.waiting_planned, BacklogBegan: backlog.began, BacklogMoved: backlog.moved,
+            BacklogWrote: backlog.wrote, BacklogFinished: backlog.finished,
+        }
+        """Each kind of :class:`WorkerReport` → what takes it: the run's state and notices (``runs``),
+        the backlog's (``backlog``). The one place a worker's report is routed (:meth:`relay`)."""
 
     # ------------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> Screen[None]:
@@ -141,7 +147,7 @@ class HiermemApp(AppBase):
             self.follower.start()
         if self._index_search and not self.store.readonly:
             # after the first frame: the build would otherwise compete with it for the cores
-            self.call_after_refresh(self._index_in_background)
+            self.call_after_refresh(self.indexer.start)
         if self._plan_backlog:
             # after the first frame too; then the app says what is waiting ("380 summaries waiting, ~3 h 10 m")
             self.call_after_refresh(lambda: self.backlog.plan_waiting(say=True))
@@ -179,38 +185,6 @@ class HiermemApp(AppBase):
         return hold
 
     # ------------------------------------------------------------------ search index
-    def _index_in_background(self) -> None:
-        """Index what is not searchable yet (an upgraded file, a big import) while the user browses:
-        the first start after a million-episode import shows its sessions at once instead of
-        waiting ~20 s on the index. Each batch is its own transaction, so quitting mid-way keeps what
-        is done and the next start (or the first search) resumes."""
-        self.store_worker(self, self._index_all, group="app-index", exclusive=True)
-
-    def _index_all(self) -> None:
-        if self.build_index_here(self._index_progress, batch=BACKGROUND_BATCH):
-            self.post_message(IndexProgress(0, 0, finished=True))
-
-    def _index_progress(self, done: int, total: int) -> None:
-        self.post_message(IndexProgress(done, total))
-
-    def build_index_here(self, on_progress: Callable[[int, int], None], *, batch: int = BATCH) -> bool:
-        """From a store worker's thread (the app's background build, the search screen's): make every
-        row searchable, ``on_progress`` told before the first batch and after each. False when the
-        worker was cancelled (the screen closed, the app quits): it stops after the batch in hand and
-        the next start resumes."""
-        worker = get_current_worker()
-
-        def progress(done: int, total: int) -> None:
-            if worker.is_cancelled:
-                raise IndexStopped
-            on_progress(done, total)
-
-        try:
-            build_search_index(self.store, progress, batch=batch)
-            return True
-        except IndexStopped:
-            return False
-
     def on_index_progress(self, message: IndexProgress) -> None:
         """The background build's progress (and a search screen's own catch-up, which bubbles here)."""
         done = message.finished or message.done >= message.total
@@ -254,32 +228,12 @@ class HiermemApp(AppBase):
 
     def shown(self, text: str) -> str:
         """Chat text as the screen shows it: secrets masked while ``settings.mask_secrets`` is on
-        (screen sharing), as the MCP server and ``export`` mask them. The detector is loaded the first
-        time it is needed, so an app that never masks never imports it."""
-        if not self.settings.mask_secrets or not text:
-            return text
-        hit = self._masked.get(text)
-        if hit is None:
-            if len(self._masked) > 4096:
-                self._masked.clear()
-            hit = self._masked[text] = self._redactor_for().mask(text)
-        return hit
+        (screen sharing), as the MCP server and ``export`` mask them (:class:`ScreenMask`)."""
+        return self.mask.text(text) if self.settings.mask_secrets and text else text
 
     def shown_names(self, names: Sequence[str]) -> list[str]:
         """A summary's keywords, lost or made-up names as the screen shows them (see :meth:`shown`)."""
-        if not self.settings.mask_secrets:
-            return list(names)
-        redactor = self._redactor_for()
-        return [redactor.mask_name(n) for n in names]
-
-    def _redactor_for(self) -> Redactor:
-        if self._redactor is None:
-            # here, not at the top: detect-secrets takes a while to load, and an app that never masks
-            # never needs it (tests/unit/test_core_headless.py checks the app's module does not load it)
-            from hiermem_tui.redact import Redactor
-
-            self._redactor = Redactor()
-        return self._redactor
+        return self.mask.names(names) if self.settings.mask_secrets else list(names)
 
     def tell_screens(self, message: SettingsChanged | ReloadSession) -> None:
         """Ask every screen on the stack to act on ``message`` (the app never calls into screens)."""
@@ -294,12 +248,12 @@ class HiermemApp(AppBase):
         if not self._probe_enabled or not servers:
             return None
         self.backend_probing = True
-        return self._probe(servers[0], self.settings.model)
+        server, model = servers[0], self.settings.model
 
-    @work(exclusive=True, group="backend", exit_on_error=False)
-    async def _probe(self, server: Server, model: str | None) -> None:
-        status = await probe_server(server, model)
-        self.post_message(BackendProbed(status))
+        async def probe() -> None:
+            self.post_message(BackendProbed(await probe_server(server, model)))
+
+        return self.run_worker(probe(), group="backend", exclusive=True, exit_on_error=False)
 
     def on_backend_probed(self, message: BackendProbed) -> None:
         self.backend_state = message.status
@@ -337,57 +291,20 @@ class HiermemApp(AppBase):
             if not hold.done:
                 await asyncio.to_thread(hold.wait, STORE_THREAD_WAIT_S)
 
-    # ------------------------------------------------------------------ a run's messages (from its worker)
+    # ------------------------------------------------------------------ the run and the backlog
+    @on(WorkerReport)
+    def relay(self, message: WorkerReport) -> None:
+        """A run's or the backlog's worker reported: hand it to what takes it (:attr:`relays`)."""
+        self.relays[type(message)](message)
+
     def watch_run_state(self, old: RunProgress | None, new: RunProgress | None) -> None:
         if (old is None) != (new is None):
             self.refresh_bindings()  # the footer's "esc" says Cancel run only while one goes
 
-    def on_run_began(self, message: RunBegan) -> None:
-        self.runs.began(message)
-
-    def on_run_summary_started(self, message: RunSummaryStarted) -> None:
-        self.runs.summary_started(message)
-
-    def on_run_attempted(self, message: RunAttempted) -> None:
-        self.runs.attempted(message)
-
-    def on_run_call_progress(self, message: RunCallProgress) -> None:
-        self.runs.call_progress(message)
-
-    def on_run_summary_written(self, message: RunSummaryWritten) -> None:
-        self.runs.summary_written(message)
-
-    def on_run_ended(self, message: RunEnded) -> None:
-        self.runs.ended(message)
-
-    def on_run_not_started(self, message: RunNotStarted) -> None:
-        self.runs.not_started(message)
-
-    def on_host_lost(self, message: HostLost) -> None:
-        openai = any(message.text.startswith(f"host {url} ") for url in self.settings.base_urls())
-        title = "OpenAI-compatible host lost" if openai else "Ollama host lost"
-        self.notify(message.text, title=title, severity="warning", markup=False, timeout=10)
-
-    # ------------------------------------------------------------------ the backlog's messages (from its worker)
     def watch_backlog_run(self, old: BacklogRunState | None, new: BacklogRunState | None) -> None:
         changed = (old is None) != (new is None) or (old is not None and new is not None and old.phase != new.phase)
         if changed and self.screen_stack:  # (none left while the app quits and the backlog stops)
             self.refresh_bindings()  # B starts, pauses or resumes; ctrl+x only while one runs
-
-    def on_backlog_waiting(self, message: BacklogWaiting) -> None:
-        self.backlog.waiting_planned(message)
-
-    def on_backlog_began(self, message: BacklogBegan) -> None:
-        self.backlog.began(message)
-
-    def on_backlog_moved(self, message: BacklogMoved) -> None:
-        self.backlog.moved(message)
-
-    def on_backlog_wrote(self, message: BacklogWrote) -> None:
-        self.backlog.wrote(message)
-
-    def on_backlog_finished(self, message: BacklogFinished) -> None:
-        self.backlog.finished(message)
 
     # ------------------------------------------------------------------ navigation
     def open_session(self, session_id: str) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from hiermem_tui.store import Store
     from hiermem_tui.tui.backlog_run import BacklogController
     from hiermem_tui.tui.backlog_view import BacklogRunState, Waiting
+    from hiermem_tui.tui.indexer import SearchIndexer
     from hiermem_tui.tui.live import StoreFollower
     from hiermem_tui.tui.navigation import Navigator
     from hiermem_tui.tui.run_job import RunProgress
@@ -87,8 +88,9 @@ class AppBase(App[None]):
     """What every screen and widget may use of the app (``self.app``, typed by ``getters.app``).
 
     The app owns ``store``, ``clock`` (now, for relative dates), ``nav`` (every screen it opens),
-    ``runs`` (the compaction run), ``backlog`` (compacting everything in the background), ``planner`` (what a run would do, before it starts) and
-    ``follower`` (commits by other processes); its reactives below are what indicators watch.
+    ``runs`` (the compaction run), ``backlog`` (compacting everything in the background), ``planner`` (what a run would do, before it starts),
+    ``follower`` (commits by other processes) and ``indexer`` (the search index); its reactives below are what
+    indicators watch.
     """
 
     backend_state: var[BackendStatus | None] = var(None)
@@ -115,6 +117,7 @@ class AppBase(App[None]):
     backlog: BacklogController
     planner: RunPlanner
     follower: StoreFollower
+    indexer: SearchIndexer
     last_input_at: float
     """``time.monotonic()`` of the last key press or click: background reloads wait for a pause."""
 
@@ -143,7 +146,3 @@ class AppBase(App[None]):
     @abstractmethod
     def refresh_backend(self) -> Worker[None] | None:
         """Probe the backend again in a worker (None when probing is off)."""
-
-    @abstractmethod
-    def build_index_here(self, on_progress: Callable[[int, int], None], *, batch: int = ...) -> bool:
-        """From a store worker's thread: make every row searchable; False when the worker was cancelled."""

@@ -85,14 +85,20 @@ class SettingsChanged(Message):
     previous: Settings
 
 
+class WorkerReport(Message):
+    """What a compaction run's or the backlog's worker posts to the app (``post_message`` is
+    thread-safe). The app hands each kind to the object that shows it, through one table
+    (``HiermemApp``'s relays), not a handler each."""
+
+
 # ---------------------------------------------------------------------- compaction runs
-# Posted to the app from the compaction worker's thread (``post_message`` is thread-safe).
-# Each carries the job it belongs to, so a late message of an older job is recognised and
-# ignored, and the engine's own frozen event, so nothing is copied field by field.
+# Posted to the app from the compaction worker's thread. Each carries the job it belongs to, so a
+# late message of an older job is recognised and ignored, and the engine's own frozen event, so
+# nothing is copied field by field.
 
 
 @dataclass
-class RunBegan(Message):
+class RunBegan(WorkerReport):
     """The engine recorded a run and knows how many summaries it plans to write."""
 
     job: RunJob
@@ -100,7 +106,7 @@ class RunBegan(Message):
 
 
 @dataclass
-class RunSummaryStarted(Message):
+class RunSummaryStarted(WorkerReport):
     """One summary is being made (``event.what`` says which: "leaf #259–263")."""
 
     job: RunJob
@@ -108,7 +114,7 @@ class RunSummaryStarted(Message):
 
 
 @dataclass
-class RunAttempted(Message):
+class RunAttempted(WorkerReport):
     """The summariser is calling the model for a tier, or retrying an unanswered call."""
 
     job: RunJob
@@ -116,7 +122,7 @@ class RunAttempted(Message):
 
 
 @dataclass
-class RunCallProgress(Message):
+class RunCallProgress(WorkerReport):
     """The model call is streaming: phase, tokens, its pace and what it still needs.
 
     A newer one replaces one still queued (``can_replace``): only the latest matters, and a
@@ -131,7 +137,7 @@ class RunCallProgress(Message):
 
 
 @dataclass
-class RunSummaryWritten(Message):
+class RunSummaryWritten(WorkerReport):
     """A summary was committed: counters, progress and tokens/s moved."""
 
     job: RunJob
@@ -139,7 +145,7 @@ class RunSummaryWritten(Message):
 
 
 @dataclass
-class RunEnded(Message):
+class RunEnded(WorkerReport):
     """The run finished (done, cancelled or failed); ``event.run`` is the stored row."""
 
     job: RunJob
@@ -147,7 +153,7 @@ class RunEnded(Message):
 
 
 @dataclass
-class RunNotStarted(Message):
+class RunNotStarted(WorkerReport):
     """The job ended without recording a run: backend not ready, nothing due, refused, cancelled early.
 
     ``reason`` is one line for people; ``severity`` is how a notification should show it.
@@ -160,7 +166,7 @@ class RunNotStarted(Message):
 
 
 @dataclass
-class HostLost(Message):
+class HostLost(WorkerReport):
     """A job with several hosts lost one (left out at the start, or gone mid-call and its
     summary moved to another): ``text`` is the engine's one line, shown as a warning."""
 
@@ -178,7 +184,7 @@ class HostLost(Message):
 
 
 @dataclass
-class BacklogWaiting(Message):
+class BacklogWaiting(WorkerReport):
     """What is waiting across the file was planned (``say``: tell the user, at start or after an import)."""
 
     waiting: Waiting
@@ -186,7 +192,7 @@ class BacklogWaiting(Message):
 
 
 @dataclass
-class BacklogBegan(Message):
+class BacklogBegan(WorkerReport):
     """The backlog was planned and starts; ``control`` is how the app steers it (thread-safe)."""
 
     job: int
@@ -196,7 +202,7 @@ class BacklogBegan(Message):
 
 
 @dataclass
-class BacklogMoved(Message):
+class BacklogMoved(WorkerReport):
     """A summary was written (``progress``), or the queue, the running sessions or the pause changed."""
 
     job: int
@@ -204,7 +210,7 @@ class BacklogMoved(Message):
 
 
 @dataclass
-class BacklogWrote(Message):
+class BacklogWrote(WorkerReport):
     """The backlog wrote a summary of ``session_id`` (screens re-read it)."""
 
     job: int
@@ -212,7 +218,7 @@ class BacklogWrote(Message):
 
 
 @dataclass
-class BacklogFinished(Message):
+class BacklogFinished(WorkerReport):
     """The backlog ended: ``done``, ``budget``, ``paused`` (stopped), ``cancelled`` or ``failed`` (``error`` says why)."""
 
     job: int

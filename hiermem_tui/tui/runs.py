@@ -12,8 +12,8 @@ the indicators draw from, and a second job would only compete for the same model
 This module is the app's side, a :class:`RunController` the app owns (``app.runs``): every key
 that starts a run goes through :meth:`RunController.request` (dialog, confirmation, backup, run); the job
 and progress values are in :mod:`.run_job`, what the worker thread runs in :mod:`.run_drive`,
-the notices' wording in :mod:`.run_notices`. The app's message handlers for a run's messages
-are one line each: they hand the message to the controller.
+the notices' wording in :mod:`.run_notices`. The app hands each of a run's messages to the
+method here that takes it (``HiermemApp.relays``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from textual.worker import Worker, WorkerState
 from hiermem_tui.compaction import CancelToken
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui.messages import (
+    HostLost,
     ReloadSession,
     RunAttempted,
     RunBegan,
@@ -254,6 +255,12 @@ class RunController:
             app.run_state = None
         app.notify(message.reason, title=message.title, severity=message.severity, markup=False,  # type: ignore[arg-type]
                    timeout=10 if message.severity == "error" else 5)
+
+    def host_lost(self, message: HostLost) -> None:
+        """A job (a run, or the backlog) lost one of several hosts: the engine's line, as a warning."""
+        openai = any(message.text.startswith(f"host {url} ") for url in self.app.settings.base_urls())
+        title = "OpenAI-compatible host lost" if openai else "Ollama host lost"
+        self.app.notify(message.text, title=title, severity="warning", markup=False, timeout=10)
 
     def worker_changed(self, event: Worker.StateChanged) -> None:
         """Safety net: the worker itself failed (not a run failing, which is reported as a message)."""

@@ -302,7 +302,7 @@ async def test_the_search_index_is_built_in_the_background_with_progress_in_the_
     session appeared. Now the sessions show at once and the index is built behind them."""
     import threading
 
-    import hiermem_tui.tui.app as app_module
+    import hiermem_tui.tui.indexer as app_module
     from hiermem_tui.store.search_index import build_search_index, search_index_status
     from tests.unit.test_first_start import imported
 
@@ -349,7 +349,7 @@ async def test_quitting_while_the_index_builds_waits_for_its_batch_before_the_st
     """Closing the store while the background build stepped a statement crashed SQLite (a segfault on quit)."""
     import threading
 
-    import hiermem_tui.tui.app as app_module
+    import hiermem_tui.tui.indexer as app_module
     from hiermem_tui.store.search_index import build_search_index, search_index_status
     from tests.unit.test_first_start import imported
 

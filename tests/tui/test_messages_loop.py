@@ -47,3 +47,14 @@ async def test_sessions_changed_broadcast_settles(
             await pilot.pause()
         assert len(calls) == settled, "the broadcast keeps echoing"
         assert calls.count(False) == 1 and calls.count(True) <= screens and len(reached) == 1
+
+
+def test_every_report_a_worker_posts_has_one_relay(settings: Settings, empty_store: Store) -> None:
+    """The app routes what the run's and the backlog's workers post through one table: a kind of
+    report without an entry there would reach nothing."""
+    from hiermem_tui.tui import messages
+
+    kinds = {v for v in vars(messages).values()
+             if isinstance(v, type) and issubclass(v, messages.WorkerReport) and v is not messages.WorkerReport}
+    assert len(kinds) == 13
+    assert set(app_for(settings, empty_store).relays) == kinds

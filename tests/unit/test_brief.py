@@ -17,7 +17,7 @@ from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
 from hiermem_tui.store.episodes import NewEpisode
 from hiermem_tui.summarize import Summariser
-from hiermem_tui.summarize.brief import BRIEF_TOKENS, Material, answer_fields, render
+from hiermem_tui.summarize.brief import BRIEF_TOKENS, Material, answer_fields, laid_out, render
 from hiermem_tui.summarize.extractive import ExtractiveBackend
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
 from hiermem_tui.summarize.types import SourceItem
@@ -86,6 +86,69 @@ def _quotes(line: str) -> list[str]:
     import re
 
     return [q.replace('"', "") for q in re.findall(r': "(.+?)"(?: →| ·|$| \()', line)]
+
+
+def test_the_steps_are_the_summaries_titles_in_order_the_middle_dropped_first(tok: Tokenizer) -> None:
+    material = Material().read(items())
+    material.steps = ["Wiring the BME280", "Choosing Arduino", "Fixing the brownout", "Wake interval"]
+    lines = render(material, "", tok).splitlines()
+    assert lines[1] == "Steps: Wiring the BME280 → Choosing Arduino → Fixing the brownout → Wake interval"
+    material.steps = [f"Step number {n} of a long session about many things" for n in range(8)]
+    steps = next(ln for ln in render(material, "", tok).splitlines() if ln.startswith("Steps:"))
+    assert steps.startswith("Steps: Step number 0 ") and steps.endswith("Step number 7 of a long session about many things")
+    assert "…" in steps and tok.count(steps) <= BRIEF_TOKENS // 3
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # a log record the user shows as data to work on is not a problem they met
+    ("here is a sample of our logs:\n\n2025-03-14T09:21:07Z ERROR [db::pool] connection timed out", False),
+    # a list the user pasted (a draft's thresholds) is not a problem
+    ("my draft, it feels flabby:\n\n- error rate over 1% for 5 minutes\n- p99 latency over 2s", False),
+    ("it crashes now:\n\nTraceback (most recent call last):\nKeyError: 'Region'", True),
+])
+def test_a_problem_is_what_went_wrong_not_what_the_user_shows(said: str, kept: bool, tok: Tokenizer) -> None:
+    chat = [("user", said), ("assistant", "The cause is a header with a trailing space, so Region is not found.")]
+    lines = render(Material().read(items(chat)), "", tok).splitlines()
+    assert any(ln.startswith("Problem:") for ln in lines) is kept
+
+
+def test_an_answer_that_names_no_word_of_the_problem_is_not_its_cause(tok: Tokenizer) -> None:
+    chat = [("user", "the import fails with KeyError: 'Region'"),
+            ("assistant", "That explains exactly what she is seeing in the November chart."),
+            ("user", "ok and the region column?"),
+            ("assistant", "The cause: the Region header has a trailing space. The fix is to strip the column names.")]
+    problem = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Problem:"))
+    assert "November" not in problem and "trailing space" in problem and "strip the column names" in problem
+
+
+@pytest.mark.parametrize(("said", "decided"), [
+    ("ok induction it is.", True),
+    ("love it, v2 it is, ship that", True),
+    ("here's the timeline table as it is now in case:", False),
+])
+def test_a_decision_is_the_users_choice(said: str, decided: bool, tok: Tokenizer) -> None:
+    chat = [("user", "which range should we get?"), ("assistant", "Induction is faster and safer than gas."),
+            ("user", said), ("assistant", "Noted.")]
+    lines = render(Material().read(items(chat)), "", tok).splitlines()
+    assert any(ln.startswith("Decided:") for ln in lines) is decided
+
+
+@pytest.mark.parametrize(("said", "done"), [
+    ("0.1.0 is tagged and on crates.io.", True),
+    ("i've never signed anything this big that wasn't a mortgage", False),
+    ("they'd sign right away IF the portal is live by september.", False),
+    ("i signed up for my first marathon, dublin on october 26.", False),
+])
+def test_only_a_release_the_user_reports_is_done(said: str, done: bool, tok: Tokenizer) -> None:
+    chat = [("user", "help me finish this"), ("assistant", "Sure, here it is."), ("user", said), ("assistant", "Great.")]
+    assert ("done:" in render(Material().read(items(chat)), "", tok)) is done
+
+
+@pytest.mark.parametrize("answer", ['Decided: user: "ok arduino it is."', 'Problem: the brownout',
+                                    'The chat: user: "which pins should I use?"'])
+def test_an_answer_that_writes_the_brief_back_is_laid_out(answer: str) -> None:
+    assert laid_out(answer)
+    assert not laid_out("The user builds an ESP32 greenhouse sensor and fixes a brownout.")
 
 
 @pytest.mark.parametrize(("answer", "fields"), [
@@ -198,3 +261,19 @@ def test_sessions_json_and_the_export_carry_the_brief(tmp_path: Path, monkeypatc
     with Store.open(tmp_path / "e.db") as store:
         check_invariants(store, "greenhouse", fresh_tail=0)  # an import of last month: idle, summarised to its end
         assert store.dag.summaries("greenhouse")[-1].last_seq == 8
+
+
+async def test_a_server_that_echoes_the_prompt_never_writes_a_brief(tok: Tokenizer) -> None:
+    """Issue 19's echo server (it answers the prompt's own tail) stored the ask as a summary; a brief's title and
+    about line are judged by the same checks, so neither is kept."""
+    def echo(body: dict[str, Any]) -> str:
+        return str(body["messages"][-1]["content"])[-600:]
+
+    with FakeOllama(responder=echo) as fake:
+        backend = OllamaBackend(fake.url, "llama3.2", tok, timeout_s=30)
+        try:
+            made = await Summariser(backend, tok, summary_format="notes").brief(Material().read(items()))
+        finally:
+            await backend.aclose()
+    assert made.tier == "fallback" and made.backend == "extractive" and made.title == ""
+    assert "Answer in exactly two lines" not in made.text and made.text.startswith("Asked: user:")

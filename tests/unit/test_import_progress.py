@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import hiermem_tui.importers as importers
+import hiermem_tui.importers.loading as importers
 from hiermem_tui.commands import import_
 from tests.unit._cli import run
 

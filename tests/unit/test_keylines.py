@@ -462,3 +462,14 @@ def test_an_outline_keeps_the_lines_read_for_its_title_though_its_sources_quote_
     read = keylines.key_lines(src, 40, tok)
     shown = keylines.key_lines(src, 200, tok, keep=read)
     assert set(quotes(read)) <= set(quotes(shown)) and "- #0–4: Short source" in shown.splitlines()
+
+
+def test_a_stretch_ending_in_the_users_thanks_is_not_said_to_be_unanswered(tok: Tokenizer) -> None:
+    """Readers found "(not answered in this stretch)" under a closing "thanks, that's it": nothing was asked."""
+    chat = [("user", "How do I rotate the backup keys every month?"),
+            ("assistant", "Run restic key add with the new password, then restic key remove for the old key id."),
+            ("user", "perfect, will do all of that. thanks for all the help")]
+    text = keylines.key_lines(items(tok, chat), 200, tok)
+    assert keylines.UNANSWERED not in text and "restic key add" in text
+    asked = keylines.key_lines(items(tok, chat[:1] + chat[2:] + [("user", "and the ssh keys, how often?")]), 200, tok)
+    assert asked.splitlines()[-2:] == ["- user: and the ssh keys, how often?", f"  - {keylines.UNANSWERED}"]

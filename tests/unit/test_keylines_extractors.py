@@ -189,3 +189,12 @@ def test_a_step_keeps_only_its_last_answers_ends() -> None:
 def test_every_kind_has_a_level_and_the_versions_derive_from_the_table() -> None:
     assert {k for level in PRIORITY.levels for k in level} == set(Kind)
     assert QUOTES_VERSION == f"+quotes-v{PRIORITY.version}" and EXTRACTIVE_VERSION == f"extractive-v{PRIORITY.version - 2}"
+
+
+def test_a_users_question_later_in_a_message_is_part_of_its_opening() -> None:
+    """The request a reader asks about ("is the JR Pass worth it?") came third and was lost under the message's
+    opening remark ("private bath would be nice")."""
+    found = user.lines("private bath would be nice. we land at 7 in the morning. is the JR Pass worth it for us?", 0)
+    assert of(found, Kind.USER_OPENING) == ["private bath would be nice.", "we land at 7 in the morning.",
+                                            "is the JR Pass worth it for us?"]
+    assert "is the JR Pass worth it for us?" not in of(found, Kind.USER_MORE)

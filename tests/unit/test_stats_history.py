@@ -71,6 +71,20 @@ def test_fidelity_counts_low_measured_and_unmeasured(store: Store) -> None:
     assert compute_stats(store, "a", threshold=0.9).low_fidelity == 2
 
 
+def test_the_stats_judge_low_fidelity_by_the_rule_a_summary_is_judged_by(store: Store) -> None:
+    """The figures the stats count low-fidelity summaries by are the ones a summary is flagged by
+    (``Fidelity.low``), at exactly the threshold too: 7 of 25 key names is 0.28, not under 0.28."""
+    add_episodes(store, "a", 0, 12)
+    measured = [Fidelity(25, 7, (), (), key=25, key_kept=7), Fidelity(50, 14, (), ()), Fidelity(40, 30, (), (), 10, 2)]
+    for i, fid in enumerate(measured):
+        s = NewSummary(new_id("s"), "a", 0, "normal", "ollama", "m", "t", "text", 3, fidelity=fid)
+        store.dag.write([SummaryWrite(s, episode_range=(4 * i, 4 * i + 3))])
+    for threshold in (0.14, 0.2, 0.28, 0.29):
+        flagged = sum(f.low(threshold) for f in measured)
+        assert compute_stats(store, "a", threshold=threshold).low_fidelity == flagged, threshold
+        assert compute_stats(store, threshold=threshold).low_fidelity == flagged, threshold
+
+
 def test_empty_file_stats_are_zeros_not_errors(store: Store) -> None:
     s = compute_stats(store)
     assert (s.sessions, s.episodes, s.active, s.runs) == (0, 0, 0, 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import hiermem_tui.importers as importers
+import hiermem_tui.importers.loading as importers
 from hiermem_tui.importers import import_paths
 from hiermem_tui.store import Store
 from hiermem_tui.tokens import Tokenizer, TokenizerUnavailable, ranks_path

@@ -18,7 +18,7 @@ from hiermem_tui.summarize.keylines import assistant, outline, tool, user
 from hiermem_tui.summarize.keylines.carried import HEAD, UNANSWERED, quoted, split
 from hiermem_tui.summarize.keylines.kinds import EXTRACTIVE_VERSION, PRIORITY, QUOTES_VERSION, Kind, Line, Place
 from hiermem_tui.summarize.keylines.select import LINE_TOKENS, Levels, answer_bullet, bullet, select
-from hiermem_tui.summarize.text import NOT_SAID
+from hiermem_tui.summarize.text import NOT_SAID, closes
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
@@ -54,14 +54,20 @@ def step_levels(items: Sequence[SourceItem], base: int) -> Levels:
 
 
 def requests(sources: Sequence[SourceItem]) -> list[int]:
-    """The indexes of the user messages that ask something in words (not an agent's markup)."""
+    """The indexes of the user messages that say something in words (not an agent's markup)."""
     return [i for i, s in enumerate(sources) if s.role == "user" and not NOT_SAID.match(s.text) and len(s.text.split()) >= 2]
+
+
+def asking(sources: Sequence[SourceItem]) -> list[int]:
+    """Of ``requests``, those that ask or decide: not a closing "thanks, that's it" (``text.closes``)."""
+    return [i for i in requests(sources) if not closes(sources[i].text)]
 
 
 def ending(sources: Sequence[SourceItem], per_step: Sequence[Levels]) -> tuple[list[Line], bool]:
     """How a stretch ends: its last request's first line and the first line of what answered it (a list or a
-    code block, else the answer's first sentence), and whether it went unanswered within the stretch."""
-    asked = requests(sources)
+    code block, else the answer's first sentence), and whether it went unanswered within the stretch. A closing
+    "thanks, that's it" is not a request."""
+    asked = asking(sources)
     if not asked:
         return [], False
     last = asked[-1]
@@ -86,8 +92,10 @@ def render(picked: Sequence[tuple[Place, str, str]], sources: Sequence[SourceIte
         before = [r for r in asked if r <= place[0]]
         under = bool(before) and before[-1] in shown and not (who == "user" and place[0] == before[-1])
         out.append(answer_bullet(who, words) if under else bullet(who, words))
-    if unanswered and asked and asked[-1] in shown:
-        out.append("  - " + UNANSWERED)
+    last = asking(sources)
+    if unanswered and last and last[-1] in shown:
+        at = max(n for n, (place, _, _) in enumerate(picked) if place[0] <= last[-1])
+        out.insert(at + 1, "  - " + UNANSWERED)
     return out
 
 

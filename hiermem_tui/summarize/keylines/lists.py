@@ -26,7 +26,7 @@ ITEM_WORDS = 12
 CELL_WORDS = 6
 """A table's cell is cut to this many words."""
 CELLS = 3
-"""A table row keeps its first two cells, and a third holding a number when there is one."""
+"""A table row keeps its first three cells (a comparison's item, before and after)."""
 DEFINITIONS = 8
 """At most this many defining lines are quoted of one code block."""
 DEFINITION_CHARS = 80
@@ -77,16 +77,8 @@ def _row(line: str) -> list[str]:
 
 
 def _table(rows: list[list[str]]) -> tuple[str, ...]:
-    """A table's rows as quoted: each row's first two cells, and a third with a number in it when the first two
-    have none (a price, a count; not in the header row), each cut to ``CELL_WORDS``."""
-    out = []
-    for n, cells in enumerate(rows):
-        keep = cells[:2]
-        if n and not any(re.search(r"\d", c) for c in keep):
-            keep += [c for c in cells[2:] if re.search(r"\d", c)][:1]
-        if keep:
-            out.append(" | ".join(_cut(c, CELL_WORDS) for c in keep[:CELLS]))
-    return tuple(out)
+    """A table's rows as quoted: each row's first ``CELLS`` cells, each cut to ``CELL_WORDS``."""
+    return tuple(" | ".join(_cut(c, CELL_WORDS) for c in cells[:CELLS]) for cells in rows if cells)
 
 
 def _lead(lines: list[str], at: int) -> str:

@@ -1,7 +1,7 @@
 """The user extractor: the lines a user's message offers.
 
-What the user asks opens each step of a chat, so their first two sentences are the most telling lines of
-all (``USER_OPENING``), with the first error line they pasted (``USER_PASTED_ERROR``: in a chat the user's
+What the user asks opens each step of a chat, so their first two sentences (and their first question, when it
+comes later) are the most telling lines of all (``USER_OPENING``), with the first error line they pasted (``USER_PASTED_ERROR``: in a chat the user's
 message often *is* the error). A sentence of theirs that decides something is ``DECIDING``; their next
 sentences ``USER_MORE``; a list, table or code block they pasted comes with what introduces it (``lists.py``);
 a long text they pasted with headings is read as a document (``document.py``).
@@ -34,10 +34,11 @@ def lines(text: str, source: int) -> list[Line]:
     def at(words: str) -> Place:
         return source, position(text, words)
 
-    out = [Line(Kind.USER_OPENING, at(x), "user", x) for x in said[:OPENING]]
+    asked = next((x for x in said[OPENING:] if x.rstrip().endswith("?")), None)
+    out = [Line(Kind.USER_OPENING, at(x), "user", x) for x in said[:OPENING] + ([asked] if asked else [])]
     out += [Line(Kind.USER_PASTED_ERROR, at(x), "user", x) for x in error_lines(text)[:1]]
     out += [Line(Kind.DECIDING, at(x), "user", x) for x in said[OPENING:] if DECIDES.search(x)]
-    out += [Line(Kind.USER_MORE, at(x), "user", x) for x in said[OPENING:MORE]]
+    out += [Line(Kind.USER_MORE, at(x), "user", x) for x in said[OPENING:MORE] if x != asked]
     out += specifics(text, "user", at)
     if doc:
         out += outline(doc, "user", at)

@@ -116,7 +116,7 @@ class SearchScreen(ReportScreen):
     # ------------------------------------------------------------------ index building
     def _build_index(self) -> None:
         # cancelled when the screen closes: it stops after the batch in hand (the next start resumes)
-        if self.app.build_index_here(self._post_progress):
+        if self.app.indexer.build_here(self._post_progress):
             self.post_message(IndexProgress(0, 0, finished=True))
 
     def _post_progress(self, done: int, total: int) -> None:

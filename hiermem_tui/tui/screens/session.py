@@ -27,7 +27,7 @@ from textual.widgets import Footer, Label, Static, TabbedContent, TabPane, Tabs
 from textual.widgets.tree import TreeNode
 
 from hiermem_tui.store import Session, StoreError
-from hiermem_tui.store.changes import SummaryDelta
+from hiermem_tui.store.changes import LiveSummaries, SummaryDelta
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import ChainAsked, FidelityMeasured, ReloadSession, SessionsChanged, SettingsChanged
@@ -35,7 +35,7 @@ from hiermem_tui.tui.palette import PaletteCommand
 from hiermem_tui.tui.run_job import RunAction
 from hiermem_tui.tui.screens.base import AppScreen
 from hiermem_tui.tui.screens.confirm import redo_confirm_text
-from hiermem_tui.tui.screens.session_live import LiveSession
+from hiermem_tui.tui.screens.session_live import live_update, selection_after
 from hiermem_tui.tui.session_view import NodeRef, SessionView
 from hiermem_tui.tui.widgets.coverage_map import CoverageMap
 from hiermem_tui.tui.widgets.coverage_rows import MapItem
@@ -68,8 +68,9 @@ class SessionScreen(AppScreen[None]):
     ``reload()`` re-reads everything from the store and keeps the open nodes and the
     selection (``r``, a policy change). What lands while the screen is open — summaries a run
     writes, episodes and summaries from another process — is applied in place by
-    ``updates.refresh()`` (:class:`LiveSession`): a ``SessionsChanged`` naming this session (or
-    any session) calls ``schedule_reload()``, which coalesces bursts into one update.
+    :meth:`follow_store` (what to show is worked out in ``session_live.py``): a ``SessionsChanged``
+    naming this session (or any session) calls ``schedule_reload()``, which coalesces bursts into one
+    update.
     """
 
     CSS_PATH = "session.tcss"
@@ -105,7 +106,8 @@ class SessionScreen(AppScreen[None]):
         self._reload_asked = 0.0
         self.figures_fresh = True
         """The header and the map show what the store holds (a reload may still be due for the tree)."""
-        self.updates = LiveSession(self)
+        self.live = LiveSummaries(self.store, session_id)
+        """The session's active summaries, followed incrementally (loaded by :meth:`reload`)."""
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -193,7 +195,7 @@ class SessionScreen(AppScreen[None]):
         previous = view.selected
         roots = tree.load_roots()
         tree.restore(expanded)
-        self.updates.summaries.load()
+        self.live.load()
         self.detail.fidelity_threshold = self.map.fidelity_threshold = self.settings.policy.fidelity_threshold
         self.show_structure(session, roots, marks=view.set_marks(self.store.marks.marked(self.session_id)))
         if cursor_key and self._reselect(cursor_key, previous):
@@ -211,10 +213,10 @@ class SessionScreen(AppScreen[None]):
 
     def show_structure(self, session: Session, roots: list[NodeRef], *, delta: SummaryDelta | None = None,
                        tree_titles: bool = True, marks: list[MapItem] | None = None) -> None:
-        """Map, transcript length and tree titles, after the roots changed (spans: ``updates.summaries``;
-        ``delta``: only these summaries changed, so the map changes in place)."""
+        """Map, transcript length and tree titles, after the roots changed (spans: ``live``; ``delta``:
+        only these summaries changed, so the map changes in place)."""
         tree = self.dag_tree
-        self.view.set_structure(roots, self.updates.summaries.spans.values())
+        self.view.set_structure(roots, self.live.spans.values())
         extras = [self._extra(ref) for ref in roots if ref.kind in ("gap", "tail")]
         if delta is None or delta.reloaded:
             self.map.set_data(self.view.spans, extras, session.episodes, marks)
@@ -369,11 +371,41 @@ class SessionScreen(AppScreen[None]):
         quiet = now - self.app.last_input_at
         if quiet < RELOAD_QUIET_S and now - self._reload_asked < RELOAD_MAX_WAIT_S:
             if not self.figures_fresh:
-                self.updates.refresh_figures()  # the cheap part now; the tree when the keys pause
+                self.follow_store(tree=False)  # the cheap part now; the tree when the keys pause
             self._reload_timer = self.set_timer(RELOAD_QUIET_S - quiet, self._timed_reload)
             return
         self._reload_timer = None
-        self.updates.refresh()
+        self.follow_store()
+
+    def follow_store(self, *, tree: bool = True) -> None:
+        """Apply what the store gained since the screen last looked (:func:`live_update`): the header,
+        the map and the transcript's length, and with ``tree`` the tree's roots and the selection
+        (:func:`selection_after`); without it, the cheap part while the user is typing."""
+        dag = self.dag_tree
+        update = live_update(self.store, self.live, dag.roots, dag.fresh_tail)
+        if update is None:
+            return
+        session = self.view.session = update.session
+        self.render_bar(session)
+        self.figures_fresh = True
+        if not tree:
+            self.show_structure(session, update.roots, delta=update.delta, tree_titles=False)
+            return
+        previous = self.view.selected
+        kept = dag.update_roots(update.roots)
+        self.show_structure(session, dag.roots, delta=update.delta)
+        follow = selection_after(previous, kept, dag.cursor_ref, dag.roots, session.summaries)
+        if follow is None:
+            return
+        if follow.how == "reveal":
+            dag.reveal_seq(follow.ref.first)
+        elif follow.how == "show":
+            self.show(follow.ref, node=dag.cursor_node, move_transcript=False)
+        else:
+            node = dag.cursor_node if follow.ref is dag.cursor_ref else dag.node_for(follow.ref.key)
+            if node is not None and node.data is not None:
+                dag.focus_node(node)
+                self.show(node.data, node=node, move_transcript=False)
 
     def on_sessions_changed(self, message: SessionsChanged) -> None:
         """The store changed (a compaction run wrote summaries, an import added episodes)."""
