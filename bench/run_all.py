@@ -57,6 +57,7 @@ def main() -> int:
     if (HERE / "bench_tui_latency.py").exists():
         plan.append(["bench_tui_latency.py"])
     plan.append(["bench_real_model.py"])  # needs a real model: says "skipped" and exits 0 here
+    plan.append(["bench_openai.py"])  # needs an OpenAI-compatible server: says "skipped" and exits 0 here
     failed = 0
     for script, *rest in plan:
         if not (HERE / script).exists():

@@ -14,7 +14,8 @@ from typing import TextIO
 
 from . import __version__
 from .commands.common import EXIT_USAGE, CliContext, CliError, add_db_option
-from .config import ConfigError, load_settings
+from .commands.compact import BASE_URL_HELP, MODEL_HELP
+from .config import BACKENDS, ConfigError, load_settings
 
 SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts",
                "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp", "backlog")
@@ -38,9 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hiermem-tui {__version__}")
     add_db_option(parser)
-    parser.add_argument("--model", metavar="NAME", help="Ollama model (default: the one Ollama has loaded)")
+    parser.add_argument("--model", metavar="NAME", help=MODEL_HELP)
+    parser.add_argument("--backend", choices=BACKENDS, help="what writes summaries (default: the settings file's, "
+                                                             "else ollama)")
     parser.add_argument("--ollama-host", metavar="URL", action="append",
                         help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434); repeat it for several")
+    parser.add_argument("--base-url", metavar="URL", action="append", help=BASE_URL_HELP)
     parser.add_argument("--demo", action="store_true", help="open the TUI on a fresh copy of the bundled demo data")
     parser.add_argument("--config", metavar="FILE", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
@@ -64,6 +68,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             db=getattr(args, "db", None),
             model=getattr(args, "model", None),
             ollama_host=getattr(args, "ollama_host", None),
+            base_url=getattr(args, "base_url", None),
             backend=getattr(args, "backend", None),
             parallel=getattr(args, "parallel", None),
         )

@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import platformdirs
 
 APP_NAME = "hiermem-tui"
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 SUMMARY_FORMATS = ("notes", "sections", "plain")
+BACKENDS = ("ollama", "openai", "extractive")
+"""What can write summaries: an Ollama server, an OpenAI-compatible server, or the built-in digest."""
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+
+class Server(NamedTuple):
+    """One model server a job may use: its kind (``ollama`` or ``openai``) and its URL."""
+
+    backend: str
+    url: str
 
 
 class ConfigError(Exception):
@@ -78,10 +88,22 @@ class Settings:
     (``--ollama-host`` repeated, else ``$OLLAMA_HOST`` (one), else ``ollama_hosts = [...]`` in the
     config file); empty: :attr:`ollama_host` alone. A host that goes away mid-call has that summary
     made again on another and takes no more work in that job (ARCHITECTURE §7)."""
+    openai_base_url: str | None = None
+    """The OpenAI-compatible server (llama.cpp's, LM Studio, vLLM, LiteLLM, Ollama's ``/v1``): its base URL,
+    ending in ``/v1``; ``--base-url``, else ``$OPENAI_BASE_URL``, else the config file. With several, the
+    first of :attr:`openai_base_urls`. Its key is ``$OPENAI_API_KEY``, never a setting."""
+    openai_base_urls: tuple[str, ...] = ()
+    """Every OpenAI-compatible server a job shares its summaries among (``--base-url`` repeated, else
+    ``openai_base_urls = [...]`` in the config file); empty: :attr:`openai_base_url` alone."""
+    named: frozenset[str] = frozenset()
+    """The kinds of server named on this run's command line (``ollama`` for ``--ollama-host``, ``openai``
+    for ``--base-url``): a kind named there joins a job of the other backend (:meth:`servers`)."""
     model: str | None = None
-    """Ollama model; None means the model Ollama has loaded (``/api/ps``)."""
+    """The model; None means the model Ollama has loaded (``/api/ps``), or the one an OpenAI-compatible
+    server serves when it serves one."""
     backend: str = "ollama"
-    """What writes summaries: ``ollama`` or ``extractive`` (offline, deterministic)."""
+    """What writes summaries: ``ollama``, ``openai`` (an OpenAI-compatible server) or ``extractive``
+    (offline, deterministic)."""
     timeout_s: float = 120.0
     """Base seconds a model call may take before it counts as a failure for its tier; each call
     also gets twice the time its prompt and answer should take at the model's measured speed."""
@@ -118,6 +140,31 @@ class Settings:
             return self.ollama_hosts
         return (self.ollama_host,)
 
+    def base_urls(self) -> tuple[str, ...]:
+        """The OpenAI-compatible servers configured, :attr:`openai_base_url` first (as :meth:`hosts`)."""
+        if self.openai_base_urls and self.openai_base_urls[0] == self.openai_base_url:
+            return self.openai_base_urls
+        return (self.openai_base_url,) if self.openai_base_url else ()
+
+    def servers(self) -> tuple[Server, ...]:
+        """The servers a job shares its summaries among: those of :attr:`backend`'s kind, then those of the
+        other kind when this run's command line named them (``--ollama-host`` with ``--backend openai``,
+        ``--base-url`` with the Ollama backend); none for ``extractive``."""
+        ollama = tuple(Server("ollama", h) for h in self.hosts())
+        openai = tuple(Server("openai", u) for u in self.base_urls())
+        if self.backend == "ollama":
+            return ollama + (openai if "openai" in self.named else ())
+        if self.backend == "openai":
+            return openai + (ollama if "ollama" in self.named else ())
+        return ()
+
+    def configured_servers(self) -> tuple[Server, ...]:
+        """Every server of either kind these settings know (what the TUI's model picker asks), the
+        backend's kind first."""
+        ollama = tuple(Server("ollama", h) for h in self.hosts())
+        openai = tuple(Server("openai", u) for u in self.base_urls())
+        return openai + ollama if self.backend == "openai" else ollama + openai
+
 
 def default_db_path() -> Path:
     env = os.environ.get("HIERMEM_DB")
@@ -143,12 +190,24 @@ def _normalise_host(host: str) -> str:
     return f"{scheme}://{rest}"
 
 
+def normalise_base_url(url: str) -> str:
+    """An OpenAI-compatible server's base URL: ``http://`` when no scheme is given, ``/v1`` when no path
+    is (``localhost:1234`` → ``http://localhost:1234/v1``), no trailing slash."""
+    raw = url.strip()
+    if "://" not in raw:
+        raw = "http://" + raw
+    scheme, _, rest = raw.partition("://")
+    hostport, _, path = rest.partition("/")
+    return f"{scheme.lower()}://{hostport or '127.0.0.1'}/{path.strip('/') or 'v1'}"
+
+
 def load_settings(
     config_path: Path | None = None,
     *,
     db: str | os.PathLike[str] | None = None,
     model: str | None = None,
     ollama_host: str | Sequence[str] | None = None,
+    base_url: str | Sequence[str] | None = None,
     backend: str | None = None,
     parallel: int | None = None,
 ) -> Settings:
@@ -173,6 +232,8 @@ def load_settings(
     prompts = _read_prompts(data.get("prompts", {}), path)
     keymap = _read_keymap(data.get("keymap", {}), path)
     hosts = _read_hosts(ollama_host, data, path)
+    urls = _read_base_urls(base_url, data, path)
+    named = {kind for kind, flag in (("ollama", ollama_host), ("openai", base_url)) if flag}
     s = replace(
         s,
         policy=policy,
@@ -180,6 +241,9 @@ def load_settings(
         keymap=keymap,
         ollama_host=hosts[0],
         ollama_hosts=hosts if len(hosts) > 1 else (),
+        openai_base_url=urls[0] if urls else None,
+        openai_base_urls=urls if len(urls) > 1 else (),
+        named=frozenset(named),
         model=model or data.get("model") or None,
         backend=backend or data.get("backend", s.backend),
         timeout_s=float(data.get("timeout_s", s.timeout_s)),
@@ -193,8 +257,11 @@ def load_settings(
         s = replace(s, db_path=Path(db).expanduser())
     elif data.get("db_path") and not os.environ.get("HIERMEM_DB"):
         s = replace(s, db_path=Path(str(data["db_path"])).expanduser())
-    if s.backend not in ("ollama", "extractive"):
-        raise ConfigError(f"backend must be 'ollama' or 'extractive', not {s.backend!r}")
+    if s.backend not in BACKENDS:
+        raise ConfigError(f"backend must be 'ollama', 'openai' or 'extractive', not {s.backend!r}")
+    if s.backend == "openai" and not urls:
+        raise ConfigError(f"the openai backend needs its server's URL: pass --base-url URL (or set ${BASE_URL_ENV}, "
+                          "or openai_base_url in the settings file)")
     if s.parallel < 1:
         raise ConfigError("parallel must be at least 1")
     if s.summary_format not in SUMMARY_FORMATS:
@@ -203,20 +270,39 @@ def load_settings(
 
 
 def _read_hosts(flags: str | Sequence[str] | None, data: dict[str, Any], path: Path) -> tuple[str, ...]:
-    """The hosts of this run, normalised, without repeats: the flags, else ``$OLLAMA_HOST``, else
+    """The Ollama hosts of this run, normalised, without repeats: the flags, else ``$OLLAMA_HOST``, else
     the file's ``ollama_hosts`` (a list), else its ``ollama_host``, else the default."""
+    return _read_urls(flags, "OLLAMA_HOST", "ollama_hosts", "ollama_host", data, path,
+                      example="http://a:11434", default=DEFAULT_OLLAMA_HOST, normalise=_normalise_host)
+
+
+def _read_base_urls(flags: str | Sequence[str] | None, data: dict[str, Any], path: Path) -> tuple[str, ...]:
+    """The OpenAI-compatible servers of this run, normalised, without repeats: the flags, else
+    ``$OPENAI_BASE_URL``, else the file's ``openai_base_urls`` (a list), else its ``openai_base_url``; none
+    when nothing names one."""
+    return _read_urls(flags, BASE_URL_ENV, "openai_base_urls", "openai_base_url", data, path,
+                      example="http://a:8000/v1", default=None, normalise=normalise_base_url)
+
+
+def _read_urls(flags: str | Sequence[str] | None, env: str, list_key: str, one_key: str, data: dict[str, Any],
+               path: Path, *, example: str, default: str | None, normalise: Callable[[str], str]) -> tuple[str, ...]:
+    """Servers by the settings' order: the flags, else ``$env`` (one), else the file's ``list_key`` (a list of
+    URLs), else its ``one_key``, else ``default``; normalised, without repeats."""
     given = [flags] if isinstance(flags, str) else list(flags or [])
-    if not given and os.environ.get("OLLAMA_HOST"):
-        given = [os.environ["OLLAMA_HOST"]]
-    if not given and "ollama_hosts" in data:
-        listed = data["ollama_hosts"]
+    if not given and os.environ.get(env, "").strip():
+        given = [os.environ[env]]
+    if not given and list_key in data:
+        listed = data[list_key]
         if not isinstance(listed, list) or not listed or not all(isinstance(h, str) and h.strip() for h in listed):
-            raise ConfigError(f"{path}: ollama_hosts must be a list of URLs such as [\"http://a:11434\"], "
-                              f"not {listed!r}")
+            raise ConfigError(f"{path}: {list_key} must be a list of URLs such as [\"{example}\"], not {listed!r}")
         given = listed
-    if not given:
-        given = [str(data.get("ollama_host") or DEFAULT_OLLAMA_HOST)]
-    return tuple(dict.fromkeys(_normalise_host(h) for h in given))
+    if not given and data.get(one_key):
+        if not isinstance(data[one_key], str):
+            raise ConfigError(f"{path}: {one_key} must be a URL such as \"{example}\", not {data[one_key]!r}")
+        given = [data[one_key]]
+    if not given and default is not None:
+        given = [default]
+    return tuple(dict.fromkeys(normalise(h) for h in given if h.strip()))
 
 
 def _read_bool(value: Any, name: str, path: Path) -> bool:
@@ -258,15 +344,17 @@ def _read_keymap(table: Any, path: Path) -> dict[str, str]:
     return out
 
 
-SAVED_FIELDS = ("ollama_host", "model", "backend", "timeout_s", "keep_alive", "parallel", "summary_format", "theme",
-                "mask_secrets")
+SAVED_FIELDS = ("ollama_host", "openai_base_url", "model", "backend", "timeout_s", "keep_alive", "parallel",
+                "summary_format", "theme", "mask_secrets")
 """Top-level settings the app writes back when the user changes them (``db_path`` never)."""
 
 
 def save_settings(new: Settings, previous: Settings) -> Path | None:
     """Write what differs between ``previous`` and ``new`` (what the user just changed) to the
     config file, atomically; nothing else. A value given by a flag or the environment for this run
-    is in both, so it is never written; the file's comments and unknown keys are kept."""
+    is in both, so it is never written — except the OpenAI-compatible server's URL when the openai
+    backend is saved to a file that names no server (the backend would not start without it); the
+    key never. The file's comments and unknown keys are kept."""
     import tomlkit  # here, not at the top: only a save needs it, and the TUI's start should not wait for it
     from tomlkit.exceptions import TOMLKitError
 
@@ -281,6 +369,9 @@ def save_settings(new: Settings, previous: Settings) -> Path | None:
     for name in SAVED_FIELDS:
         if getattr(new, name) != getattr(previous, name):
             _put(doc, name, getattr(new, name))
+    if (new.backend == "openai" and new.openai_base_url and "openai_base_url" not in doc
+            and "openai_base_urls" not in doc):
+        _put(doc, "openai_base_url", new.openai_base_url)  # the backend remembered is usable without its flag
     for f in fields(Policy):
         if getattr(new.policy, f.name) != getattr(previous.policy, f.name):
             _put(_table(doc, "policy"), f.name, getattr(new.policy, f.name))

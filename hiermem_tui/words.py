@@ -1,10 +1,13 @@
-"""Counted nouns in what the app says: "1 run", "2 runs", "1 summary", "3 summaries".
+"""Counted nouns in what the app says: "1 run", "2 runs", "1 summary", "3 summaries"; and the name of
+what writes summaries (:func:`engine_label`), which the CLI and the TUI say alike.
 
 Why one helper: screens and commands spelled "{n} runs" by hand, so a file with one run said
 "1 runs" and a leaf over one episode "1 episodes" (issue 21).
 """
 
 from __future__ import annotations
+
+from hiermem_tui.textsafe import one_line
 
 IRREGULAR = {"summary": "summaries", "entry": "entries", "was": "were"}
 
@@ -29,3 +32,13 @@ def duration(seconds: float) -> str:
     if total < 3600:
         return f"{total // 60} m {total % 60:02d} s"
     return f"{total // 3600} h {total % 3600 // 60:02d} m"
+
+
+def engine_label(backend: str, model: str | None) -> str:
+    """``ollama/llama3.2:latest``, ``openai/qwen2.5-coder``, ``ollama/(the loaded model)`` or ``extractive``:
+    what will write (a model's name shortened to one line of at most 60 characters)."""
+    if backend == "extractive":
+        return "extractive"
+    if model:
+        return f"{backend}/{one_line(model, 60)}"
+    return f"{backend}/{'(the loaded model)' if backend == 'ollama' else '(the model it serves)'}"

@@ -25,6 +25,13 @@ def _import_progress_off_a_terminal_only_when_asked(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(import_, "PROGRESS_AFTER_S", float("inf"))
 
 
+@pytest.fixture(autouse=True)
+def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's ``$OPENAI_API_KEY`` / ``$OPENAI_BASE_URL`` never reach a test's settings or requests."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
 @pytest.fixture(scope="session")
 def tokenizer() -> Tokenizer:
     return Tokenizer()

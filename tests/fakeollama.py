@@ -181,6 +181,7 @@ class RecordedRequest:
     path: str
     body: Any
     behaviour: str = ""
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
     server_seconds: float = 0.0  # time spent handling it, for overhead benchmarks
     finished: threading.Event = field(default_factory=threading.Event)
     disconnected: threading.Event = field(default_factory=threading.Event)
@@ -342,9 +343,13 @@ class FakeOllama:
         with self._cond:
             return list(self._requests)
 
+    def is_chat(self, rec: RecordedRequest) -> bool:
+        """``rec`` is a model call (what ``script`` behaviours answer)."""
+        return rec.path == "/api/chat"
+
     @property
     def chat_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.path == "/api/chat"]
+        return [r for r in self.requests if self.is_chat(r)]
 
     @property
     def chat_bodies(self) -> list[dict[str, Any]]:
@@ -355,7 +360,7 @@ class FakeOllama:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                chats = [r for r in self._requests if r.path == "/api/chat"]
+                chats = [r for r in self._requests if self.is_chat(r)]
                 if len(chats) >= n:
                     return chats
                 left = deadline - time.monotonic()
@@ -389,7 +394,7 @@ class FakeOllama:
                     body = json.loads(raw) if raw else None
                 except json.JSONDecodeError:
                     body = raw.decode("utf-8", "replace")
-                rec = RecordedRequest(method=method, path=target.split("?", 1)[0], body=body)
+                rec = RecordedRequest(method=method, path=target.split("?", 1)[0], body=body, headers=headers)
                 with self._cond:
                     self._requests.append(rec)
                     self._cond.notify_all()

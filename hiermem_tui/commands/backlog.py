@@ -23,7 +23,7 @@ from ..compaction.job import HostSpeeds, host_speeds
 from ..store import Store
 from ..textsafe import one_line
 from ..tokens import Tokenizer
-from ..words import counted, duration
+from ..words import counted, duration, engine_label
 from .common import EXIT_OK, CliContext
 from .compact import _non_negative, add_backend_options
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
         if not backlog.sessions:
             ctx.say("nothing waiting: every session is up to date")
             return EXIT_OK
-        engine = "extractive" if ctx.settings.backend == "extractive" else f"ollama/{model or '(the loaded model)'}"
+        engine = engine_label(ctx.settings.backend, model)
         briefs = f" and {counted(backlog.briefs, 'brief')}" if backlog.briefs else ""
         ctx.say(f"{counted(backlog.summaries, 'summary')}{briefs} waiting in {counted(len(backlog.sessions), 'session')}, "
                 f"{backlog.input_tokens:,} tokens in, ~{duration(backlog.est_seconds)} with {one_line(engine, 60)} "

@@ -51,6 +51,7 @@ from ..store import Run, Store
 from ..summarize import Backend
 from ..textsafe import one_line
 from ..tokens import Tokenizer
+from ..config import BACKENDS
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
 from ..words import counted, duration
 
@@ -58,16 +59,24 @@ EXIT_INTERRUPTED = 130
 T = TypeVar("T")
 
 
+MODEL_HELP = ("model (default: the one Ollama has loaded, or the one an OpenAI-compatible server serves when it "
+              "serves one)")
+BASE_URL_HELP = ("OpenAI-compatible server (llama.cpp, LM Studio, vLLM, LiteLLM, Ollama's /v1; default: "
+                 "$OPENAI_BASE_URL), its key in $OPENAI_API_KEY; repeat it for several. Named with the other "
+                 "backend, it shares that job")
+
+
 def add_backend_options(p: argparse.ArgumentParser) -> None:
     """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings."""
     add_db_option(p)
-    p.add_argument("--backend", choices=("ollama", "extractive"), default=argparse.SUPPRESS,
-                   help="what writes summaries (default: ollama)")
-    p.add_argument("--model", metavar="NAME", default=argparse.SUPPRESS,
-                   help="Ollama model (default: the one Ollama has loaded)")
+    p.add_argument("--backend", choices=BACKENDS, default=argparse.SUPPRESS,
+                   help="what writes summaries: ollama (default), openai (an OpenAI-compatible server at "
+                        "--base-url) or extractive (no model)")
+    p.add_argument("--model", metavar="NAME", default=argparse.SUPPRESS, help=MODEL_HELP)
     p.add_argument("--ollama-host", metavar="URL", action="append", default=argparse.SUPPRESS,
                    help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434); repeat it to share the "
                         "job among several, each with its own --parallel slots")
+    p.add_argument("--base-url", metavar="URL", action="append", default=argparse.SUPPRESS, help=BASE_URL_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object per run (ARCHITECTURE §6)")
 
 

@@ -47,7 +47,7 @@ from .compact import (
     run_job,
     run_json,
 )
-from ..words import counted
+from ..words import counted, engine_label
 
 DEFAULT_INTERVAL_S = 2.0
 
@@ -257,7 +257,7 @@ class WatchJob:
         else:
             triggers = [f"{self.queue.min_new}+ new episodes" if self.queue.min_new is not None else "",
                         f"over {self.queue.if_over} uncompacted tokens" if self.queue.if_over is not None else ""]
-            engine = "extractive" if s.backend == "extractive" else f"ollama/{s.model or '(the loaded model)'}"
+            engine = engine_label(s.backend, s.model)
             plan = f"compacting sessions with {' and '.join(t for t in triggers if t)} ({a.pass_} pass, {engine})"
         every = "once" if a.once else f"every {a.interval:g}s"
         self.log.emit(f"watching {report.files} file{'s' * (report.files != 1)} in {report.folders} "
@@ -276,8 +276,8 @@ def run(args: argparse.Namespace, ctx: CliContext) -> int:
     store = open_for_job(ctx)
     try:
         tok = ctx.tokenizer or store.tokenizer
-        hosts = ctx.settings.hosts() if ctx.settings.backend == "ollama" else (None,)
-        backends = [make_backend(ctx.settings, tok, h) for h in hosts]  # one per host, for the watcher's life
+        servers = ctx.settings.servers() or (None,)
+        backends = [make_backend(ctx.settings, tok, h) for h in servers]  # one per server, for the watcher's life
         job = WatchJob(ctx, store, args, backends)
         return asyncio.run(run_job(backends, job.cancel, ctx, job))
     finally:

@@ -21,7 +21,7 @@ Job outcomes, by design:
 * any error during a run: the run is ``failed`` with a one-line ``error``; when it is the
   server going away (``RunAborted``), the job also starts no further sessions.
 
-With several Ollama hosts (``hosts.py``) each has its own ``parallel`` slots; :meth:`check`
+With several hosts (``hosts.py``: Ollama or OpenAI-compatible servers) each has its own ``parallel`` slots; :meth:`check`
 checks each and leaves out one that is not ready (a :class:`~.events.HostNotice`), failing as
 one host does only when none is; a host that goes away mid-call has that summary made again on
 another (a :class:`~.events.HostNotice` says where), and the job fails only with the last.
@@ -93,12 +93,13 @@ class Making:
     supersede: Sequence[str] = ()
 
 
-def moved_text(gone: str, to: str, what: str, session_id: str, exc: SummariserError) -> str:
+def moved_text(gone: str, to: str, what: str, session_id: str, exc: SummariserError, kind: str = "ollama") -> str:
     """The one line for a host lost mid-call: the host, what happened to the connection, the
-    summary and where it is made again; ``ollama serve`` advised only for a host on this machine."""
+    summary and where it is made again; starting the server (``ollama serve`` for an Ollama host,
+    ``kind``) advised only for a host on this machine."""
     unavailable = exc.unavailable if isinstance(exc, RunAborted) else exc
     reason = getattr(unavailable, "reason", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
-    advice = f"; {start_advice(gone)}" if is_local(gone) else ""
+    advice = f"; {start_advice(gone, kind)}" if is_local(gone) else ""
     return (f"host {gone} went away mid-call ({reason}): {what} of session {one_line(session_id, 80)} is being made "
             f"again on host {to}, and {gone} gets no more work in this job{advice}")
 
@@ -251,7 +252,7 @@ class Executor:
             if not host.alive or speed is None or i in self._speed_saved:
                 continue
             merged = self.store.speeds.get(backend.name, backend.model, host_key(backend)).merged(speed)
-            backend.speed = merged  # type: ignore[attr-defined]  # the Ollama backend has one (checked above)
+            backend.speed = merged  # type: ignore[attr-defined]  # a model backend has one (checked above)
             self._speed_saved[i] = replace(merged)
 
     def _save_speed(self) -> None:
@@ -453,7 +454,8 @@ class Executor:
     def _moved(self, session_id: str, what: str, lost: tuple[Host, SummariserError], to: Host) -> None:
         """Say, whole, which host went away mid-call, how, and where its summary went."""
         gone, exc = lost
-        self.emit(HostNotice(gone.name, moved_text(gone.name, to.name, what, session_id, exc), moved_to=to.name))
+        text = moved_text(gone.name, to.name, what, session_id, exc, gone.summariser.backend.name)
+        self.emit(HostNotice(gone.name, text, moved_to=to.name))
 
     def _started(self, st: RunState, what: str, depth: int, first: int, last: int) -> None:
         st.planned = max(st.planned, st.done + 1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from ..config import Settings
+from ..config import Server, Settings
 from ..store import Run, Store
 from ..summarize import Backend, ExtractiveBackend, Summariser
 from ..summarize.prompts import PromptSet
@@ -17,14 +17,20 @@ from .events import CancelToken, RunEvent
 from .runner import PassKind, Runner
 
 
-def make_backend(settings: Settings, tokenizer: Tokenizer, host: str | None = None) -> Backend:
-    """The backend ``settings.backend`` names, configured from ``settings`` (the caller closes it);
-    an Ollama backend talks to ``host`` (default: the first of the settings' hosts)."""
-    if settings.backend == "extractive":
+def make_backend(settings: Settings, tokenizer: Tokenizer, host: Server | str | None = None) -> Backend:
+    """The backend ``settings.backend`` names, configured from ``settings`` (the caller closes it), for the
+    server ``host`` (a bare URL: one of the settings' backend's kind; default: the first of
+    ``settings.servers()``). Each kind's module is imported only when a backend of that kind is made."""
+    if settings.backend == "extractive" and not isinstance(host, Server):
         return ExtractiveBackend(tokenizer)
+    server = host if isinstance(host, Server) else Server(settings.backend, host) if host else settings.servers()[0]
+    if server.backend == "openai":
+        from ..summarize.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(server.url, settings.model, tokenizer, timeout_s=settings.timeout_s)
     from ..summarize.ollama_backend import OllamaBackend
 
-    return OllamaBackend(host or settings.ollama_host, settings.model, tokenizer,
+    return OllamaBackend(server.url, settings.model, tokenizer,
                          timeout_s=settings.timeout_s, keep_alive=settings.keep_alive)
 
 
@@ -44,8 +50,8 @@ def make_runner(
     A long-lived caller (watch mode) passes its backend (and ``more_backends``: the other hosts')
     and makes a Runner per job, because a Runner remembers its backend check for life and a server
     that went away must be re-checked.
-    Without ``backend``, an Ollama runner gets one backend per host of ``settings.hosts()``;
-    ``runner.aclose()`` closes them all.
+    Without ``backend``, a runner of a model backend gets one backend per server of ``settings.servers()``
+    (Ollama and OpenAI-compatible ones alike); ``runner.aclose()`` closes them all.
     """
     tok = tokenizer or store.tokenizer
 
@@ -53,9 +59,10 @@ def make_runner(
         return Summariser(b, tok, prompts=PromptSet(settings.prompts), summary_format=settings.summary_format)
 
     more = [summariser(b) for b in more_backends]
-    if backend is None and settings.backend == "ollama":  # one summariser per host (ARCHITECTURE §7)
-        backend = make_backend(settings, tok)
-        more = [summariser(make_backend(settings, tok, h)) for h in settings.hosts()[1:]]
+    if backend is None and settings.backend != "extractive":  # one summariser per server (ARCHITECTURE §7)
+        first, *rest = settings.servers()
+        backend = make_backend(settings, tok, first)
+        more = [summariser(make_backend(settings, tok, s)) for s in rest]
     backend = backend or make_backend(settings, tok)
     return Runner(store, summariser(backend), settings.policy, parallel=settings.parallel, on_event=on_event,
                   cancel=cancel, more_hosts=more)

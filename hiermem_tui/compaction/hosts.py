@@ -1,6 +1,7 @@
-"""The Ollama hosts one job shares its summaries among (issue 20): :class:`HostPool`.
+"""The model servers one job shares its summaries among (issue 20): :class:`HostPool`.
 
-Each host is a summariser on its own backend with ``parallel`` slots. A summary takes a slot
+Each host is a summariser on its own backend (an Ollama server or an OpenAI-compatible one: the pool
+does not mind which, and one job may hold both) with ``parallel`` slots. A summary takes a slot
 on whichever live host has one free (:meth:`HostPool.take`), so every host takes the next
 summary as soon as it is free. A host whose call fails because the server went away
 (:meth:`HostPool.lose`) is dead for the rest of the job: it takes no more work, and the

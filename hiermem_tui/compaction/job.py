@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar, Union
 
-from ..config import Settings
+from ..config import Server, Settings
 from ..store import Run, Store
 from ..summarize import Backend, BackendUnavailable, ModelMissing, SummariserError
 from ..summarize.speed import ModelSpeed
@@ -256,13 +256,21 @@ def offline_estimator(store: Store, settings: Settings, engine: tuple[str, str |
     """The estimator of ``engine`` (backend, model; default: the settings') with no call made: each
     host's measured speed (else a guess from the model's size), the work shared among them."""
     backend, model = engine or (settings.backend, settings.model)
-    if backend != "ollama":
+    servers = replace(settings, backend=backend).servers() if backend != "extractive" else ()
+    if not servers:
         return Estimator(speed_offline(store.speeds, backend, model), settings.policy, settings.summary_format)
-    from ..summarize.ollama_backend import normalize_host
-
-    hosts = [HostSpeed(h, speed_offline(store.speeds, backend, model, h), settings.parallel)
-             for h in dict.fromkeys(normalize_host(h) for h in settings.hosts())]
+    keys = dict.fromkeys((s.backend, _server_key(s)) for s in servers)
+    hosts = [HostSpeed(key, speed_offline(store.speeds, kind, model, key), settings.parallel) for kind, key in keys]
     return Estimator.shared(hosts, settings.policy, settings.summary_format)
+
+
+def _server_key(server: Server) -> str:
+    """The URL a server's speeds are kept under: what its backend's ``host`` will be."""
+    if server.backend == "ollama":
+        from ..summarize.ollama_backend import normalize_host
+
+        return normalize_host(server.url)
+    return server.url
 
 
 async def model_speed(store: Store, settings: Settings, tokenizer: Tokenizer, *, probe: bool = True
@@ -294,9 +302,9 @@ async def host_speeds(store: Store, settings: Settings, tokenizer: Tokenizer, *,
     another answers (the job leaves them out too); one host is asked only when its speed is unknown."""
     if settings.backend == "extractive":
         return HostSpeeds([HostSpeed("", Speed.none())], None, [])
-    several = probe and len(settings.hosts()) > 1
-    got = await asyncio.gather(*(_host_speed(store, settings, tokenizer, h, probe, several)
-                                 for h in settings.hosts()))
+    servers = settings.servers()
+    several = probe and len(servers) > 1
+    got = await asyncio.gather(*(_host_speed(store, settings, tokenizer, s, probe, several) for s in servers))
     live = [g for g in got if g[2] is None]
     if live:
         warnings = [f"host {key} left out: {problem}" for _, _, problem, key in got if problem is not None]
@@ -311,31 +319,31 @@ def _check_failed(exc: Exception, host: str, timeout: float) -> str:
     if isinstance(exc, SummariserError):
         return str(exc)
     if isinstance(exc, TimeoutError):
-        return f"Ollama at {host} did not answer within {timeout:g} s"
-    return f"Ollama at {host} could not be asked ({type(exc).__name__}: {exc})"
+        return f"the server at {host} did not answer within {timeout:g} s"
+    return f"the server at {host} could not be asked ({type(exc).__name__}: {exc})"
 
 
-async def _host_speed(store: Store, settings: Settings, tokenizer: Tokenizer, host: str, probe: bool,
+async def _host_speed(store: Store, settings: Settings, tokenizer: Tokenizer, host: Server, probe: bool,
                       check: bool) -> tuple[Speed, str | None, str | None, str]:
     """(speed, model, why the server could not be asked — None when it answered or was not
     asked —, host key) of one host (see :func:`host_speeds`); ``check``: ask the server even when
     its speed is known (is it live?)."""
     backend = make_backend(settings, tokenizer, host)
-    key = host_key(backend) or host
+    key = host_key(backend) or host.url
     try:
-        known = known_speed(store.speeds, settings.backend, settings.model, key)
+        known = known_speed(store.speeds, backend.name, settings.model, key)
         if (known is not None and not check) or not probe:
             return known or Speed.guess(settings.model), settings.model, None, key
         timeout = min(15.0, settings.timeout_s)
         try:
             await asyncio.wait_for(backend.check(), timeout=timeout)
-        except Exception as exc:  # unreachable, not Ollama, no such model, no answer in time: a guess
+        except Exception as exc:  # unreachable, the wrong server or key, no such model, no answer in time: a guess
             return Speed.guess(settings.model), settings.model, one_line(_check_failed(exc, key, timeout), 400), key
         model = backend.model
         known = known_speed(store.speeds, backend.name, model, key)
         if known is not None:
             return known, model, None, key
-        probed = await measure(backend)  # type: ignore[arg-type]  # the Ollama backend measures itself
+        probed = await measure(backend)  # type: ignore[arg-type]  # a model backend measures itself
         if probed is None:
             return Speed.guess(model), model, None, key
         live = getattr(backend, "speed", None)

@@ -1,7 +1,8 @@
-"""Whether an Ollama host is this machine, and so what to advise when it does not answer.
+"""Whether a model server's host is this machine, and so what to advise when it does not answer.
 
-``ollama serve`` only helps when the server is meant to run here; a server on another machine is
-checked there. Standard library only: the engine's messages use it without loading the Ollama client.
+``ollama serve`` (or starting an OpenAI-compatible server) only helps when the server is meant to run
+here; a server on another machine is checked there. Standard library only: the engine's messages use it
+without loading the Ollama client.
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ def is_local(host: str) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-def start_advice(host: str) -> str:
-    """What to do about ``host`` not answering: start Ollama here, or look at the machine it runs on."""
+def start_advice(host: str, kind: str = "ollama") -> str:
+    """What to do about ``host`` not answering: start the server here (Ollama: ``ollama serve``; ``kind``
+    ``openai``: the OpenAI-compatible server), or look at the machine it runs on."""
+    if kind == "openai":
+        if is_local(host):
+            return "start the server"
+        return "check that the server runs there and accepts connections from this machine"
     if is_local(host):
         return "start it with 'ollama serve'"
     return "check that Ollama runs there and accepts connections from this machine"

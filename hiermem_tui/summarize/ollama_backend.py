@@ -37,7 +37,6 @@ import os
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -47,6 +46,8 @@ import pydantic
 from hiermem_tui.summarize import ollama_raw
 from hiermem_tui.summarize.local_host import start_advice
 from hiermem_tui.summarize.speed import ModelSpeed
+from hiermem_tui.summarize.stream import THINK_HEADROOM, PromptPrefix, StreamState, thought_anyway_room
+from hiermem_tui.summarize.transport import connection_error, timed_out
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
     ChunkCallback,
@@ -54,7 +55,6 @@ from hiermem_tui.summarize.types import (
     ModelError,
     ModelMissing,
     ServerError,
-    StreamProgress,
     SummariserError,
 )
 from hiermem_tui.tokens import Tokenizer
@@ -64,10 +64,6 @@ MIN_NUM_CTX = 2048
 NUM_CTX_STEP = 1024
 NUM_CTX_SLACK = 64  # chat template tokens around the two messages
 PROMPT_MARGIN = 1.10  # the model's tokenizer may need more tokens than cl100k
-_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-THINK_HEADROOM: dict[bool | str, int] = {"low": 1024, "medium": 2048, "high": 4096, True: 2048}
-"""Answer tokens added to ``num_predict`` for a model that cannot stop thinking, by level."""
 THINK_LEVELS = ("low", "medium", "high")
 MIN_STRUCTURED_VERSION = (0, 5, 0)
 """Ollama's first release with JSON-schema structured outputs."""
@@ -76,13 +72,6 @@ ThinkValue = bool | str
 
 def _ns(value: Any) -> float | None:
     return value / 1e9 if isinstance(value, (int, float)) and value > 0 else None
-
-
-def _over_cap(chunks: int, chars: int, num_predict: int) -> bool:
-    """More than ``num_predict`` tokens have arrived. Ollama sends about one token per chunk;
-    a server sending big chunks is caught by characters (3 per token is generous)."""
-    limit = num_predict + 8
-    return chunks > limit or chars > limit * 6
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -112,49 +101,6 @@ def think_value(capabilities: list[str], values: list[Any] | None, model: str) -
             return levels[0]
         return True if True in values else None
     return "low" if model.split("/")[-1].startswith("gpt-oss") else False
-
-
-@dataclass(slots=True)
-class _Stream:
-    """What one streamed answer has produced so far: answer and thinking apart."""
-
-    started: float
-    fresh: int | None = None
-    answer: list[str] = field(default_factory=list)
-    chars: int = 0
-    thinking: int = 0
-    first_at: float | None = None
-    inline_thinking: bool = False  # inside a ``<think>`` block sent as content
-
-    def progress(self, now: float) -> StreamProgress:
-        phase = "writing" if self.answer else "thinking" if self.thinking else "prompt"
-        first = None if self.first_at is None else self.first_at - self.started
-        return StreamProgress(phase, len(self.answer), self.thinking, now - self.started, first, self.fresh)  # type: ignore[arg-type]
-
-    def add(self, content: str | None, thinking: str | None, now: float) -> bool:
-        """Take one chunk; True if it carried anything."""
-        got = False
-        if thinking:
-            self.thinking += 1
-            got = True
-        if content:
-            got = True
-            if not self.answer and (self.inline_thinking or content.lstrip().startswith(THINK_OPEN)):
-                # a server that does not separate thinking sends it inline, first
-                self.inline_thinking = THINK_CLOSE not in content
-                if self.inline_thinking or content.rstrip().endswith(THINK_CLOSE):
-                    self.thinking += 1
-                    if self.first_at is None:
-                        self.first_at = now
-                    return got
-                content = content.split(THINK_CLOSE, 1)[1]
-                if not content:
-                    return got
-            self.answer.append(content)
-            self.chars += len(content)
-        if got and self.first_at is None:
-            self.first_at = now
-        return got
 
 
 def normalize_host(host: str | None) -> str:
@@ -233,19 +179,8 @@ def translate_error(exc: BaseException, host: str, model: str | None) -> Summari
         where = "mid-answer" if exc.status_code == -1 else f"HTTP {exc.status_code}"
         error = ServerError if exc.status_code >= 500 else ModelError
         return error(f"Ollama failed on model '{model}' ({where}): {detail}")
-    if isinstance(exc, httpx.ConnectTimeout):
-        return _unreachable(host, "connection timed out")
-    if isinstance(exc, httpx.TimeoutException):
-        return ModelError(f"model '{model}' stopped answering (read timed out)")
-    if isinstance(exc, (httpx.ConnectError, ConnectionError)):
-        # the ollama client replaces httpx's error by a generic one; the cause stays in __context__
-        text = f"{exc} {exc.__context__ or ''}".lower()
-        dns = any(k in text for k in ("name or service", "nodename", "getaddrinfo", "name resolution"))
-        return _unreachable(host, "host not found" if dns else "connection refused")
-    if isinstance(exc, httpx.RemoteProtocolError) and "without sending" in str(exc) and "body" not in str(exc):
-        return _unreachable(host, "connection closed before an answer")
-    if isinstance(exc, (httpx.TransportError, OSError)):
-        return _unreachable(host, "connection lost mid-answer")
+    if (lost := connection_error(exc, model, lambda reason: _unreachable(host, reason))) is not None:
+        return lost
     if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError, httpx.DecodingError)):
         return ModelError(f"Ollama sent a response that could not be read for model '{model}'")
     return None
@@ -336,7 +271,7 @@ class OllamaBackend:
         self._num_ctx: dict[str, int] = {}
         self._think: dict[str, ThinkValue | None] = {}
         self._think_extra: dict[str, int] = {}
-        self._last_prompt: tuple[str, list[int]] | None = None
+        self._prefix = PromptPrefix(tokenizer)
 
     def _error(self, exc: Exception) -> Exception:
         """Our error for ``exc``; re-raise ``exc`` itself when it is none of ours (a bug)."""
@@ -449,18 +384,7 @@ class OllamaBackend:
     def fresh_tokens(self, system: str, prompt: str) -> int:
         """Our count of the part of this prompt that differs from the previous one (what a
         server reusing its prefix cache evaluates anew); the whole prompt the first time."""
-        ids = self.tokenizer.encode(system + "\n" + prompt)
-        last = self._last_prompt
-        self._last_prompt = (system, ids)
-        if last is None:
-            return len(ids)
-        prev = last[1]
-        same = 0
-        for a, b in zip(ids, prev):
-            if a != b:
-                break
-            same += 1
-        return len(ids) - same
+        return self._prefix.fresh(system, prompt)
 
     async def generate(
         self,
@@ -475,7 +399,7 @@ class OllamaBackend:
         """Stream one chat answer. Cancelling the awaiting task aborts the HTTP request.
 
         Reading stops once the answer passes ``num_predict`` (counted generously, see
-        ``_over_cap``), or answer and thinking together pass it plus the thinking headroom,
+        ``stream.over_cap``), or answer and thinking together pass it plus the thinking headroom,
         even if the server goes on: the answer is then reported as cut off
         (``done_reason == "length"``).
         """
@@ -500,7 +424,7 @@ class OllamaBackend:
         # the whole prompt, not only its fresh part: the server's cache may have been evicted
         timeout = self.call_timeout(prompt_tokens, total_predict)
         started = time.monotonic()
-        out = _Stream(started, fresh)
+        out = StreamState(started, fresh)
         final: Any = None
         capped = False
         if on_chunk is not None:
@@ -520,28 +444,25 @@ class OllamaBackend:
                             on_chunk(out.progress(now))
                         if part.done:
                             final = part
-                        elif (_over_cap(len(out.answer), out.chars, num_predict)
-                              or len(out.answer) + out.thinking > total_predict + 8):
+                        elif out.over(num_predict, total_predict):
                             capped = True
                             break
         except TimeoutError:
-            shown = f"{timeout:.1f}" if timeout < 10 else f"{timeout:.0f}"
-            raise ModelError(f"model '{model}' timed out after {shown}s") from None
+            raise timed_out(model, timeout) from None
         except Exception as exc:
             if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
                 raise ModelError(f"model '{model}' stopped answering (read timed out)") from None
             raise self._error(exc) from None
-        text = "" if out.inline_thinking else _THINK.sub("", "".join(out.answer), count=1)
+        text = out.text()
         if out.thinking and think is False:
             # asked not to think and thought anyway: leave room for it from now on (when the
             # budget ran out mid-thought its real length is unknown: at least the low level's)
-            cut = not text.strip()
-            room = max(THINK_HEADROOM["low"], 2 * out.thinking) if cut else int(out.thinking * 1.5) + 64
+            room = thought_anyway_room(out.thinking, cut=not text.strip())
             self._think_extra[model] = max(self._think_extra.get(model, 0), room)
         gen = Generation(
             text=text,
             prompt_eval_count=getattr(final, "prompt_eval_count", None),
-            eval_count=getattr(final, "eval_count", None) if not capped else len(out.answer) + out.thinking,
+            eval_count=getattr(final, "eval_count", None) if not capped else out.streamed,
             seconds=time.monotonic() - started,
             done_reason="length" if capped else getattr(final, "done_reason", None),
             prompt_seconds=_ns(getattr(final, "prompt_eval_duration", None)),

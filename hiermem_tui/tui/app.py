@@ -24,7 +24,7 @@ from textual.app import App
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from hiermem_tui.backend_status import probe_backend
+from hiermem_tui.backend_status import probe_server
 from hiermem_tui.config import ConfigError, Settings, save_settings
 from hiermem_tui.store import Store
 from hiermem_tui.tui.app_base import AppBase, Clock, StoreHold
@@ -242,14 +242,16 @@ class HiermemApp(AppBase):
 
     # ------------------------------------------------------------------ backend
     def refresh_backend(self) -> Worker[None] | None:
-        """Probe the backend again in a worker; a no-op when probing is off (tests)."""
-        if not self._probe_enabled or self.settings.backend != "ollama":
+        """Probe the backend's first server again in a worker; a no-op when probing is off (tests) or
+        the backend is the extractive one."""
+        servers = self.settings.servers()
+        if not self._probe_enabled or not servers:
             return None
         self.backend_probing = True
-        host, model = self.settings.ollama_host, self.settings.model
+        server, model = servers[0], self.settings.model
 
         async def probe() -> None:
-            self.post_message(BackendProbed(await probe_backend(host, model)))
+            self.post_message(BackendProbed(await probe_server(server, model)))
 
         return self.run_worker(probe(), group="backend", exclusive=True, exit_on_error=False)
 
@@ -399,13 +401,14 @@ class HiermemApp(AppBase):
                 yield PaletteCommand("Pause the backlog", "After the call in flight", self.action_backlog_pause, "B")
             yield PaletteCommand("Stop the backlog", "After the call in flight (kept); B starts it again later",
                                  self.action_backlog_stop, "ctrl+x")
-        yield PaletteCommand("Settings", "Ollama host, model, backend, compaction policy", self.action_settings, ",")
+        yield PaletteCommand("Settings", "Backend, servers, model, compaction policy", self.action_settings, ",")
         yield PaletteCommand("Prompts", "See and edit what the model is asked, per depth and tier", self.action_prompts,
                              "f3")
         yield PaletteCommand("Mask secrets on screen" if not self.settings.mask_secrets else "Show secrets on screen",
                              "API keys, tokens and passwords in chat text shown as [secret: kind], for screen sharing",
                              self.action_toggle_mask_secrets, "f4")
-        yield PaletteCommand("Refresh backend status", "Probe Ollama again", self.action_refresh_backend, "ctrl+r")
+        yield PaletteCommand("Refresh backend status", "Probe the model server again", self.action_refresh_backend,
+                             "ctrl+r")
         yield PaletteCommand(
             "Next theme", f"Switch from {self.theme} to the next built-in theme", self.action_next_theme, "ctrl+t"
         )

@@ -40,7 +40,7 @@ from hiermem_tui.tui.messages import (
     BacklogWrote,
     HostLost,
 )
-from hiermem_tui.tui.run_job import engine_label
+from hiermem_tui.words import engine_label
 
 if TYPE_CHECKING:
     from hiermem_tui.tui.app_base import AppBase, StoreHold
@@ -158,7 +158,7 @@ class BacklogController:
         def chosen(choice: RunChoice | None) -> None:
             if choice is not None:
                 if choice.remember:
-                    model = choice.model if choice.backend == "ollama" else app.settings.model
+                    model = choice.model if choice.backend != "extractive" else app.settings.model
                     app.update_settings(replace(app.settings, backend=choice.backend, model=model))
                 self.start(choice)
 

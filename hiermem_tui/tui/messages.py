@@ -167,7 +167,7 @@ class RunNotStarted(WorkerReport):
 
 @dataclass
 class HostLost(WorkerReport):
-    """A job with several Ollama hosts lost one (left out at the start, or gone mid-call and its
+    """A job with several hosts lost one (left out at the start, or gone mid-call and its
     summary moved to another): ``text`` is the engine's one line, shown as a warning."""
 
     text: str

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from hiermem_tui.config import Settings
-from hiermem_tui.textsafe import one_line
+from hiermem_tui.words import engine_label
 
 if TYPE_CHECKING:
     from hiermem_tui.compaction.events import TierCounts
@@ -28,13 +28,6 @@ ACTION_LABELS: dict[str, str] = {
     "repair": "Repair",
     "backlog": "Compact everything",
 }
-
-
-def engine_label(backend: str, model: str | None) -> str:
-    """``ollama/llama3.2:latest``, ``ollama/(loaded model)`` or ``extractive``: what will write."""
-    if backend == "extractive":
-        return "extractive"
-    return f"{backend}/{one_line(model, 60) if model else '(the loaded model)'}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 need repair. The run dialog and the session screen ask :class:`RunPlanner` (``app.planner``).
 
 Why an object the app owns: these answers come from the engine (the planner, the fidelity check,
-the Ollama probe), and screens and widgets do not import the engine (a test holds them to it:
+the servers' probe), and screens and widgets do not import the engine (a test holds them to it:
 importing the engine's package loads the runner, the summariser and the Ollama client). The app's
 layer does, so screens reach it through ``self.app.planner`` as they reach runs through
 ``self.app.runs``.
@@ -10,10 +10,13 @@ layer does, so screens reach it through ``self.app.planner`` as they reach runs 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from hiermem_tui.backend_status import BackendStatus, probe_backend
+from hiermem_tui.backend_status import BackendStatus, probe_server
 from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.backlog import Backlog, Order, plan_backlog
 from hiermem_tui.compaction.check import check_session, pins_missing, repair_targets, repair_trees
@@ -51,34 +54,57 @@ class PlanPreview:
     counts: dict[str, int]
 
 
-def engine_options(status: BackendStatus | None, settings: Settings) -> list[EngineOption]:
-    """extractive, then every installed model (loaded ones first), then the configured one if it is not installed."""
+def engine_options(statuses: BackendStatus | Sequence[BackendStatus] | None, settings: Settings) -> list[EngineOption]:
+    """extractive, then every server's models (each probed server's, the backend's kind first: an Ollama
+    server's installed models, loaded ones first; an OpenAI-compatible server's served ones), then the
+    configured model if no server has it."""
+    found = [statuses] if isinstance(statuses, BackendStatus) else list(statuses or [])
     opts = [EngineOption("extractive", None, "built in · no model · deterministic")]
-    installed = list(status.installed) if status is not None and status.reachable else []
-    loaded = list(status.loaded) if status is not None else []
-    ordered = sorted(installed, key=lambda m: match_model(m, loaded) is None)
-    for name in ordered:
-        notes = ["loaded" if match_model(name, loaded) else ""]
-        if settings.model and match_model(settings.model, [name]):
-            notes.append("configured")
-        opts.append(EngineOption("ollama", name, " · ".join(n for n in notes if n)))
-    if settings.model and not (installed and match_model(settings.model, installed)):
-        note = "not installed" if installed or (status is not None and status.reachable) else "configured · not checked"
-        opts.append(EngineOption("ollama", settings.model, note))
-    if not installed and not settings.model:
+    seen: set[str] = set()
+    for status in found:
+        for opt in _server_options(status, settings, several=len(found) > 1):
+            if opt.key not in seen:
+                seen.add(opt.key)
+                opts.append(opt)
+    kind = settings.backend if settings.backend != "extractive" else "ollama"
+    if settings.model and not any(o.backend == kind and o.model and match_model(settings.model, [o.model])
+                                  for o in opts):
+        first = next((s for s in found if s.kind == kind), None)
+        missing = "not installed" if kind == "ollama" else "not served"
+        note = missing if first is not None and first.reachable else "configured · not checked"
+        opts.append(EngineOption(kind, settings.model, note))
+    if kind == "ollama" and not settings.model and not any(o.backend == "ollama" for o in opts):
         opts.append(EngineOption("ollama", None, "whichever model Ollama has loaded"))
     return opts
 
 
-def default_index(options: list[EngineOption], settings: Settings, status: BackendStatus | None = None) -> int:
-    """The remembered choice: extractive, the configured model, else the first Ollama one (loaded
-    first) — but extractive while Ollama is known to be unreachable, so enter still works."""
-    if settings.backend == "extractive" or (status is not None and not status.reachable):
+def _server_options(status: BackendStatus, settings: Settings, *, several: bool) -> list[EngineOption]:
+    """The picker's lines for one probed server's models (its host named when several were probed)."""
+    installed = list(status.installed) if status.reachable else []
+    loaded = list(status.loaded)
+    ordered = sorted(installed, key=lambda m: match_model(m, loaded) is None)
+    where = [f"{status.kind} {urlsplit(status.host).netloc or status.host}"] if several else []
+    out = []
+    for name in ordered:
+        notes = ["loaded" if match_model(name, loaded) else ""]
+        if settings.model and settings.backend in (status.kind, "extractive") and match_model(settings.model, [name]):
+            notes.append("configured")
+        out.append(EngineOption(status.kind, name, " · ".join(n for n in notes + where if n)))
+    return out
+
+
+def default_index(options: list[EngineOption], settings: Settings,
+                  status: BackendStatus | Sequence[BackendStatus] | None = None) -> int:
+    """The remembered choice: extractive, the configured model, else the first of the backend's kind (loaded
+    first) — but extractive while the backend's first server is known to be unreachable, so enter still works."""
+    first = status if isinstance(status, BackendStatus) else next(iter(status or []), None)
+    if settings.backend == "extractive" or (first is not None and not first.reachable):
         return 0
     for i, opt in enumerate(options):
-        if opt.backend == "ollama" and settings.model and opt.model and match_model(settings.model, [opt.model]):
+        if opt.backend == settings.backend and settings.model and opt.model and match_model(settings.model,
+                                                                                             [opt.model]):
             return i
-    return next((i for i, opt in enumerate(options) if opt.backend == "ollama"), 0)
+    return next((i for i, opt in enumerate(options) if opt.backend == settings.backend), 0)
 
 
 def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
@@ -119,11 +145,11 @@ class RunPlanner:
         """Every action's plan for the session (from a worker thread: it reads the whole DAG)."""
         return plan_preview(self.app.store, self.app.settings.policy, session_id)
 
-    def engines(self, status: BackendStatus | None) -> tuple[list[EngineOption], int]:
+    def engines(self, statuses: BackendStatus | Sequence[BackendStatus] | None) -> tuple[list[EngineOption], int]:
         """The model picker's lines and the one to highlight first (the remembered choice)."""
         settings = self.app.settings
-        options = engine_options(status, settings)
-        return options, default_index(options, settings, status)
+        options = engine_options(statuses, settings)
+        return options, default_index(options, settings, statuses)
 
     def estimates(self, plan: list[PlannedSummary], opt: EngineOption | None) -> tuple[Speed, list[float]]:
         """The speed of ``opt``'s model (measured, else a guess that says so) and each planned
@@ -143,10 +169,13 @@ class RunPlanner:
         estimator = engine_estimator(self.app.store, self.app.settings, opt)
         return estimator.speed, sum(estimator.total(s.items) for s in plan.sessions)
 
-    async def probe(self) -> BackendStatus:
-        """Ask the configured Ollama server for its models now (the dialog's own, fresh probe)."""
+    async def probe(self) -> list[BackendStatus]:
+        """Ask every configured server (Ollama's and OpenAI-compatible ones, the backend's kind first) for
+        its models now, at once (the dialog's own, fresh probe)."""
         settings = self.app.settings
-        return await probe_backend(settings.ollama_host, settings.model)
+        kind = settings.backend if settings.backend != "extractive" else "ollama"
+        return list(await asyncio.gather(*(probe_server(s, settings.model if s.backend == kind else None)
+                                           for s in settings.configured_servers())))
 
     def repair_reason(self, summary_id: str) -> str | None:
         """Why a repair run would re-make the summary, in words (None: it would not)."""

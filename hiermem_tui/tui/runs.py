@@ -91,7 +91,7 @@ class RunController:
 
         def go(choice: RunChoice) -> None:
             if choice.remember:
-                model = choice.model if choice.backend == "ollama" else app.settings.model
+                model = choice.model if choice.backend != "extractive" else app.settings.model
                 app.update_settings(replace(app.settings, backend=choice.backend, model=model))
 
             def start() -> None:
@@ -259,8 +259,10 @@ class RunController:
                    timeout=10 if message.severity == "error" else 5)
 
     def host_lost(self, message: HostLost) -> None:
-        """A job (a run, or the backlog) lost one of several Ollama hosts: the engine's line, as a warning."""
-        self.app.notify(message.text, title="Ollama host lost", severity="warning", markup=False, timeout=10)
+        """A job (a run, or the backlog) lost one of several hosts: the engine's line, as a warning."""
+        openai = any(message.text.startswith(f"host {url} ") for url in self.app.settings.base_urls())
+        title = "OpenAI-compatible host lost" if openai else "Ollama host lost"
+        self.app.notify(message.text, title=title, severity="warning", markup=False, timeout=10)
 
     def worker_changed(self, event: Worker.StateChanged) -> None:
         """Safety net: the worker itself failed (not a run failing, which is reported as a message)."""

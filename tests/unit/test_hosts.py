@@ -46,6 +46,18 @@ def in_thread(fn: Callable[[], tuple[int, str, str]]) -> tuple[ThreadPoolExecuto
     return pool, pool.submit(fn)
 
 
+def shared(first: FakeOllama, second: FakeOllama, job: Callable[[], tuple[int, str, str]]) -> tuple[int, str, str]:
+    """``job`` (a CLI run over both servers) in a thread, ``first``'s first call held until ``second`` has
+    taken a call too: both make summaries, whichever is quicker to start."""
+    first.script(Hang())
+    pool, done = in_thread(job)
+    with pool:
+        first.wait_for_chats(1, timeout=30)
+        second.wait_for_chats(1, timeout=30)
+        first.release()
+        return done.result(timeout=120)
+
+
 def planned(db: Path) -> int:
     code, out, err = cli("backlog", "--db", str(db), "--json", "--backend", "extractive")
     assert code == 0, err
@@ -74,13 +86,7 @@ def compact_all(db: Path, *hosts: str) -> tuple[int, str, str]:
 def test_two_hosts_share_the_backlog_and_both_make_summaries(db: Path, tokenizer: Tokenizer) -> None:
     due = planned(db)
     with FakeOllama() as a, FakeOllama() as b:
-        a.script(Hang())  # a's first call waits until b has taken the next summary
-        pool, done = in_thread(lambda: compact_all(db, a.url, b.url))
-        with pool:
-            a.wait_for_chats(1, timeout=30)
-            b.wait_for_chats(1, timeout=30)
-            a.release()
-            code, out, err = done.result(timeout=120)
+        code, out, err = shared(a, b, lambda: compact_all(db, a.url, b.url))  # a waits until b has taken one
         assert code == 0, err
         assert a.chat_requests and b.chat_requests
         models = {r.body.get("model") for r in a.chat_requests + b.chat_requests}

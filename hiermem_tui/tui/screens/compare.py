@@ -25,7 +25,7 @@ from hiermem_tui.store import StoreError, Summary
 from hiermem_tui.textsafe import one_line, strip_combining_excess, visible
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.messages import SessionsChanged
-from hiermem_tui.tui.run_job import engine_label
+from hiermem_tui.words import engine_label
 from hiermem_tui.tui.screens.base import AppModal
 
 

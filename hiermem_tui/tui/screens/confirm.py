@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Footer, Static
 
-from hiermem_tui.tui.run_job import engine_label
+from hiermem_tui.words import engine_label
 from hiermem_tui.tui.screens.base import AppModal
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def redo_confirm_text(app: AppBase, session_id: str, backend: str, model: str | 
     n = session.summaries if session else 0
     depth = session.max_depth if session and session.max_depth is not None else 0
     status = app.backend_state
-    if backend == "ollama" and model is None and status is not None and status.loaded:
+    if backend != "extractive" and model is None and status is not None and status.kind == backend and status.loaded:
         model = status.loaded[0]
     text = Text()
     if n:

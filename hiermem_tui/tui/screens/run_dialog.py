@@ -3,8 +3,9 @@
 Why a dialog and not a bare key: a run costs minutes of a local model, so the user sees the
 plan ("≈ 6 summaries") and the model that will write them before anything starts. It is
 still one key away — ``enter`` starts with the highlighted choice, which defaults to the
-remembered one — and the model list comes from a fresh probe of Ollama, with the loaded
-model marked, so picking another model needs no typing. ``extractive`` is always offered.
+remembered one — and the model list comes from a fresh probe of every configured server (Ollama's
+and OpenAI-compatible ones), with the loaded model marked, so picking another model needs no
+typing. ``extractive`` is always offered.
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ class RunDialog(AppModal[RunChoice | None]):
         self.counts: dict[str, int] | None = None
         self.plans: dict[str, list[PlannedSummary]] = {}
         self.status: BackendStatus | None = None
+        """The backend's first server, as last probed."""
+        self.statuses: list[BackendStatus] = []
+        """Every configured server, as last probed (the first is :attr:`status`)."""
         self.probing = False
         self._auto_key: str | None = None
         self.pass_: RunAction = "full"
@@ -208,10 +212,12 @@ class RunDialog(AppModal[RunChoice | None]):
     async def _probe(self) -> None:
         self.probing = True
         self._show_status()
-        status = await self.app.planner.probe()
+        statuses = await self.app.planner.probe()
         self.probing = False
-        self.app.post_message(BackendProbed(status))
-        self.status = status
+        if statuses:
+            self.app.post_message(BackendProbed(statuses[0]))
+        self.statuses = statuses
+        self.status = statuses[0] if statuses else None
         self._fill_engines()
 
     def _fill_engines(self) -> None:
@@ -221,7 +227,7 @@ class RunDialog(AppModal[RunChoice | None]):
         current = self.chosen
         if current is not None and current.key == self._auto_key:
             current = None
-        self.options, auto = self.app.planner.engines(self.status)
+        self.options, auto = self.app.planner.engines(self.statuses or self.status)
         palette = fmt.Palette.from_app(self.app)
         picker.clear_options()
         picker.add_options([Option(_option_text(o, palette), id=o.key) for o in self.options])
@@ -242,18 +248,31 @@ class RunDialog(AppModal[RunChoice | None]):
 
     def _show_status(self) -> None:
         p = fmt.Palette.from_app(self.app)
-        host = self.app.settings.ollama_host
+        servers = self.app.settings.configured_servers()
+        name = "Ollama" if not servers or servers[0].backend == "ollama" else "OpenAI-compatible server"
+        host = servers[0].url if servers else self.app.settings.ollama_host
+        more = f" and {len(servers) - 1} more" if len(servers) > 1 else ""
+        text = Text()
         if self.probing and self.status is None:
-            text = Text(f"◌ asking Ollama at {host} for its models…", style=fmt.style(p.muted))
+            the = "" if name == "Ollama" else "the "
+            text = Text(f"◌ asking {the}{name} at {host}{more} for its models…", style=fmt.style(p.muted))
         elif self.status is None:
-            text = Text(f"○ Ollama at {host} not checked yet", style=fmt.style(p.muted))
-        elif not self.status.reachable:
-            text = Text(f"▲ {self.status.describe()} — extractive still works", style=fmt.style(p.warning, bold=True))
+            text = Text(f"○ {name} at {host} not checked yet", style=fmt.style(p.muted))
         else:
-            n = len(self.status.installed)
-            text = Text(f"● {self.status.describe()} · {n} installed" + (" · re-checking…" if self.probing else ""),
-                        style=fmt.style(p.success if self.status.ok else p.warning))
+            for i, status in enumerate(self.statuses or [self.status]):
+                if i:
+                    text.append("\n")
+                text.append_text(self._status_line(status, p, self.probing and i == 0))
         self.query_one("#run-backend-status", Static).update(text)
+
+    @staticmethod
+    def _status_line(status: BackendStatus, p: fmt.Palette, probing: bool) -> Text:
+        if not status.reachable:
+            return Text(f"▲ {status.describe()} — extractive still works", style=fmt.style(p.warning, bold=True))
+        n = len(status.installed)
+        counted = f"{n} installed" if status.kind == "ollama" else f"{n} served"
+        return Text(f"● {status.describe()} · {counted}" + (" · re-checking…" if probing else ""),
+                    style=fmt.style(p.success if status.ok else p.warning))
 
     def _show_passes(self) -> None:
         """``Pass  ○ leaf l  ○ condense n  ● full p``: our own text, so click actions are safe here."""

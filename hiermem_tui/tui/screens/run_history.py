@@ -26,7 +26,7 @@ from hiermem_tui.store import Run
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
 from hiermem_tui.tui.palette import PaletteCommand
-from hiermem_tui.tui.run_job import engine_label
+from hiermem_tui.words import engine_label
 from hiermem_tui.tui.screens.report import ReportScreen
 from hiermem_tui.tui.screens.stats import STATUS_STYLE
 

@@ -20,11 +20,10 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
-from hiermem_tui.config import SUMMARY_FORMATS, ConfigError, Policy, Settings
+from hiermem_tui.config import BACKENDS, SUMMARY_FORMATS, ConfigError, Policy, Settings, normalise_base_url
 from hiermem_tui.tui.screens.base import AppModal
 
 
-BACKENDS = ("ollama", "extractive")
 POLICY_HINTS = {
     "fresh_tail": "newest episodes kept raw",
     "idle_after": "seconds unchanged: no fresh tail",
@@ -64,6 +63,23 @@ def _summary_format(value: str) -> str:
     return value
 
 
+def _base_url(raw: str) -> str | None:
+    """The OpenAI-compatible server's URL from the form (None: empty), normalised."""
+    text = raw.strip()
+    if not text:
+        return None
+    url = normalise_base_url(text)
+    parts = urlsplit(url)
+    given = urlsplit(text if "://" in text else f"http://{text}")
+    if parts.scheme not in ("http", "https") or not given.hostname or " " in text:
+        raise ConfigError(f"OpenAI base URL must look like http://127.0.0.1:8080/v1, not {raw!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise ConfigError(f"OpenAI base URL has a bad port: {raw!r}") from None
+    return url
+
+
 def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
     """New settings from the form's raw strings; raises ConfigError (one line) on the first bad value."""
     host = values["ollama_host"].strip()
@@ -82,6 +98,9 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
     backend = values["backend"]
     if backend not in BACKENDS:
         raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    base_url = _base_url(values.get("openai_base_url", base.openai_base_url or ""))
+    if backend == "openai" and base_url is None:
+        raise ConfigError("the openai backend needs the OpenAI base URL of its server")
     try:
         timeout = float(values["timeout_s"].strip())
     except ValueError:
@@ -102,6 +121,7 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
     return replace(
         base,
         ollama_host=host,
+        openai_base_url=base_url,
         model=values["model"].strip() or None,
         backend=backend,
         timeout_s=timeout,
@@ -143,10 +163,13 @@ class SettingsScreen(AppModal[bool]):
                     yield Select(
                         [(b, b) for b in BACKENDS], value=s.backend, allow_blank=False, id="field-backend", compact=True
                     )
-                    yield Label("ollama: local model · extractive: no model", classes="field-hint")
+                    yield Label("openai: OpenAI-compatible server", classes="field-hint")
                     yield from self._row("ollama_host", "Ollama host", s.ollama_host, "URL of the Ollama server")
+                    yield from self._row("openai_base_url", "OpenAI base URL", s.openai_base_url or "",
+                                         "key from $OPENAI_API_KEY",
+                                         placeholder="(none)")
                     yield from self._row(
-                        "model", "Model", s.model or "", "empty: the model Ollama has loaded",
+                        "model", "Model", s.model or "", "empty: the one loaded, or served",
                         placeholder="(loaded model)", suggester=SuggestFromList(installed, case_sensitive=False),
                     )
                     yield from self._row("timeout_s", "Timeout (s)", f"{s.timeout_s:g}", "base, + the model's measured time", "number")

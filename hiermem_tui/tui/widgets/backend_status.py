@@ -1,4 +1,5 @@
-"""A one-line indicator of the summary backend: Ollama up or down, its version, the model a run would use.
+"""A one-line indicator of the summary backend: its server (Ollama or an OpenAI-compatible one) up or down,
+its version, the model a run would use.
 
 Why a widget of its own: every screen's header shows it, and it must follow three things
 that change independently (the last probe, whether a probe is running, the settings),
@@ -33,10 +34,12 @@ def status_text(status: BackendStatus | None, settings: Settings, probing: bool,
         return Text.assemble(("◆ ", "bold"), "extractive backend (built in, no model)"), "ok"
     if demo and (status is None or not status.ok):
         return Text.assemble(("◆ ", "bold"), DEMO_TEXT), "ok"
+    name = "OpenAI-compatible server" if settings.backend == "openai" else "Ollama"
     if probing and status is None:
-        return Text("◌ checking Ollama…"), "idle"
+        return Text(f"◌ checking {name}…"), "idle"
     if status is None:
-        return Text(f"○ Ollama not checked ({settings.ollama_host})"), "idle"
+        host = settings.servers()[0].url if settings.servers() else settings.ollama_host
+        return Text(f"○ {name} not checked ({host})"), "idle"
     if not status.reachable:
         return Text.assemble(("▲ ", "bold"), status.describe()), "warn"
     if not status.ok:
@@ -49,7 +52,9 @@ def status_tooltip(status: BackendStatus | None) -> Text:
     if status is None:
         return Text("Backend not probed yet. Click or press ctrl+r to check.")
     lines = [f"Host: {status.host}"]
-    if status.reachable:
+    if status.reachable and status.kind == "openai":
+        lines.append("Serves: " + (", ".join(status.installed) or "none"))
+    elif status.reachable:
         lines.append(f"Version: {status.version or 'unknown'}")
         lines.append("Loaded: " + (", ".join(status.loaded) or "none"))
         lines.append("Installed: " + (", ".join(status.installed) or "none"))

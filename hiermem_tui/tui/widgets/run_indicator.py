@@ -19,7 +19,8 @@ from textual.widgets import ProgressBar, Static
 
 from hiermem_tui.textsafe import one_line
 from hiermem_tui.tui import format as fmt
-from hiermem_tui.tui.run_job import RunProgress, engine_label
+from hiermem_tui.tui.run_job import RunProgress
+from hiermem_tui.words import engine_label
 from hiermem_tui.tui.app_base import AppBase
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

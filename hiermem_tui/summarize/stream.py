@@ -1,0 +1,123 @@
+"""What every model backend does with a streamed answer, whatever the server's wire format.
+
+A backend reads its server's chunks (Ollama's NDJSON, an OpenAI-compatible server's SSE) and hands
+each one's answer text and thinking text to a :class:`StreamState`, which keeps the two apart, counts
+them, reports :class:`StreamProgress` and says when to stop reading (:meth:`StreamState.over`). Thinking
+arrives in a field of its own (Ollama's ``message.thinking``, ``reasoning_content`` / ``reasoning``) or
+inline as a leading ``<think>`` block; either way it is counted and never part of the answer.
+
+:class:`PromptPrefix` is our count of how much of a prompt differs from the previous one: what a server
+that reuses the KV cache of a shared prefix evaluates anew (for estimates and the live clock).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hiermem_tui.summarize.types import StreamProgress
+from hiermem_tui.tokens import Tokenizer
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+LEADING_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
+THINK_HEADROOM: dict[bool | str, int] = {"low": 1024, "medium": 2048, "high": 4096, True: 2048}
+"""Answer tokens added to ``num_predict`` for a model that cannot stop thinking, by level."""
+
+
+def over_cap(chunks: int, chars: int, num_predict: int) -> bool:
+    """More than ``num_predict`` tokens have arrived. Servers send about one token per chunk;
+    a server sending big chunks is caught by characters (3 per token is generous)."""
+    limit = num_predict + 8
+    return chunks > limit or chars > limit * 6
+
+
+def thought_anyway_room(thinking: int, cut: bool) -> int:
+    """Headroom to give a model that thought ``thinking`` tokens although it was not meant to (or the
+    server has no way to turn it off): twice that when the budget ran out mid-thought (``cut``: its real
+    length unknown, at least the low level's), else half as much again."""
+    return max(THINK_HEADROOM["low"], 2 * thinking) if cut else int(thinking * 1.5) + 64
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What one streamed answer has produced so far: answer and thinking apart."""
+
+    started: float
+    fresh: int | None = None
+    answer: list[str] = field(default_factory=list)
+    chars: int = 0
+    thinking: int = 0
+    first_at: float | None = None
+    last_at: float | None = None
+    inline_thinking: bool = False  # inside a ``<think>`` block sent as content
+
+    def progress(self, now: float) -> StreamProgress:
+        phase = "writing" if self.answer else "thinking" if self.thinking else "prompt"
+        first = None if self.first_at is None else self.first_at - self.started
+        return StreamProgress(phase, len(self.answer), self.thinking, now - self.started, first, self.fresh)  # type: ignore[arg-type]
+
+    def add(self, content: str | None, thinking: str | None, now: float) -> bool:
+        """Take one chunk; True if it carried anything."""
+        got = self._add(content, thinking, now)
+        if got:
+            self.last_at = now
+        return got
+
+    def _add(self, content: str | None, thinking: str | None, now: float) -> bool:
+        got = False
+        if thinking:
+            self.thinking += 1
+            got = True
+        if content:
+            got = True
+            if not self.answer and (self.inline_thinking or content.lstrip().startswith(THINK_OPEN)):
+                # a server that does not separate thinking sends it inline, first
+                self.inline_thinking = THINK_CLOSE not in content
+                if self.inline_thinking or content.rstrip().endswith(THINK_CLOSE):
+                    self.thinking += 1
+                    if self.first_at is None:
+                        self.first_at = now
+                    return got
+                content = content.split(THINK_CLOSE, 1)[1]
+                if not content:
+                    return got
+            self.answer.append(content)
+            self.chars += len(content)
+        if got and self.first_at is None:
+            self.first_at = now
+        return got
+
+    def over(self, num_predict: int, total_predict: int) -> bool:
+        """Past the answer's budget, or answer and thinking together past the whole one: stop reading."""
+        return (over_cap(len(self.answer), self.chars, num_predict)
+                or len(self.answer) + self.thinking > total_predict + 8)
+
+    def text(self) -> str:
+        """The answer: nothing while still inside an unclosed ``<think>``, a leading block dropped."""
+        return "" if self.inline_thinking else LEADING_THINK.sub("", "".join(self.answer), count=1)
+
+    @property
+    def streamed(self) -> int:
+        """Chunks of answer and thinking (≈ tokens)."""
+        return len(self.answer) + self.thinking
+
+
+class PromptPrefix:
+    """Our count of the part of each prompt that differs from the previous one sent to a server that
+    reuses the KV cache of the prefix two calls share; the whole prompt the first time."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._last: list[int] | None = None
+
+    def fresh(self, system: str, prompt: str) -> int:
+        ids = self.tokenizer.encode(system + "\n" + prompt)
+        last, self._last = self._last, ids
+        if last is None:
+            return len(ids)
+        same = 0
+        for a, b in zip(ids, last):
+            if a != b:
+                break
+            same += 1
+        return len(ids) - same
