@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hiermem_tui.summarize.keylines import assistant, lists, tool, user
+from hiermem_tui.summarize.keylines import assistant, lists, role_lines
 from hiermem_tui.summarize.keylines.kinds import Kind
 from hiermem_tui.summarize.text import clip_sentence, courtesy, first_sentence, sentences
 from hiermem_tui.summarize.types import SourceItem
@@ -124,7 +124,7 @@ class Material:
 
     # ------------------------------------------------------------------------------------------ per role
     def _user(self, seq: int, text: str) -> None:
-        found = user.lines(text, 0)
+        found = role_lines("user", text)
         opening = [ln.words for ln in found if ln.kind is Kind.USER_OPENING]
         if not opening:
             return
@@ -149,7 +149,7 @@ class Material:
             self.decisions.append((3 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
 
     def _assistant(self, seq: int, text: str) -> None:
-        found = assistant.lines(text, 0)
+        found = role_lines("assistant", text)
         self._age()
         content = [ln for ln in found if ln.kind in (Kind.ANSWER_ENDS, Kind.LIST, Kind.CODE)]
         if self.last_request is not None and self.answer is None and content:
@@ -181,7 +181,7 @@ class Material:
 
     def _tool(self, seq: int, text: str) -> None:
         self._age()
-        errors = [ln.words for ln in tool.lines(text, 0) if ln.kind is Kind.TOOL_ERROR]
+        errors = [ln.words for ln in role_lines("tool", text) if ln.kind is Kind.TOOL_ERROR]
         if errors and len(self.problems) < 20:
             self.problems.append(_Problem(Quote("tool", errors[0], seq)))
 
