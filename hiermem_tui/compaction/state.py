@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ..store import Run
@@ -25,3 +26,5 @@ class RunState:
     tiers: TierCounts = field(default_factory=TierCounts)
     out_tokens: int = 0
     llm_seconds: float = 0.0
+    ahead: asyncio.Future[None] | None = None
+    """The next summary's request being worked out while the model answers (``Executor.make``'s ``then``)."""

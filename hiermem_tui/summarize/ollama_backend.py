@@ -36,7 +36,7 @@ import math
 import os
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -336,7 +336,11 @@ class OllamaBackend:
         self._num_ctx: dict[str, int] = {}
         self._think: dict[str, ThinkValue | None] = {}
         self._think_extra: dict[str, int] = {}
-        self._last_prompt: tuple[str, list[int]] | None = None
+        self._last_prompt: tuple[str, Sequence[int]] | None = None
+        self._call_no = 0
+        self._in_flight: set[int] = set()
+        self._overlapped: set[int] = set()
+        """Calls (by their number) during which another call of this backend was in flight."""
 
     def _error(self, exc: Exception) -> Exception:
         """Our error for ``exc``; re-raise ``exc`` itself when it is none of ours (a bug)."""
@@ -446,10 +450,17 @@ class OllamaBackend:
         still given up on."""
         return self.timeout_s + 2 * self.speed.expected_seconds(prompt_tokens, num_predict)
 
+    def prepare(self, system: str, prompt: str) -> None:
+        """Count and encode a prompt this backend is about to send (while it waits on another call), so sending
+        it finds both done (the tokenizer keeps them)."""
+        self.tokenizer.count(system)
+        self.tokenizer.count(prompt)
+        self.tokenizer.encoded(system + "\n" + prompt)
+
     def fresh_tokens(self, system: str, prompt: str) -> int:
         """Our count of the part of this prompt that differs from the previous one (what a
         server reusing its prefix cache evaluates anew); the whole prompt the first time."""
-        ids = self.tokenizer.encode(system + "\n" + prompt)
+        ids = self.tokenizer.encoded(system + "\n" + prompt)
         last = self._last_prompt
         self._last_prompt = (system, ids)
         if last is None:
@@ -505,6 +516,11 @@ class OllamaBackend:
         capped = False
         if on_chunk is not None:
             on_chunk(out.progress(started))
+        self._call_no += 1
+        me = self._call_no
+        self._in_flight.add(me)
+        if len(self._in_flight) > 1:
+            self._overlapped.update(self._in_flight)
         try:
             async with asyncio.timeout(timeout):
                 stream = await self._client.chat(
@@ -531,6 +547,10 @@ class OllamaBackend:
             if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
                 raise ModelError(f"model '{model}' stopped answering (read timed out)") from None
             raise self._error(exc) from None
+        finally:
+            self._in_flight.discard(me)
+            overlapped = me in self._overlapped
+            self._overlapped.discard(me)
         text = "" if out.inline_thinking else _THINK.sub("", "".join(out.answer), count=1)
         if out.thinking and think is False:
             # asked not to think and thought anyway: leave room for it from now on (when the
@@ -549,6 +569,9 @@ class OllamaBackend:
             thinking_tokens=out.thinking,
             prompt_tokens=prompt_tokens,
             fresh_prompt_tokens=fresh,
+            load_seconds=_ns(getattr(final, "load_duration", None)),
+            first_token_s=None if out.first_at is None else out.first_at - started,
+            overlapped=overlapped,
         )
         self.speed.observe(gen, prompt_tokens)
         return gen

@@ -10,7 +10,7 @@ layer does, so screens reach it through ``self.app.planner`` as they reach runs 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
@@ -18,7 +18,7 @@ from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.backlog import Backlog, Order, plan_backlog
 from hiermem_tui.compaction.check import check_session, pins_missing, repair_targets, repair_trees
 from hiermem_tui.compaction.estimate import Estimator, Speed
-from hiermem_tui.compaction.job import offline_estimator
+from hiermem_tui.compaction.job import host_speeds, offline_estimator
 from hiermem_tui.compaction.preview import PlannedSummary, plan_pass
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
@@ -106,8 +106,10 @@ def engine_estimator(store: Store, settings: Settings, opt: EngineOption | None)
 class RunPlanner:
     """The engine's answers before a run, for the screens (owned by the app as ``app.planner``)."""
 
-    def __init__(self, app: AppBase) -> None:
+    def __init__(self, app: AppBase, *, measure: bool = True) -> None:
         self.app = app
+        self.measures = measure
+        """Whether :meth:`learn_speed` may make calls (``make_app``'s ``measure_speed``)."""
 
     def preview(self, session_id: str) -> PlanPreview:
         """Every action's plan for the session (from a worker thread: it reads the whole DAG)."""
@@ -136,6 +138,24 @@ class RunPlanner:
         """The speed of ``opt``'s model and the backlog's model time at it (the one estimator)."""
         estimator = engine_estimator(self.app.store, self.app.settings, opt)
         return estimator.speed, sum(estimator.total(s.items) for s in plan.sessions)
+
+    def knows_speed(self, opt: EngineOption | None) -> bool:
+        """Whether the estimates for ``opt`` stand on a measured speed (else a guess from the model's size)."""
+        return opt is None or opt.backend == "extractive" or engine_estimator(
+            self.app.store, self.app.settings, opt).speed.measured
+
+    async def learn_speed(self, opt: EngineOption | None) -> bool:
+        """Measure ``opt``'s model as ``backlog`` does before it estimates (a call that lets the model load, then
+        one short call), on each host whose speed of it is unknown, and keep it in the file: the dialog's times
+        are then the CLI's. True when a speed was learnt."""
+        if not self.measures or opt is None or opt.backend == "extractive" or not opt.model or self.knows_speed(opt):
+            return False
+        store = self.app.store
+        if store.readonly:
+            return False
+        engine = replace(self.app.settings, backend=opt.backend, model=opt.model)
+        speeds = await host_speeds(store, engine, store.tokenizer)
+        return any(h.speed.measured for h in speeds.hosts)
 
     async def probe(self) -> BackendStatus:
         """Ask the configured Ollama server for its models now (the dialog's own, fresh probe)."""
