@@ -67,10 +67,10 @@ from .events import (
 )
 from .hosts import Host, HostPool
 from .priority import BacklogControl, Yielded
-from .requests import brief_material, condensed_request, leaf_request
+from .requests import BriefReading, brief_material, condensed_request, leaf_request
 from .state import Cancelled, RunState
 
-PREPARE_AFTER_S = 0.002
+PREPARE_AFTER_S = 0.005
 """How long after a summary's call starts the next summary's request is worked out (its request is on the wire
 by then: the work ahead must not delay it)."""
 PROGRESS_EVERY_S = 0.25
@@ -373,6 +373,9 @@ class Executor:
         task = asyncio.ensure_future((summariser or self.summariser).summarise(request, on_event=forward))
         if then is not None:
             self.ahead(st, then, summariser or self.summariser)
+        elif st.brief is not None and not st.brief.done:
+            self.drop_ahead(st)
+            st.ahead = asyncio.ensure_future(self._brief_ahead(st.brief))
         self.cancel.attach(task)
         try:
             return await task
@@ -419,6 +422,16 @@ class Executor:
         except Exception:  # work ahead only: whatever failed here fails, and is said, when the summary is made
             return
 
+    async def _brief_ahead(self, reading: BriefReading) -> None:
+        """The session's brief material read a few episodes at a time while the model answers the pass's last
+        calls (what :meth:`make_brief` has not to read then)."""
+        await asyncio.sleep(PREPARE_AFTER_S)
+        try:
+            while reading.step(self.store):
+                await asyncio.sleep(0)
+        except Exception:  # work ahead only: the brief reads what is left when it is made
+            return
+
     @staticmethod
     def drop_ahead(st: RunState) -> None:
         """Stop working ahead (a summary's turn came, or the run ended)."""
@@ -455,7 +468,9 @@ class Executor:
         """Make the session's brief (one model call at most, on the first host free) and store it, the brief
         it had superseded; a host lost mid-call has it made again on another, as a summary is."""
         sid = st.run.session_id
-        material = brief_material(self.store, sid)
+        self.drop_ahead(st)
+        material = brief_material(self.store, sid, st.brief)
+        st.brief = None
         lost: tuple[Host, SummariserError] | None = None
         while True:
             async with self._slot() as host:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from . import planner
 from .executor import Executor, Making
-from .requests import summary_item
+from .requests import BriefReading, summary_item
 from .state import RunState
 
 
@@ -57,6 +57,12 @@ class Passes:
                 async with asyncio.TaskGroup() as tg:
                     for g in groups:
                         tg.create_task(self._condense_one(st, g))
+
+    def brief_ahead(self, st: RunState) -> None:
+        """A full pass is to end with the session's brief: have its material read while the model answers the
+        pass's last calls (``Executor``)."""
+        if self.planner.brief_due(st.run.session_id):
+            st.brief = BriefReading.start(self.executor.store, st.run.session_id)
 
     async def brief(self, st: RunState, *, again: bool = False) -> None:
         """The session's brief, when it has none or the one it has stops short of its newest episode

@@ -269,30 +269,30 @@ class Summariser:
         answer that arrives meanwhile waits for one step at most."""
         if not request.sources or self.backend.name == "extractive":
             return
+        for i, source in enumerate(request.sources):
+            if self.use_notes and request.depth == 0:
+                keylines.message_lines(source, i)
+            else:  # a plain or sectioned prompt shows the previous summary (not known yet): its sources, counted
+                self.tokenizer.count(source.text)
+            await asyncio.sleep(0)
+        read_sources(source_pairs(request.sources))
+        if not self.use_notes:
+            return
+        await asyncio.sleep(0)
         pins = pinned_block(request)
         t = targets_for(request, self.tokenizer.count(pins) if pins else 0)
-        if request.depth == 0 and self.use_notes:
-            for i, source in enumerate(request.sources):
-                keylines.message_lines(source, i)
-                await asyncio.sleep(0)
-        read_sources(source_pairs(request.sources))
+        lines = keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
+        parts = notes.parts_for(request.sources, request.depth, lines)
+        if not parts:
+            return
+        prompt = build_part_prompt(request.depth, parts[0], prompts=self.prompts, tokenizer=self.tokenizer)
         await asyncio.sleep(0)
-        if self.use_notes:
-            lines = keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
-            parts = notes.parts_for(request.sources, request.depth, lines)
-            if not parts:
-                return
-            prompt = build_part_prompt(request.depth, parts[0], prompts=self.prompts, tokenizer=self.tokenizer)
-        else:
-            max_prompt = self.max_prompt_tokens(num_predict_for(t.normal, sections=self.use_sections))
-            prompt = build_prompt(request, aggressive=False, target=t.normal, prompts=self.prompts,
-                                  tokenizer=self.tokenizer, max_prompt_tokens=max_prompt, sections=self.use_sections)
-        await asyncio.sleep(0)
-        self.tokenizer.count(prompt.system)
-        self.tokenizer.count(prompt.prompt)
         ready = getattr(self.backend, "prepare", None)
         if callable(ready):
             ready(prompt.system, prompt.prompt)
+        else:
+            self.tokenizer.count(prompt.system)
+            self.tokenizer.count(prompt.prompt)
 
     # ------------------------------------------------------------------ the tiers
     async def summarise(self, request: SummaryRequest, *, on_event: EventCallback | None = None) -> SummaryResult:
