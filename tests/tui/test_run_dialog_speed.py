@@ -65,5 +65,5 @@ async def test_the_dialog_measures_a_model_never_timed_and_shows_the_cli_s_figur
     plan = json.loads(out)
     assert plan["est_seconds"] == pytest.approx(secs, abs=0.1)
     # each call took at least its 0.2 s, whatever the server said: the estimate counts it
-    assert plan["est_seconds"] >= 0.2 * (plan["summaries"] + plan["briefs"])
+    assert plan["est_seconds"] >= 0.2 * (plan["summaries"] + plan["briefs"]) - 0.05  # rounded to a tenth
     store.close()

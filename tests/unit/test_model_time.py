@@ -125,7 +125,7 @@ def test_backlog_times_a_server_whose_calls_take_longer_than_it_reports(tmp_path
     calls = plan["summaries"] + plan["briefs"]
     assert calls > 0 and plan["speed"]["measured"] is True
     assert plan["speed"]["call_s"] >= 0.2
-    assert plan["est_seconds"] >= 0.2 * calls
+    assert plan["est_seconds"] >= 0.2 * calls - 0.05  # the JSON's seconds are rounded to a tenth
 
 
 def test_the_time_left_leaves_the_model_s_load_out_of_the_run_s_pace() -> None:
