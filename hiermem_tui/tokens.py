@@ -12,12 +12,15 @@ import hashlib
 import importlib.util
 import multiprocessing as mp
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import tiktoken
+
+from hiermem_tui.kept import Kept
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 _CL100K_PATTERN = (
@@ -30,6 +33,16 @@ _SPECIAL = {
     "<|fim_suffix|>": 100260,
     "<|endofprompt|>": 100276,
 }
+
+
+KEPT_CHARS = 4_000_000
+"""Characters of text whose counts (and last few encodings) a tokenizer keeps: a summary's prompt, its lines and
+their bullets are counted again and again (by the prompt's builder, the call's clock, the backend, a second
+pick of the lines), and the next summary's are counted while the model answers, to be ready."""
+KEPT_LONGEST = 200_000
+"""Longer texts are counted anew each time (an imported book is counted once, when it is written)."""
+KEPT_ENCODINGS = 4
+"""Encodings kept (a backend compares each prompt with the one before it)."""
 
 
 class TokenizerUnavailable(RuntimeError):
@@ -80,6 +93,9 @@ class Tokenizer:
         # default is plain, synchronous counting with no threads or processes at all.
         self._workers = max(1, (cores or (os.cpu_count() or 2)) - 1)
         self._pool: ProcessPoolExecutor | None = None
+        self._counts: Kept[int] = Kept(KEPT_CHARS, KEPT_LONGEST)
+        self._encodings: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
 
     @contextmanager
     def parallel(self) -> Iterator[None]:
@@ -107,10 +123,14 @@ class Tokenizer:
             self._pool = None
 
     def count(self, text: str) -> int:
-        """Tokens in ``text``; special-token strings in chat content are counted as plain text."""
+        """Tokens in ``text``; special-token strings in chat content are counted as plain text. Kept for the
+        next time (``KEPT_CHARS``)."""
         if not text:
             return 0
-        return len(self._enc.encode_ordinary(text))
+        n = self._counts.get(text)
+        if n is None:
+            n = self._counts.put(text, len(self._enc.encode_ordinary(text)))
+        return n
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Counts for many texts, in order."""
@@ -126,16 +146,29 @@ class Tokenizer:
         return done
 
     def encode(self, text: str) -> list[int]:
-        return self._enc.encode_ordinary(text)
+        """The tokens of ``text`` (a new list: the caller may change it)."""
+        return list(self.encoded(text))
+
+    def encoded(self, text: str) -> Sequence[int]:
+        """The tokens of ``text``, not to be changed: the last few are kept (``KEPT_ENCODINGS``)."""
+        ids = self._encodings.get(text)
+        if ids is None:
+            ids = self._enc.encode_ordinary(text)
+            if len(text) <= KEPT_LONGEST:
+                with self._lock:
+                    self._encodings[text] = ids
+                    while len(self._encodings) > KEPT_ENCODINGS:
+                        del self._encodings[next(iter(self._encodings))]
+        return ids
 
     def decode(self, tokens: Iterable[int]) -> str:
         return self._enc.decode(list(tokens))
 
     def clip(self, text: str, max_tokens: int) -> str:
         """The longest prefix of ``text`` that fits in ``max_tokens`` tokens."""
-        toks = self._enc.encode_ordinary(text)
-        if len(toks) <= max_tokens:
+        if self.count(text) <= max_tokens:
             return text
+        toks = self._enc.encode_ordinary(text)
         return self._enc.decode(toks[: max(0, max_tokens)])
 
 

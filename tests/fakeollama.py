@@ -64,6 +64,13 @@ class Reply:
     """…and the answer streams at this many pieces a second (its time grows with the answer). The final
     chunk reports the durations these speeds give (``prompt_eval_duration``, ``eval_duration``), as Ollama
     reports its runner's time, not what the pauses took on a busy machine."""
+    load_s: float = 0.0
+    """The model loads for this long before it reads the prompt (a cold model), reported as ``load_duration``
+    unless ``report_load`` is False (a server that does not say: its first call is only slower)."""
+    report_load: bool = True
+    reported_s: float | None = None
+    """The model's time the final chunk reports (a tenth as ``prompt_eval_duration``, the rest as
+    ``eval_duration``) whatever the call took: a queued or remote host, whose runner's time is not the wait."""
 
 
 @dataclass
@@ -640,20 +647,24 @@ class FakeOllama:
         counted = self._prompt_eval(body)  # always: it keeps the prefix the next call shares
         prompt_eval = b.prompt_eval_count if b.prompt_eval_count is not None else counted
         reading = prompt_eval / b.prompt_tps if b.prompt_tps else 0.0
-        if (b.latency_s or reading) and not await self._pause(reader, rec, b.latency_s + reading, None):
+        wait = b.load_s + b.latency_s + reading
+        if wait and not await self._pause(reader, rec, wait, None):
             return False
         piece_s = 1 / b.output_tps if b.output_tps else b.chunk_delay_s
         stats = {
             "done_reason": done_reason,
-            "load_duration": 1_000_000,
+            "load_duration": (int(b.load_s * 1e9) + 1_000_000) if b.report_load else 0,
             "prompt_eval_count": prompt_eval,
             "prompt_eval_duration": int(reading * 1e9) if reading else 2_000_000,
             "eval_count": b.eval_count if b.eval_count is not None else len(thoughts) + len(pieces),
         }
+        if b.reported_s is not None:
+            stats["prompt_eval_duration"] = max(1, int(b.reported_s * 1e8))
         if body.get("stream", True) is False:
             final = self._chunk_obj(model, "".join(pieces), True, "".join(thoughts) if thoughts else None)
             elapsed = time.perf_counter_ns() - started
-            final.update(stats, total_duration=elapsed, eval_duration=elapsed)
+            reported = int(b.reported_s * 9e8) if b.reported_s is not None else elapsed - int(b.load_s * 1e9)
+            final.update(stats, total_duration=elapsed, eval_duration=max(1, reported))
             await self._json(writer, 200, final)
             return True
         await self._stream_head(writer)
@@ -667,8 +678,10 @@ class FakeOllama:
         # a model of constant speed reports the time its tokens take at that speed, as Ollama reports its
         # runner's own time: the pauses above also wait on this machine's scheduler, busy or not
         modelled = int(stats["eval_count"] / b.output_tps * 1e9) if b.output_tps else None
+        if b.reported_s is not None:
+            modelled = max(1, int(b.reported_s * 9e8))
         final.update(stats, total_duration=now - started,
-                     eval_duration=modelled if modelled is not None else now - started)
+                     eval_duration=modelled if modelled is not None else now - started - int(b.load_s * 1e9))
         await self._chunk(writer, final)
         await self._send(writer, b"0\r\n\r\n")
         return True

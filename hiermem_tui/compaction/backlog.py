@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ..config import Policy
 from ..store import Session, Store, iso
-from .estimate import BRIEF_DEPTH, Estimator, Pace, Speed, Work
+from .estimate import BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, Estimator, Pace, Speed, Work
 from .preview import plan_pass
 from .runner import PassKind
 from .select import passes_triggers
@@ -168,27 +168,41 @@ BacklogEvent = BacklogProgress | BacklogEnded
 
 class BacklogTracker:
     """Counts a backlog run's sessions and summaries and times what is left: the plan less what
-    is done, at the model's speed as now known (``estimator()``: measured once the first calls are
-    in, where the plan may have started from a guess), scaled by the run's own pace (:class:`Pace`)."""
+    is done (the briefs too), at the model's speed as now known (``estimator()``: measured once the first
+    calls are in, where the plan may have started from a guess), scaled by the run's own pace (:class:`Pace`),
+    whose seconds leave out the model's loads (``loads()``: the seconds of loads seen so far in the job)."""
 
-    def __init__(self, backlog: Backlog, estimator: Callable[[], Estimator], started: float, policy: Policy) -> None:
+    def __init__(self, backlog: Backlog, estimator: Callable[[], Estimator], started: float, *,
+                 loads: Callable[[], float] | None = None) -> None:
         self.backlog = backlog
         self.estimator = estimator
-        self.policy = policy
+        self.shape = estimator().shape
         self.started = started
         self.sessions_done = 0
         self.summaries_done = 0
         self.last_done_at = started
+        self._loads = loads or (lambda: 0.0)
+        self._loads_before = self._loads()
+        self.loaded = 0.0
+        """Seconds of model loads until the last summary done (no part of the run's pace)."""
         self.planned = Work()
         for s in backlog.sessions:
             for depth, tokens in s.items:
-                self.planned.add(policy, depth, tokens)
+                self.planned.add(self.shape, depth, tokens)
         self.done = Work()
 
     def written(self, depth: int, source_tokens: int, now: float) -> None:
         self.summaries_done += 1
-        self.done.add(self.policy, depth, source_tokens)
+        self._done(depth, source_tokens, now)
+
+    def brief_written(self, now: float) -> None:
+        """A session's brief was made (its call is in the plan; it is not a summary)."""
+        self._done(BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, now)
+
+    def _done(self, depth: int, source_tokens: int, now: float) -> None:
+        self.done.add(self.shape, depth, source_tokens)
         self.last_done_at = now
+        self.loaded = max(0.0, self._loads() - self._loads_before)
 
     def finished_session(self) -> None:
         self.sessions_done += 1
@@ -197,11 +211,12 @@ class BacklogTracker:
         b = self.backlog
         planned = max(b.summaries, self.summaries_done)
         left: float | None = None
-        if self.summaries_done < planned:
+        if self.done.summaries < self.planned.summaries:  # the plan's briefs too
             est = self.estimator()
             est_all, est_done = est.of(self.planned), est.of(self.done)
-            pace = Pace(est_done, self.last_done_at - self.started)
-            per = est_all / b.summaries if b.summaries else 0.0
+            pace = Pace(est_done, max(0.0, self.last_done_at - self.started - self.loaded))
+            calls = self.planned.summaries
+            per = est_all / calls if calls else 0.0
             left = pace.left(max(0.0, est_all - est_done), now - self.last_done_at, per)
         return BacklogProgress(self.sessions_done, len(b.sessions), self.summaries_done, planned, left,
                                now - self.started)

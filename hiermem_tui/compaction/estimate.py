@@ -1,17 +1,21 @@
 """How long compaction will take: the one estimator the footer, the CLI's progress line,
-``compact --dry-run``, ``backlog`` and the run dialog all use (issue 20).
+``compact --dry-run``, ``backlog`` and the run dialog all use (issues 20, 38).
 
 An estimate has two halves:
 
 * **before a run**, a :class:`Speed` of the model: what earlier runs measured of it
-  (``model_speed``), else what one short measuring call showed (:func:`measure`), else — the
-  server out of reach — a guess from the model's size, which says it is one. Never "unknown".
-  :class:`Estimator` turns it into seconds per planned summary. The default ``notes`` format
-  makes a summary in several calls (~3.7 per leaf measured on the probe set), each asking for a
-  title: ~0.42× what one call over the same material and the whole target would cost, so notes
-  estimates carry :data:`NOTES_FACTOR`.
+  (``model_speed``), else what one short measuring call showed (:func:`measure`, after a call that
+  lets a cold model load), else — the server out of reach — a guess from the model's size, which
+  says it is one. Never "unknown". A speed is the model's own pace (prompt and answer tokens a
+  second, loads apart) and what each call waits beyond it: a queued or remote host reports tiny
+  durations for calls that take seconds, and the wall clock counts them. :class:`Shape` says what
+  each planned summary asks of the model in the summary format (:class:`Estimator` times it): in
+  ``notes``, the default, one call a summary over its key lines (a leaf's, a condensed summary's
+  outline) for a short title, and one call a session brief; in ``plain`` and ``sections`` one call
+  over the whole material for an answer of the target's size.
 * **during a run**, the run's own pace corrects it (:class:`Pace`): the seconds the finished
-  summaries really took over what they were estimated to take scales what is left.
+  summaries really took (a model's load apart) over what they were estimated to take scales what
+  is left.
 
 Speeds are measured per host (``model_speed``'s key has the host). With several Ollama hosts
 sharing a job (``hosts.py``), each takes the next summary when it is free, so the work is shared:
@@ -32,21 +36,31 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..config import Policy
+from ..summarize.prompts import leaf_lines_budget
 from ..summarize.speed import ModelSpeed
-from ..summarize.summariser import MIN_TARGET, SOURCE_FRACTION
+from ..summarize.summariser import CONDENSED_SHARE, MIN_TARGET, SOURCE_FRACTION
+from ..summarize.types import Generation
 
-NOTES_FACTOR = 0.42
-"""Model time of a summary made in notes over one call on the same material (issue 19's measure
-with a title a part, run ``title-quotes``: ~3.7 calls per leaf at a median 0.42× the one-call floor,
-0.62× at most; one sentence a part took 0.75×, three to five sentences 1.18×)."""
 BRIEF_DEPTH = -1
 """The depth a plan gives a session's brief (it is made from the session's episodes, not a level of the DAG)."""
 BRIEF_SOURCE_TOKENS = 350
-"""What a brief's call reads: its chosen lines, at most a brief's size, and the ask."""
-BRIEF_ANSWER_TOKENS = 60
-"""What a brief's call writes: a title and an about line."""
+"""What a brief's call reads, as a plan shows it: its chosen lines, at most a brief's size, and the ask."""
+BRIEF_PROMPT_TOKENS = 200
+"""What a brief's call has the model read anew (the brief's material and ask; the system text is the leaves'
+and the server keeps it): a median 195 of our tokens over the demo data and the shared samples (26 briefs)."""
+BRIEF_ANSWER_TOKENS = 45
+"""What a brief's call writes: a title and an about line (Qwen2.5-Coder-1.5B on the rig: 40–55 tokens)."""
+NOTES_PROMPT_TOKENS = 60
+"""What a ``notes`` call has the model read besides the key lines: the template's words around them and the
+ask (the system text is the same for every call of a depth, and the server keeps it): 654 tokens of ours for a
+median leaf whose lines take 613, over the demo data and the shared samples."""
+TITLE_TOKENS = 16
+"""What a ``notes`` call writes: a title of at most twelve words (``notes.LEAF_ASK``; 8–20 tokens on the rig)."""
+LINES_FILL = 0.97
+"""The share of its budget a summary's key lines take (0.92–1.00 for 109 leaves of real chats)."""
 PROMPT_OVERHEAD = 400
-"""Tokens a prompt adds around its material (instructions, role prefixes)."""
+"""Tokens a ``plain`` or ``sections`` prompt adds around its material (instructions, role prefixes, a leaf's
+previous summary clipped)."""
 GUESS_PARAMS_B = 3.0
 """The size assumed for a model whose size is unknown (a small local model)."""
 GUESS_PROMPT_TPS_PER_B = 120.0
@@ -54,7 +68,7 @@ GUESS_PROMPT_TPS_PER_B = 120.0
 GUESS_OUTPUT_TPS_PER_B = 18.0
 """… and writes about this many (1.5B: 12 tok/s)."""
 GUESS_CALL_S = 1.0
-"""Fixed cost of a call before a measurement shows otherwise (HTTP, the chat template)."""
+"""What a call waits beyond its model's time before a measurement shows it (HTTP, the chat template)."""
 MEASURE_TIMEOUT_S = 90.0
 """The measuring call's limit, model load included."""
 
@@ -78,8 +92,8 @@ def params_billions(model: str | None, parameter_size: str | None = None) -> flo
 
 @dataclass(frozen=True, slots=True)
 class Speed:
-    """What an estimate assumes of a model: prompt and output tokens a second, a fixed cost a
-    call, and where those came from (``basis``)."""
+    """What an estimate assumes of a model: prompt and output tokens a second, the seconds a call waits
+    beyond them (``call_s``: a queue, a remote host, HTTP), and where those came from (``basis``)."""
 
     prompt_tps: float
     output_tps: float
@@ -96,7 +110,8 @@ class Speed:
 
     @classmethod
     def of(cls, ms: ModelSpeed, basis: Basis = "measured") -> Speed:
-        call = min(GUESS_CALL_S, ms.prompt_seconds / max(1, ms.calls)) if ms.calls else GUESS_CALL_S
+        """The speed the sums ``ms`` measured: the model's pace and the wait a call (the wall clock's)."""
+        call = ms.wait_per_call if ms.calls else GUESS_CALL_S
         return cls(ms.prompt_tps, ms.output_tps, call, basis, ms.calls)
 
     @classmethod
@@ -119,6 +134,8 @@ class Speed:
     def describe(self) -> str:
         """For people: where the figures come from."""
         rates = f"{self.prompt_tps:.0f} tok/s in, {self.output_tps:.0f} tok/s out"
+        if self.measured and self.call_s >= 0.05:
+            rates += f", {self.call_s:.1f} s a call waiting"
         if self.basis == "measured":
             return f"{rates}, measured over {self.calls} call{'s' * (self.calls != 1)}"
         if self.basis == "probe":
@@ -130,7 +147,7 @@ class Speed:
     def as_json(self) -> dict[str, Any]:
         """``backlog --json``'s ``speed``."""
         return {"prompt_tps": round(self.prompt_tps, 1), "output_tps": round(self.output_tps, 1),
-                "measured": self.measured}
+                "call_s": round(self.call_s, 3), "measured": self.measured}
 
 
 class SpeedSource(Protocol):
@@ -175,14 +192,13 @@ def describe_hosts(hosts: Sequence[HostSpeed]) -> str:
 
 
 class MeasuringBackend(Protocol):
-    """What :func:`measure` needs of a backend (the Ollama one)."""
+    """What :func:`measure` needs of a backend: a check, and calls whose answers carry their figures."""
 
     model: str | None
-    speed: ModelSpeed
 
     async def check(self) -> None: ...
 
-    async def generate(self, system: str, prompt: str, *, temperature: float, num_predict: int) -> Any: ...
+    async def generate(self, system: str, prompt: str, *, temperature: float, num_predict: int) -> Generation: ...
 
 
 MEASURE_TEXT = (
@@ -193,30 +209,71 @@ MEASURE_TEXT = (
 )
 
 
-async def measure(backend: MeasuringBackend, *, timeout_s: float = MEASURE_TIMEOUT_S) -> Speed | None:
-    """One short call (a few hundred tokens in, 32 out) to learn a never-used model's speed;
-    None when the server cannot be asked (the caller then guesses). The backend is not closed."""
+WARM_SYSTEM = "Answer with one word."
+WARM_PROMPT = "Say ready."
+"""The call :func:`measure` makes first, to load (or wake) the model: its time is not a measurement."""
+
+
+async def measure(backend: MeasuringBackend, *, timeout_s: float = MEASURE_TIMEOUT_S) -> ModelSpeed | None:
+    """A never-used model's speed, from one short call (a few hundred tokens in, 32 out) made after a
+    one-token call that lets the model load: a cold model's first call pays its load (Ollama says how long;
+    another server only takes longer), and a speed is the warm model's. None when the server cannot be asked
+    (the caller then guesses). The backend is not closed."""
     try:
         async with asyncio.timeout(timeout_s):
             await backend.check()
-            before = ModelSpeed(**{f: getattr(backend.speed, f) for f in
-                                   ("calls", "prompt_tokens", "prompt_seconds", "output_tokens", "output_seconds")})
-            await backend.generate("You summarise conversations in one sentence.",
-                                   "Summarise in one sentence:\n\n" + MEASURE_TEXT * 3,
-                                   temperature=0.0, num_predict=32)
+            await backend.generate(WARM_SYSTEM, WARM_PROMPT, temperature=0.0, num_predict=1)
+            prompt = "Summarise in one sentence:\n\n" + MEASURE_TEXT * 3
+            gen = await backend.generate("You summarise conversations in one sentence.", prompt,
+                                         temperature=0.0, num_predict=32)
     except Exception:  # unreachable, missing model, a timeout: the caller guesses and says so
         return None
-    got = backend.speed.minus(before)
-    return Speed.of(got, "probe") if got.measured else None
+    got = ModelSpeed.of_call(gen, gen.prompt_tokens)
+    return got if got.measured else None
+
+
+def normal_target(policy: Policy, depth: int, source_tokens: int) -> int:
+    """A summary's normal-tier target, as the summariser sets it (``summariser.targets_for``): a leaf at most a
+    quarter of its sources, a condensed summary half of them, neither above its depth's target."""
+    if depth == 0:
+        target = min(policy.leaf_target_tokens, max(MIN_TARGET, source_tokens // SOURCE_FRACTION))
+    else:
+        target = min(policy.condensed_target_tokens,
+                     max(MIN_TARGET, source_tokens * CONDENSED_SHARE[0] // CONDENSED_SHARE[1]))
+    return max(1, source_tokens - 1) if target >= source_tokens else target
 
 
 def expected_size(policy: Policy, depth: int, source_tokens: int) -> int:
-    """The normal-tier target of a summary of ``depth`` over ``source_tokens`` (what it is expected to be); a
-    brief (``BRIEF_DEPTH``) is a title and an about line."""
+    """The size a planned summary of ``depth`` over ``source_tokens`` is expected to have (what a plan gives the
+    summaries above it); a brief (``BRIEF_DEPTH``) is a title and an about line."""
     if depth == BRIEF_DEPTH:
         return BRIEF_ANSWER_TOKENS
     target = policy.leaf_target_tokens if depth == 0 else policy.condensed_target_tokens
     return max(1, min(target, max(MIN_TARGET, source_tokens // SOURCE_FRACTION), max(1, source_tokens - 1)))
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a summary format asks of the model for one planned summary: the tokens its call has the model read
+    anew and the tokens it writes (one call a summary in every format; a retry is not foreseen).
+
+    * ``notes`` (the default): the key lines, which fill their budget (its target less a title's,
+      ``prompts.leaf_lines_budget``: :data:`LINES_FILL`), the words around them and the ask; the answer a title;
+    * ``plain`` and ``sections``: the whole material and the instructions; the answer as long as the target;
+    * a brief, in any format: its material and ask; the answer a title and an about line."""
+
+    policy: Policy
+    summary_format: str = "notes"
+
+    def call(self, depth: int, source_tokens: int) -> tuple[int, int]:
+        """(prompt tokens, answer tokens) of the call that makes a summary of ``depth`` over ``source_tokens``."""
+        if depth == BRIEF_DEPTH:
+            return BRIEF_PROMPT_TOKENS, BRIEF_ANSWER_TOKENS
+        if self.summary_format == "notes":
+            target = normal_target(self.policy, depth, source_tokens)
+            lines = min(source_tokens, int(leaf_lines_budget(target) * LINES_FILL))
+            return NOTES_PROMPT_TOKENS + lines, TITLE_TOKENS
+        return source_tokens + PROMPT_OVERHEAD, expected_size(self.policy, depth, source_tokens)
 
 
 class Estimator:
@@ -227,7 +284,7 @@ class Estimator:
         self.speed = speed
         """The first host's speed (what ``backlog --json``'s ``speed`` shows)."""
         self.policy = policy
-        self.factor = NOTES_FACTOR if summary_format == "notes" else 1.0
+        self.shape = Shape(policy, summary_format)
         self.hosts: tuple[HostSpeed, ...] = ()
         """Two or more live hosts sharing the work; empty: one host, at :attr:`speed`."""
 
@@ -246,8 +303,7 @@ class Estimator:
         return 1.0 / rate if rate > 0 else 0.0
 
     def _seconds_at(self, speed: Speed, depth: int, source_tokens: int) -> float:
-        one = speed.call_seconds(source_tokens + PROMPT_OVERHEAD, expected_size(self.policy, depth, source_tokens))
-        return one * self.factor
+        return speed.call_seconds(*self.shape.call(depth, source_tokens))
 
     def seconds(self, depth: int, source_tokens: int) -> float:
         """One summary of ``depth`` over ``source_tokens``."""
@@ -260,14 +316,14 @@ class Estimator:
         if self.hosts:
             work = Work()
             for d, t in items:
-                work.add(self.policy, d, t)
+                work.add(self.shape, d, t)
             return self.of(work)
         return sum(self.seconds(d, t) for d, t in items)
 
     def _of_at(self, s: Speed, work: Work) -> float:
         if s.basis == "none" or not work.summaries:
             return 0.0
-        return self.factor * (work.summaries * s.call_s + work.prompt / s.prompt_tps + work.output / s.output_tps)
+        return work.summaries * s.call_s + work.prompt / s.prompt_tps + work.output / s.output_tps
 
     def of(self, work: Work) -> float:
         """:meth:`total` of the summaries ``work`` sums up (the estimate is linear in them)."""
@@ -278,17 +334,18 @@ class Estimator:
 
 @dataclass(slots=True)
 class Work:
-    """Summaries summed as the estimate sees them: how many, their prompts' and their answers'
+    """Summaries summed as the estimate sees them: how many (a call each), their prompts' and their answers'
     expected tokens. A backlog re-times what is left at a new speed from these three numbers."""
 
     summaries: int = 0
     prompt: int = 0
     output: int = 0
 
-    def add(self, policy: Policy, depth: int, source_tokens: int) -> None:
+    def add(self, shape: Shape, depth: int, source_tokens: int) -> None:
+        prompt, output = shape.call(depth, source_tokens)
         self.summaries += 1
-        self.prompt += source_tokens + PROMPT_OVERHEAD
-        self.output += expected_size(policy, depth, source_tokens)
+        self.prompt += prompt
+        self.output += output
 
 
 @dataclass(slots=True)

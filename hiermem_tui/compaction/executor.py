@@ -67,9 +67,12 @@ from .events import (
 )
 from .hosts import Host, HostPool
 from .priority import BacklogControl, Yielded
-from .requests import brief_material, condensed_request, leaf_request
+from .requests import BriefReading, brief_material, condensed_request, leaf_request
 from .state import Cancelled, RunState
 
+PREPARE_AFTER_S = 0.005
+"""How long after a summary's call starts the next summary's request is worked out (its request is on the wire
+by then: the work ahead must not delay it)."""
 PROGRESS_EVERY_S = 0.25
 """A streaming answer reports its tokens at most this often (each report repaints a footer)."""
 LEAF_PROMPT_OVERHEAD = 400
@@ -262,11 +265,12 @@ class Executor:
             saved = self._speed_saved.get(i)
             if speed is None or saved is None:
                 continue
+            now = speed.settled()  # a first call still held counts as it came (the next call may judge it)
             try:
-                self.store.speeds.add(backend.name, backend.model, speed.minus(saved), host_key(backend))
+                self.store.speeds.add(backend.name, backend.model, now.minus(saved), host_key(backend))
             except StoreError:
                 return  # a measurement is not worth failing a run for
-            self._speed_saved[i] = replace(speed)
+            self._speed_saved[i] = now
 
     # ------------------------------------------------------------------ a run
     def emit(self, event: RunEvent) -> None:
@@ -310,6 +314,7 @@ class Executor:
         return self._finish(st, status, error)
 
     def _finish(self, st: RunState, status: str, error: str | None) -> Run:
+        self.drop_ahead(st)
         self._save_speed()
         run = self.store.runs.finish(st.run.id, status, wall_seconds=time.monotonic() - st.started, error=error)
         self.emit(RunFinished(run.id, run.session_id, status, run, error))
@@ -347,8 +352,9 @@ class Executor:
             await self.hosts.give_back(host, time.monotonic() - began if made else None)
 
     async def _summarise(self, st: RunState, what: str, request: SummaryRequest,
-                         summariser: Summariser | None = None) -> SummaryResult:
-        """Run summarise() as its own task so the CancelToken can abort the HTTP call."""
+                         summariser: Summariser | None = None, then: Making | None = None) -> SummaryResult:
+        """Run summarise() as its own task so the CancelToken can abort the HTTP call; ``then``'s request is worked
+        out while it runs (:meth:`ahead`)."""
         sid = st.run.session_id
         sent_at, sent_phase = 0.0, ""  # when the last progress event went out, and its phase
 
@@ -366,6 +372,11 @@ class Executor:
                                       ev.thinking_tokens, ev.tokens_per_s, ev.left_s))
 
         task = asyncio.ensure_future((summariser or self.summariser).summarise(request, on_event=forward))
+        if then is not None:
+            self.ahead(st, then, summariser or self.summariser)
+        elif st.brief is not None and not st.brief.done:
+            self.drop_ahead(st)
+            st.ahead = asyncio.ensure_future(self._brief_ahead(st.brief))
         self.cancel.attach(task)
         try:
             return await task
@@ -390,23 +401,59 @@ class Executor:
         finally:
             gate.leave()
 
-    async def make(self, st: RunState, job: Making) -> SummaryWrite:
+    def _request(self, session_id: str, job: Making) -> SummaryRequest:
+        """``job``'s request as the store has it now (``requests.py``)."""
+        if job.sources is None:
+            return leaf_request(self.store, session_id, job.first_seq, job.last_seq, self.policy.leaf_target_tokens)
+        return condensed_request(self.store, session_id, job.depth, [item for _, item in job.sources],
+                                 job.first_seq, job.last_seq, self.policy.condensed_target_tokens)
+
+    def ahead(self, st: RunState, job: Making, summariser: Summariser) -> None:
+        """Have ``job`` (the summary a pass makes next) read from the store and its first call worked out while the
+        model answers the call in flight (``Summariser.prepare``), so its request is ready when that answer ends.
+        It only works ahead: ``job`` is made as ever when its turn comes (its request read again then, with what
+        the store has by then), whether this finished or not."""
+        self.drop_ahead(st)
+        st.ahead = asyncio.ensure_future(self._ahead(st.run.session_id, job, summariser))
+
+    async def _ahead(self, session_id: str, job: Making, summariser: Summariser) -> None:
+        await asyncio.sleep(PREPARE_AFTER_S)
+        try:
+            await summariser.prepare(self._request(session_id, job))
+        except Exception:  # work ahead only: whatever failed here fails, and is said, when the summary is made
+            return
+
+    async def _brief_ahead(self, reading: BriefReading) -> None:
+        """The session's brief material read a few episodes at a time while the model answers the pass's last
+        calls (what :meth:`make_brief` has not to read then)."""
+        await asyncio.sleep(PREPARE_AFTER_S)
+        try:
+            while reading.step(self.store):
+                await asyncio.sleep(0)
+        except Exception:  # work ahead only: the brief reads what is left when it is made
+            return
+
+    @staticmethod
+    def drop_ahead(st: RunState) -> None:
+        """Stop working ahead (a summary's turn came, or the run ended)."""
+        if st.ahead is not None and not st.ahead.done():
+            st.ahead.cancel()
+        st.ahead = None
+
+    async def make(self, st: RunState, job: Making, then: Making | None = None) -> SummaryWrite:
         """Make one summary (see the module docstring): the write for :meth:`commit`, alone or
-        with the rest of its tree."""
+        with the rest of its tree; ``then``: the summary made next, worked out ahead while this one's call runs."""
         sid = st.run.session_id
         lost: tuple[Host, SummariserError] | None = None
+        self.drop_ahead(st)
         while True:
             async with self._slot() as host:
                 if lost is not None:
                     self._moved(sid, job.what, lost, host)
                 self._started(st, job.what, job.depth, job.first_seq, job.last_seq)
-                if job.sources is None:
-                    req = leaf_request(self.store, sid, job.first_seq, job.last_seq, self.policy.leaf_target_tokens)
-                else:
-                    req = condensed_request(self.store, sid, job.depth, [item for _, item in job.sources],
-                                            job.first_seq, job.last_seq, self.policy.condensed_target_tokens)
+                req = self._request(sid, job)
                 try:
-                    res = await self._summarise(st, job.what, req, host.summariser)
+                    res = await self._summarise(st, job.what, req, host.summariser, then)
                 except (RunAborted, BackendUnavailable) as exc:
                     if not self.hosts.several or not await self.hosts.lose(host, exc):
                         raise
@@ -422,7 +469,9 @@ class Executor:
         """Make the session's brief (one model call at most, on the first host free) and store it, the brief
         it had superseded; a host lost mid-call has it made again on another, as a summary is."""
         sid = st.run.session_id
-        material = brief_material(self.store, sid)
+        self.drop_ahead(st)
+        material = brief_material(self.store, sid, st.brief)
+        st.brief = None
         lost: tuple[Host, SummariserError] | None = None
         while True:
             async with self._slot() as host:

@@ -30,7 +30,7 @@ from ..tokens import Tokenizer
 from .factories import make_backend, make_runner
 from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, EndReason, Order, plan_backlog
 from .estimate import Estimator, HostSpeed, Speed, known_speed, measure, speed_offline
-from .events import CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
+from .events import BriefWritten, CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
 from .executor import host_key
 from .preview import plan_pass
 from .priority import BacklogControl
@@ -118,6 +118,11 @@ class Job:
         return Estimator.shared([HostSpeed(h.name, self._host_speed(h.summariser.backend), pool.parallel)
                                  for h in live], self.runner.policy, self.settings.summary_format)
 
+    def loads(self) -> float:
+        """Seconds the model spent loading in this job so far, on every host (no part of a speed)."""
+        speeds = (getattr(h.summariser.backend, "speed", None) for h in self.runner.executor.hosts.hosts)
+        return sum(s.load_seconds for s in speeds if isinstance(s, ModelSpeed))
+
     def _run_estimate(self, ev: RunStarted) -> float:
         est = self.estimator()
         if ev.kind in PASS_KINDS:
@@ -140,6 +145,8 @@ class Job:
         if isinstance(ev, SummaryWritten):
             tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock())
             self.emit(tracker.progress(self.clock()))
+        elif isinstance(ev, BriefWritten):
+            tracker.brief_written(self.clock())
         elif isinstance(ev, RunFinished) and ev.status in ("done", "failed"):  # a moved session comes again
             tracker.finished_session()
             self.emit(tracker.progress(self.clock()))
@@ -222,7 +229,7 @@ class Job:
                 return []
             await runner.check()
             timed = backlog.timed(self.estimator(), runner.summariser.backend.model)
-            tracker = BacklogTracker(timed, self.estimator, self.clock(), runner.policy)
+            tracker = BacklogTracker(timed, self.estimator, self.clock(), loads=self.loads)
             self._tracker = tracker
             loop = asyncio.get_running_loop()
             timer = loop.call_later(budget_s, self._spend) if budget_s is not None else None
@@ -343,12 +350,11 @@ async def _host_speed(store: Store, settings: Settings, tokenizer: Tokenizer, ho
         known = known_speed(store.speeds, backend.name, model, key)
         if known is not None:
             return known, model, None, key
-        probed = await measure(backend)  # type: ignore[arg-type]  # a model backend measures itself
+        probed = await measure(backend)
         if probed is None:
             return Speed.guess(model), model, None, key
-        live = getattr(backend, "speed", None)
-        if isinstance(live, ModelSpeed) and not store.readonly:
-            store.speeds.add(backend.name, model, live, key)
-        return probed, model, None, key
+        if not store.readonly:
+            store.speeds.add(backend.name, model, probed, key)
+        return Speed.of(probed, "probe"), model, None, key
     finally:
         await backend.aclose()

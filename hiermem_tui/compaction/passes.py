@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from . import planner
 from .executor import Executor, Making
-from .requests import summary_item
+from .requests import BriefReading, summary_item
 from .state import RunState
 
 
@@ -32,11 +32,13 @@ class Passes:
         self.planner.policy = self.executor.policy
 
     async def leaves(self, st: RunState, chunks: Sequence[planner.LeafChunk]) -> None:
-        """Leaves strictly in order: each one gets the previous leaf's text as context."""
+        """Leaves strictly in order: each one gets the previous leaf's text as context; the next one is worked
+        out while the model answers (``Executor.make``'s ``then``)."""
         ex = self.executor
-        for chunk in chunks:
+        jobs = [Making(chunk.label(), 0, chunk.first_seq, chunk.last_seq) for chunk in chunks]
+        for i, job in enumerate(jobs):
             async with ex.gated(st):
-                made = await ex.make(st, Making(chunk.label(), 0, chunk.first_seq, chunk.last_seq))
+                made = await ex.make(st, job, jobs[i + 1] if i + 1 < len(jobs) else None)
                 ex.commit(st, [made])
 
     async def condense(self, st: RunState) -> None:
@@ -49,12 +51,18 @@ class Passes:
                 return
             self.executor.check_cancel()
             if self.executor.parallel == 1 or len(groups) == 1:
-                for g in groups:
-                    await self._condense_one(st, g)
+                for i, g in enumerate(groups):
+                    await self._condense_one(st, g, groups[i + 1] if i + 1 < len(groups) else None)
             else:
                 async with asyncio.TaskGroup() as tg:
                     for g in groups:
                         tg.create_task(self._condense_one(st, g))
+
+    def brief_ahead(self, st: RunState) -> None:
+        """A full pass is to end with the session's brief: have its material read while the model answers the
+        pass's last calls (``Executor``)."""
+        if self.planner.brief_due(st.run.session_id):
+            st.brief = BriefReading.start(self.executor.store, st.run.session_id)
 
     async def brief(self, st: RunState, *, again: bool = False) -> None:
         """The session's brief, when it has none or the one it has stops short of its newest episode
@@ -67,10 +75,15 @@ class Passes:
         async with self.executor.gated(st):
             await self.executor.make_brief(st, last)
 
-    async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
+    async def _condense_one(self, st: RunState, group: planner.CondenseGroup,
+                            then: planner.CondenseGroup | None = None) -> None:
         ex = self.executor
         async with ex.gated(st):
-            found = [ex.store.dag.get(i) for i in group.source_ids]  # planned just now; summaries are never deleted
-            sources = [(s.id, summary_item(s)) for s in found if s is not None]
-            made = await ex.make(st, Making(group.label(), group.depth, group.first_seq, group.last_seq, sources))
+            made = await ex.make(st, self._condensing(group), self._condensing(then) if then is not None else None)
             ex.commit(st, [made])
+
+    def _condensing(self, group: planner.CondenseGroup) -> Making:
+        """What making ``group``'s summary is: its sources as the store has them."""
+        found = [self.executor.store.dag.get(i) for i in group.source_ids]  # planned just now; never deleted
+        sources = [(s.id, summary_item(s)) for s in found if s is not None]
+        return Making(group.label(), group.depth, group.first_seq, group.last_seq, sources)

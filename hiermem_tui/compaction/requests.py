@@ -14,6 +14,7 @@ give a model exactly the same kind of input:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..store import Episode, Store, Summary, parse_iso
 from ..store.models import synthetic_stamp
@@ -37,12 +38,18 @@ def summary_item(s: Summary, text: str | None = None) -> SourceItem:
                       span=(s.first_seq, s.last_seq))
 
 
-def brief_material(store: Store, session_id: str) -> Material:
+def brief_material(store: Store, session_id: str, ahead: BriefReading | None = None) -> Material:
     """What a session's brief is made of: every episode read once, in order, a page at a time (the user's
-    excluded episodes left out, as a summary leaves them out)."""
-    excluded = {seq for seq, mark in store.marks.of(session_id, 0, 1 << 62).items() if mark == "exclude"}
-    material = Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
-                               if ep.seq not in excluded)
+    excluded episodes left out, as a summary leaves them out). ``ahead``: what was read of it while the model
+    answered, finished here; read anew when the session changed since (an episode or a mark more)."""
+    if ahead is not None and ahead.session_id == session_id and ahead.fresh(store):
+        while ahead.step(store):
+            pass
+        material = ahead.material
+    else:
+        excluded = _excluded(store, session_id)
+        material = Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
+                                   if ep.seq not in excluded)
     material.steps = brief_steps(store, session_id)
     return material
 
@@ -75,6 +82,54 @@ def brief_steps(store: Store, session_id: str) -> list[str]:
         if words:
             steps.append(" ".join(words[:STEP_WORDS]) + ("…" if len(words) > STEP_WORDS else ""))
     return steps
+
+
+def _excluded(store: Store, session_id: str) -> frozenset[int]:
+    return frozenset(seq for seq, mark in store.marks.of(session_id, 0, 1 << 62).items() if mark == "exclude")
+
+
+def _episodes(store: Store, session_id: str) -> int:
+    session = store.sessions.get(session_id)
+    return session.episodes if session is not None else 0
+
+
+BRIEF_STEP = 8
+"""Episodes a brief's reading ahead takes at a time (an answer that arrives waits for one step at most)."""
+
+
+@dataclass
+class BriefReading:
+    """A session's brief material read ahead, a few episodes at a time, while the model answers the pass's
+    calls: what :func:`brief_material` would read, as long as the session has the same episodes and marks."""
+
+    session_id: str
+    episodes: int
+    marks: Mapping[int, str]
+    material: Material = field(default_factory=Material)
+    after: int = -1
+    done: bool = False
+
+    @classmethod
+    def start(cls, store: Store, session_id: str) -> BriefReading:
+        return cls(session_id, _episodes(store, session_id), store.marks.of(session_id, 0, 1 << 62))
+
+    def fresh(self, store: Store) -> bool:
+        """The session is as it was when the reading began."""
+        return (_episodes(store, self.session_id) == self.episodes
+                and store.marks.of(self.session_id, 0, 1 << 62) == self.marks)
+
+    def step(self, store: Store) -> bool:
+        """Read the next few episodes; False once every one is read."""
+        if self.done:
+            return False
+        page = store.episodes.page(self.session_id, after_seq=self.after, limit=BRIEF_STEP)
+        if not page:
+            self.done = True
+            return False
+        excluded = {seq for seq, mark in self.marks.items() if mark == "exclude"}
+        self.material.read((ep.seq, episode_item(ep)) for ep in page if ep.seq not in excluded)
+        self.after = page[-1].seq
+        return True
 
 
 def _pins(store: Store, session_id: str, first: int, last: int,

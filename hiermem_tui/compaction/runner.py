@@ -126,6 +126,8 @@ class Runner:
         chunks, planned = plan()  # again: the check may have shrunk the chunk budget
 
         async def body(st: RunState) -> None:
+            if pass_ == "full":
+                self.passes.brief_ahead(st)
             await self.passes.leaves(st, chunks)
             if pass_ != "leaf":
                 await self.passes.condense(st)

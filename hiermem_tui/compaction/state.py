@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ..store import Run
+from .requests import BriefReading
 from .events import TierCounts
 
 
@@ -25,3 +27,7 @@ class RunState:
     tiers: TierCounts = field(default_factory=TierCounts)
     out_tokens: int = 0
     llm_seconds: float = 0.0
+    ahead: asyncio.Future[None] | None = None
+    """The next summary's request being worked out while the model answers (``Executor.make``'s ``then``)."""
+    brief: BriefReading | None = None
+    """The session's brief material, read ahead while the model answers (a full pass whose brief is due)."""

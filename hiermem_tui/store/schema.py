@@ -469,6 +469,13 @@ MIGRATIONS: list[str] = [
         SELECT RAISE(ABORT, 'briefs are never deleted');
     END;
     """,
+    # ---- version 10: the wall time a model's speed leaves out --------------------------------
+    # A queued or remote host reports its runner's durations, tiny beside the seconds each call
+    # takes (issue 38): what a call's wall time has beyond its load and those durations is kept
+    # as ``wait_seconds``, so estimates count it. Rows measured before have none (0).
+    """
+    ALTER TABLE model_speed ADD COLUMN wait_seconds REAL NOT NULL DEFAULT 0;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,4 +1,5 @@
-"""Measured model speeds: running sums of what each model did on each host, kept between runs.
+"""Measured model speeds: running sums of what each model did on each host, kept between runs (a model's
+loads are not kept: they are no part of its speed).
 
 Per-call timeouts and every time estimate come from these (summarize/speed.py); the runner
 adds what a run measured when it ends. A row is keyed by backend, model and host (the Ollama
@@ -34,7 +35,7 @@ class Speeds:
         if not model:
             return ModelSpeed()
         row = self.db.conn.execute(
-            "SELECT calls, prompt_tokens, prompt_seconds, output_tokens, output_seconds FROM model_speed "
+            "SELECT calls, prompt_tokens, prompt_seconds, output_tokens, output_seconds, wait_seconds FROM model_speed "
             "WHERE backend = ? AND model = ? AND host IN (?, ?) AND (calls > 0 OR host = ?) "
             "ORDER BY host = ? LIMIT 1",
             (backend, model, host or ANY_HOST, ANY_HOST, ANY_HOST, ANY_HOST),
@@ -48,12 +49,13 @@ class Speeds:
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO model_speed (backend, model, host, calls, prompt_tokens, prompt_seconds, output_tokens, "
-                "output_seconds, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "output_seconds, wait_seconds, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (backend, model, host) DO UPDATE SET "
                 "calls = calls + excluded.calls, prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
                 "prompt_seconds = prompt_seconds + excluded.prompt_seconds, "
                 "output_tokens = output_tokens + excluded.output_tokens, "
-                "output_seconds = output_seconds + excluded.output_seconds, updated_at = excluded.updated_at",
+                "output_seconds = output_seconds + excluded.output_seconds, "
+                "wait_seconds = wait_seconds + excluded.wait_seconds, updated_at = excluded.updated_at",
                 (backend, model, host or ANY_HOST, delta.calls, delta.prompt_tokens, delta.prompt_seconds,
-                 delta.output_tokens, delta.output_seconds, utcnow()),
+                 delta.output_tokens, delta.output_seconds, delta.wait_seconds, utcnow()),
             )

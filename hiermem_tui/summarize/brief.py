@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hiermem_tui.summarize.keylines import assistant, lists, tool, user
+from hiermem_tui.summarize.keylines import assistant, lists, role_lines
 from hiermem_tui.summarize.keylines.kinds import Kind
 from hiermem_tui.summarize.text import clip_sentence, closes, courtesy, first_sentence, sentences
 from hiermem_tui.summarize.types import SourceItem
@@ -173,7 +173,7 @@ class Material:
 
     # ------------------------------------------------------------------------------------------ per role
     def _user(self, seq: int, text: str) -> None:
-        found = user.lines(text, 0)
+        found = role_lines("user", text)
         opening = [ln.words for ln in found if ln.kind is Kind.USER_OPENING]
         if not opening:
             return
@@ -206,7 +206,7 @@ class Material:
             self.decisions.append((1 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
 
     def _assistant(self, seq: int, text: str) -> None:
-        found = assistant.lines(text, 0)
+        found = role_lines("assistant", text)
         content = [ln for ln in found if ln.kind in (Kind.ANSWER_ENDS, Kind.LIST, Kind.CODE)]
         if self.last_request is not None and self.answer is None and content:
             best = next((ln for ln in content if ln.kind in (Kind.LIST, Kind.CODE)), content[0])
@@ -247,7 +247,7 @@ class Material:
 
     def _tool(self, seq: int, text: str) -> None:
         self._age()
-        errors = [ln.words for ln in tool.lines(text, 0) if ln.kind is Kind.TOOL_ERROR and _ERROR_LINE.search(ln.words)]
+        errors = [ln.words for ln in role_lines("tool", text) if ln.kind is Kind.TOOL_ERROR and _ERROR_LINE.search(ln.words)]
         if errors and len(self.problems) < 20:
             self.problems.append(_Problem(Quote("tool", errors[0], seq), _words(errors[0]), left=FOLLOW))
 

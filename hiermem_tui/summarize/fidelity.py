@@ -243,9 +243,30 @@ def _accept(kind: str, value: str, text: str, start: int, end: int) -> bool:
     return True
 
 
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile(r"[A-Z]")
+_NEEDS: dict[str, tuple[str, ...] | re.Pattern[str]] = {
+    "url": ("://",), "email": ("@",), "backtick": ("`",), "path": ("/", ":\\"), "hash": _DIGIT, "dotted": (".",),
+    "snake": ("_",), "camel": _UPPER, "date": ("-",), "number": _DIGIT, "acronym": _UPPER,
+}
+"""What a text must hold for each kind's pattern to match in it (a literal every match has, or a character
+class): a text without it is not searched for that kind at all, the costliest part of reading names."""
+
+
+def _may_hold(kind: str, text: str) -> bool:
+    need = _NEEDS.get(kind)
+    if need is None:
+        return True
+    if isinstance(need, re.Pattern):
+        return need.search(text) is not None
+    return any(n in text for n in need)
+
+
 def _prose(text: str, offset: int, found: dict[str, list[int | str]]) -> None:
     claimed = bytearray(len(text))
     for kind, pattern in _PROSE_KINDS:
+        if not _may_hold(kind, text):
+            continue
         for m in pattern.finditer(text):
             start, end = m.span()
             if claimed.find(1, start, end) >= 0:

@@ -46,7 +46,14 @@ import pydantic
 from hiermem_tui.summarize import ollama_raw
 from hiermem_tui.summarize.local_host import start_advice
 from hiermem_tui.summarize.speed import ModelSpeed
-from hiermem_tui.summarize.stream import THINK_HEADROOM, PromptPrefix, StreamState, thought_anyway_room
+from hiermem_tui.summarize.stream import (
+    THINK_HEADROOM,
+    InFlight,
+    PromptPrefix,
+    StreamState,
+    prepare_prompt,
+    thought_anyway_room,
+)
 from hiermem_tui.summarize.transport import connection_error, timed_out
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
@@ -272,6 +279,7 @@ class OllamaBackend:
         self._think: dict[str, ThinkValue | None] = {}
         self._think_extra: dict[str, int] = {}
         self._prefix = PromptPrefix(tokenizer)
+        self._calls = InFlight()
 
     def _error(self, exc: Exception) -> Exception:
         """Our error for ``exc``; re-raise ``exc`` itself when it is none of ours (a bug)."""
@@ -381,6 +389,11 @@ class OllamaBackend:
         still given up on."""
         return self.timeout_s + 2 * self.speed.expected_seconds(prompt_tokens, num_predict)
 
+    def prepare(self, system: str, prompt: str) -> None:
+        """Count and encode a prompt this backend is about to send (while it waits on another call), so sending
+        it finds both done (the tokenizer keeps them)."""
+        prepare_prompt(self.tokenizer, system, prompt)
+
     def fresh_tokens(self, system: str, prompt: str) -> int:
         """Our count of the part of this prompt that differs from the previous one (what a
         server reusing its prefix cache evaluates anew); the whole prompt the first time."""
@@ -429,6 +442,7 @@ class OllamaBackend:
         capped = False
         if on_chunk is not None:
             on_chunk(out.progress(started))
+        me = self._calls.start()
         try:
             async with asyncio.timeout(timeout):
                 stream = await self._client.chat(
@@ -453,6 +467,8 @@ class OllamaBackend:
             if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
                 raise ModelError(f"model '{model}' stopped answering (read timed out)") from None
             raise self._error(exc) from None
+        finally:
+            overlapped = self._calls.end(me)
         text = out.text()
         if out.thinking and think is False:
             # asked not to think and thought anyway: leave room for it from now on (when the
@@ -470,6 +486,9 @@ class OllamaBackend:
             thinking_tokens=out.thinking,
             prompt_tokens=prompt_tokens,
             fresh_prompt_tokens=fresh,
+            load_seconds=_ns(getattr(final, "load_duration", None)),
+            first_token_s=None if out.first_at is None else out.first_at - started,
+            overlapped=overlapped,
         )
         self.speed.observe(gen, prompt_tokens)
         return gen

@@ -62,7 +62,7 @@ import httpx
 from hiermem_tui.config import normalise_base_url
 from hiermem_tui.summarize.local_host import start_advice
 from hiermem_tui.summarize.speed import ModelSpeed
-from hiermem_tui.summarize.stream import PromptPrefix, StreamState, thought_anyway_room
+from hiermem_tui.summarize.stream import InFlight, PromptPrefix, StreamState, prepare_prompt, thought_anyway_room
 from hiermem_tui.summarize.transport import connection_error, timed_out
 from hiermem_tui.summarize.types import (
     BackendUnavailable,
@@ -242,6 +242,7 @@ class OpenAIBackend:
         self._context: dict[str, int | None] = {}
         self._think_extra: dict[str, int] = {}
         self._prefix = PromptPrefix(tokenizer)
+        self._calls = InFlight()
         self._checked = False
 
     @property
@@ -375,6 +376,10 @@ class OpenAIBackend:
         return ModelError(f"{self.host} refused the call for model '{model}' (HTTP {status}): {detail}")
 
     # ------------------------------------------------------------------ a call
+    def prepare(self, system: str, prompt: str) -> None:
+        """Count and encode a prompt this backend is about to send (while it waits on another call)."""
+        prepare_prompt(self.tokenizer, system, prompt)
+
     async def generate(
         self,
         system: str,
@@ -410,6 +415,7 @@ class OpenAIBackend:
         out = StreamState(started, fresh)
         if on_chunk is not None:
             on_chunk(out.progress(started))
+        me = self._calls.start()
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -425,7 +431,9 @@ class OpenAIBackend:
             raise
         except Exception as exc:
             raise self._error(exc) from None
-        return self._generation(out, end, capped, model, prompt_tokens, fresh, started)
+        finally:
+            overlapped = self._calls.end(me)
+        return self._generation(out, end, capped, model, prompt_tokens, fresh, started, overlapped)
 
     async def _stream(self, body: dict[str, Any], out: StreamState, on_chunk: ChunkCallback | None,
                       num_predict: int, total_predict: int) -> tuple[_End, bool]:
@@ -478,7 +486,7 @@ class OpenAIBackend:
         return got
 
     def _generation(self, out: StreamState, end: _End, capped: bool, model: str, prompt_tokens: int,
-                    fresh: int, started: float) -> Generation:
+                    fresh: int, started: float, overlapped: bool) -> Generation:
         text = out.text()
         if out.thinking:
             room = thought_anyway_room(out.thinking, cut=not text.strip())
@@ -510,6 +518,8 @@ class OpenAIBackend:
             thinking_tokens=out.thinking,
             prompt_tokens=prompt_tokens,
             fresh_prompt_tokens=fresh,
+            first_token_s=None if out.first_at is None else out.first_at - started,
+            overlapped=overlapped,
         )
         self.speed.observe(gen, fresh)
         return gen

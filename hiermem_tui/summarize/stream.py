@@ -13,6 +13,7 @@ that reuses the KV cache of a shared prefix evaluates anew (for estimates and th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hiermem_tui.summarize.types import StreamProgress
@@ -108,10 +109,10 @@ class PromptPrefix:
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        self._last: list[int] | None = None
+        self._last: Sequence[int] | None = None
 
     def fresh(self, system: str, prompt: str) -> int:
-        ids = self.tokenizer.encode(system + "\n" + prompt)
+        ids = self.tokenizer.encoded(system + "\n" + prompt)
         last, self._last = self._last, ids
         if last is None:
             return len(ids)
@@ -121,3 +122,36 @@ class PromptPrefix:
                 break
             same += 1
         return len(ids) - same
+
+
+class InFlight:
+    """A backend's calls by number, to tell which ones shared their wall time with another call of the same
+    backend (their time beyond the server's durations is then no wait of theirs)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._running: set[int] = set()
+        self._overlapped: set[int] = set()
+
+    def start(self) -> int:
+        """A call begins: its number."""
+        self._count += 1
+        self._running.add(self._count)
+        if len(self._running) > 1:
+            self._overlapped.update(self._running)
+        return self._count
+
+    def end(self, call: int) -> bool:
+        """The call ended: whether another call was in flight at some time during it."""
+        self._running.discard(call)
+        overlapped = call in self._overlapped
+        self._overlapped.discard(call)
+        return overlapped
+
+
+def prepare_prompt(tokenizer: Tokenizer, system: str, prompt: str) -> None:
+    """Count and encode a prompt about to be sent (while another call runs), so sending it finds both done
+    (the tokenizer keeps them)."""
+    tokenizer.count(system)
+    tokenizer.count(prompt)
+    tokenizer.encoded(system + "\n" + prompt)

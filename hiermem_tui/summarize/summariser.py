@@ -176,8 +176,6 @@ class _Attempts:
     llm_seconds: float = 0.0
     rejections: list[Rejection] = field(default_factory=list)
     records: list[CallRecord] = field(default_factory=list)
-    reading: Awaitable[object] | None = None
-    """The sources' names being read in a thread while the model answers (see ``summarise``)."""
 
     def reject(self, tier: str, reason: str, detail: str = "", gen: Generation | None = None) -> None:
         seconds = gen.seconds if gen is not None else 0.0
@@ -261,6 +259,41 @@ class Summariser:
         answer = num_predict + self.thinking_headroom()
         return max(64, int((self.context_limit() - answer - CONTEXT_SLACK) / PROMPT_MARGIN))
 
+    # ------------------------------------------------------------------ ahead of a call
+    async def prepare(self, request: SummaryRequest) -> None:
+        """Work out, while the model answers another call, what :meth:`summarise` of ``request`` needs before its
+        first call: each message's lines, the sources' names (fidelity's), the key lines and the first prompt,
+        counted and encoded as the backend will. Nothing is decided here and nothing is returned: each of those is
+        kept where it is worked out (``kept.py``, the tokenizer, ``fidelity.read_sources``) and found there when
+        the summary is made, so the next request is ready when the current answer ends. In small steps, so an
+        answer that arrives meanwhile waits for one step at most."""
+        if not request.sources or self.backend.name == "extractive":
+            return
+        for i, source in enumerate(request.sources):
+            if self.use_notes and request.depth == 0:
+                keylines.message_lines(source, i)
+            else:  # a plain or sectioned prompt shows the previous summary (not known yet): its sources, counted
+                self.tokenizer.count(source.text)
+            await asyncio.sleep(0)
+        read_sources(source_pairs(request.sources))
+        if not self.use_notes:
+            return
+        await asyncio.sleep(0)
+        pins = pinned_block(request)
+        t = targets_for(request, self.tokenizer.count(pins) if pins else 0)
+        lines = keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
+        parts = notes.parts_for(request.sources, request.depth, lines)
+        if not parts:
+            return
+        prompt = build_part_prompt(request.depth, parts[0], prompts=self.prompts, tokenizer=self.tokenizer)
+        await asyncio.sleep(0)
+        ready = getattr(self.backend, "prepare", None)
+        if callable(ready):
+            ready(prompt.system, prompt.prompt)
+        else:
+            self.tokenizer.count(prompt.system)
+            self.tokenizer.count(prompt.prompt)
+
     # ------------------------------------------------------------------ the tiers
     async def summarise(self, request: SummaryRequest, *, on_event: EventCallback | None = None) -> SummaryResult:
         """One summary for ``request``, by the first tier that gives an acceptable answer.
@@ -280,9 +313,6 @@ class Summariser:
             if tier == "fallback":
                 state.reject("normal", "not_shorter", "the extractive digest is not shorter than its input")
             return self._finish(text, tier, t.normal, EXTRACTIVE_VERSION, None, request, pins, started, state)
-        # Reading the sources' names (for fidelity and the invented rule) takes a few ms of CPU
-        # per 3,000-token leaf: done in a thread while the model works, not after its answer.
-        state.reading = asyncio.ensure_future(asyncio.to_thread(read_sources, source_pairs(request.sources)))
         if self.use_notes:
             return await self._in_parts(request, t, pins, started, state, on_event)
         # one material for both tiers: fitted for the larger answer budget
@@ -490,8 +520,6 @@ class Summariser:
         may name what a neighbouring part holds), or None when it names more things that are in no
         source (nor in ``context``, what else its prompt showed) than it keeps, recorded as a
         refusal. ``key``: how many key names it is judged on (see ``measure_against``)."""
-        if state.reading is not None:
-            await state.reading  # the names are read (and cached) by now, or in a moment
         fid = measure_against(text, request.sources, key=key, context=context)
         invented = acceptance.find_invented(fid.novel, fid.kept)
         if invented:

@@ -7,6 +7,8 @@ so a rule reads the same wherever it is applied.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 
 from hiermem_tui.tokens import Tokenizer
@@ -135,16 +137,34 @@ DECIDES_NOW = re.compile(r"\b(?:it is|go with|let'?s|decided|i'?ll (?:go|take|us
 """Words of a user's message that decides something ("ok arduino it is"): not a closing, whatever its courtesy."""
 
 _WORD_RUN = re.compile(r"\w+")
+_NOT_WORD = re.compile(r"\W+")
+
+
+@functools.lru_cache(maxsize=64)
+def _word_runs(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with every run of other characters between its words made one space, and where each word run
+    begins in that form and in ``text`` (what :func:`position` searches a message's quotes in, once)."""
+    spaced = _NOT_WORD.sub(" ", text)
+    return spaced, [m.start() for m in _WORD_RUN.finditer(spaced)], [m.start() for m in _WORD_RUN.finditer(text)]
 
 
 def position(text: str, words: str) -> int:
     """Where a quoted sentence ``words`` begins in ``text`` (its first words found across any markup and
-    spaces between them); ``len(text)`` when it cannot be found."""
+    spaces between them: the first as the end of a word, the last as the start of one, those between whole);
+    ``len(text)`` when it cannot be found. Found in ``text`` with its other characters made single spaces,
+    a search with no pattern to build for each quote."""
     first = _WORD_RUN.findall(words)[:5]
     if not first:
         return len(text)
-    m = re.search(r"\W+".join(map(re.escape, first)), text)
-    return m.start() if m else len(text)
+    if len(first) == 1:
+        at = text.find(first[0])
+        return at if at >= 0 else len(text)
+    spaced, spaced_starts, starts = _word_runs(text)
+    at = spaced.find(" ".join(first))
+    if at < 0:
+        return len(text)
+    run = bisect.bisect_right(spaced_starts, at) - 1
+    return starts[run] + at - spaced_starts[run]
 
 
 def wordy(line: str) -> bool:

@@ -94,6 +94,9 @@ class Generation:
     thinking_tokens: int = 0  # streamed thinking chunks (≈ tokens), not part of ``text``
     prompt_tokens: int = 0  # our count of what was sent (system + prompt)
     fresh_prompt_tokens: int | None = None  # our count of what differs from this backend's previous prompt
+    load_seconds: float | None = None  # the model's load the server reported (Ollama's load_duration); None: not said
+    first_token_s: float | None = None  # when the first chunk arrived, from the call's start
+    overlapped: bool = False  # another call of this backend was in flight meanwhile: its wall time was shared
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,6 +96,7 @@ class HiermemApp(AppBase):
     def __init__(
         self, settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
         follow: bool = True, index_search: bool = False, plan_backlog: bool = False, demo: bool = False,
+        measure_speed: bool | None = None,
     ) -> None:
         super().__init__()
         self.store = store
@@ -112,7 +113,7 @@ class HiermemApp(AppBase):
         self.nav = Navigator(self)
         self.runs = RunController(self, announce_changes=not follow)
         self.backlog = BacklogController(self)
-        self.planner = RunPlanner(self)
+        self.planner = RunPlanner(self, measure=probe_backend if measure_speed is None else measure_speed)
         self.follower = StoreFollower(self)
         self.indexer = SearchIndexer(self)
         self.mask = ScreenMask()
@@ -416,8 +417,10 @@ class HiermemApp(AppBase):
 
 def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, clock: Clock | None = None,
              follow: bool = True, index_search: bool = False, plan_backlog: bool = False,
-             demo: bool = False) -> HiermemApp:
+             demo: bool = False, measure_speed: bool | None = None) -> HiermemApp:
     """The one way to build the app (CLI and tests). ``probe_backend=False``: never contact Ollama.
+    ``measure_speed``: the run dialog may measure a model never timed with calls of its own (as ``backlog``
+    does), so its times are the CLI's; by default when ``probe_backend``.
 
     ``clock`` returns "now" for relative dates; tests and snapshots pass a fixed one.
     ``follow=False``: do not watch the file for other writers (snapshots are still pictures).
@@ -428,4 +431,4 @@ def make_app(settings: Settings, store: Store, *, probe_backend: bool = True, cl
     summaries replay a model's recorded answers: the top bar says so rather than warn about Ollama.
     """
     return HiermemApp(settings, store, probe_backend=probe_backend, clock=clock, follow=follow,
-                      index_search=index_search, plan_backlog=plan_backlog, demo=demo)
+                      index_search=index_search, plan_backlog=plan_backlog, demo=demo, measure_speed=measure_speed)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -21,7 +21,7 @@ from hiermem_tui.compaction import PassKind, Runner, planner
 from hiermem_tui.compaction.backlog import Backlog, Order, plan_backlog
 from hiermem_tui.compaction.check import check_session, pins_missing, repair_targets, repair_trees
 from hiermem_tui.compaction.estimate import Estimator, Speed
-from hiermem_tui.compaction.job import offline_estimator
+from hiermem_tui.compaction.job import host_speeds, offline_estimator
 from hiermem_tui.compaction.preview import PlannedSummary, plan_pass
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Session, Store
@@ -132,8 +132,10 @@ def engine_estimator(store: Store, settings: Settings, opt: EngineOption | None)
 class RunPlanner:
     """The engine's answers before a run, for the screens (owned by the app as ``app.planner``)."""
 
-    def __init__(self, app: AppBase) -> None:
+    def __init__(self, app: AppBase, *, measure: bool = True) -> None:
         self.app = app
+        self.measures = measure
+        """Whether :meth:`learn_speed` may make calls (``make_app``'s ``measure_speed``)."""
 
     def fresh_tail(self, session: Session) -> int:
         """The episodes a leaf pass leaves raw in ``session`` now: the policy's fresh tail, or none for an idle
@@ -168,6 +170,24 @@ class RunPlanner:
         """The speed of ``opt``'s model and the backlog's model time at it (the one estimator)."""
         estimator = engine_estimator(self.app.store, self.app.settings, opt)
         return estimator.speed, sum(estimator.total(s.items) for s in plan.sessions)
+
+    def knows_speed(self, opt: EngineOption | None) -> bool:
+        """Whether the estimates for ``opt`` stand on a measured speed (else a guess from the model's size)."""
+        return opt is None or opt.backend == "extractive" or engine_estimator(
+            self.app.store, self.app.settings, opt).speed.measured
+
+    async def learn_speed(self, opt: EngineOption | None) -> bool:
+        """Measure ``opt``'s model as ``backlog`` does before it estimates (a call that lets the model load, then
+        one short call), on each host whose speed of it is unknown, and keep it in the file: the dialog's times
+        are then the CLI's. True when a speed was learnt."""
+        if not self.measures or opt is None or opt.backend == "extractive" or not opt.model or self.knows_speed(opt):
+            return False
+        store = self.app.store
+        if store.readonly:
+            return False
+        engine = replace(self.app.settings, backend=opt.backend, model=opt.model)
+        speeds = await host_speeds(store, engine, store.tokenizer)
+        return any(h.speed.measured for h in speeds.hosts)
 
     async def probe(self) -> list[BackendStatus]:
         """Ask every configured server (Ollama's and OpenAI-compatible ones, the backend's kind first) for

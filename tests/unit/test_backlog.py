@@ -22,7 +22,7 @@ from hiermem_tui.compaction.backlog import (
     BacklogTracker,
     plan_backlog,
 )
-from hiermem_tui.compaction.estimate import NOTES_FACTOR, Estimator, Speed
+from hiermem_tui.compaction.estimate import TITLE_TOKENS, Estimator, Speed
 from hiermem_tui.compaction.job import Job, JobError
 from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
@@ -58,7 +58,7 @@ def test_backlog_json_has_the_issues_shape_in_each_order(db: Path) -> None:
     assert code == 0, err
     plan = json.loads(out)
     assert set(plan) == BACKLOG_KEYS and plan["order"] == "newest" and plan["model"] == "qwen2.5:1.5b"
-    assert set(plan["speed"]) == {"prompt_tps", "output_tps", "measured"} and plan["speed"]["measured"] is False
+    assert set(plan["speed"]) == {"prompt_tps", "output_tps", "call_s", "measured"} and plan["speed"]["measured"] is False
     assert [s["id"] for s in plan["sessions"]] == ["long", "wide", "old", "tiny"]  # tiny: its brief only
     assert all(set(s) == SESSION_KEYS and s["briefs"] == 1 and s["est_seconds"] > 0 for s in plan["sessions"])
     assert [s["summaries"] for s in plan["sessions"]][-1] == 0 and plan["briefs"] == 4
@@ -226,11 +226,15 @@ async def test_the_job_maps_what_refuses_it_in_one_place(db: Path, tokenizer: To
             assert cancelled.value.kind == "cancelled" and cancelled.value.severity == "information"
 
 
-def test_the_estimate_is_never_unknown_and_notes_carry_their_measured_factor(tokenizer: Tokenizer, db: Path) -> None:
+def test_the_estimate_is_never_unknown_and_notes_are_timed_as_one_title_call(tokenizer: Tokenizer, db: Path) -> None:
+    """A summary in notes is one call over its key lines (its budget, well under the leaf) for a title."""
     guess = Speed.guess("qwen2.5:1.5b")
     assert guess.basis == "guess" and guess.params_b == 1.5 and not guess.measured
     notes, plain = Estimator(guess, SMALL, "notes"), Estimator(guess, SMALL, "plain")
-    assert notes.seconds(0, 3000) == pytest.approx(plain.seconds(0, 3000) * NOTES_FACTOR) != plain.seconds(0, 3000)
+    prompt, answer = notes.shape.call(0, 3000)
+    assert answer == TITLE_TOKENS and prompt < 3000 // 2
+    assert notes.seconds(0, 3000) == pytest.approx(guess.call_seconds(prompt, answer))
+    assert notes.seconds(0, 3000) < plain.seconds(0, 3000)
     with Store.open(db, tokenizer=tokenizer) as store:
         plan = plan_backlog(store, SMALL, notes)
     assert plan.est_seconds > 0 and all(s.est_seconds > 0 for s in plan.sessions)
@@ -245,7 +249,7 @@ def test_the_time_left_follows_the_speed_once_it_is_measured_and_the_runs_own_pa
     backlog = Backlog("newest", "full", "m", guess.speed, (BacklogSession("a", "a", items, guess.total(items)),))
     measured = Estimator(Speed(3000.0, 30.0, 0.2, "measured", 5), SMALL, "plain")
     now: list[Estimator] = [guess]
-    tracker = BacklogTracker(backlog, lambda: now[0], 0.0, SMALL)
+    tracker = BacklogTracker(backlog, lambda: now[0], 0.0)
     first = measured.seconds(*items[0])
     tracker.written(*items[0], now=first)  # the first summary took what the measured speed says
     at_guess = tracker.progress(first).left_s

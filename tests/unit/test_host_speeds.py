@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hiermem_tui.compaction.estimate import Estimator, HostSpeed, Speed, Work
+from hiermem_tui.compaction.estimate import Estimator, HostSpeed, Shape, Speed, Work
 from hiermem_tui.compaction.job import Job, offline_estimator
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
@@ -35,7 +35,7 @@ def test_one_host_is_exactly_the_one_host_estimate_and_several_share_the_work() 
     items = [(0, 900), (0, 1200), (1, 500), (0, 300)]
     work = Work()
     for d, t in items:
-        work.add(POLICY, d, t)
+        work.add(Shape(POLICY), d, t)
     one = Estimator(slow, POLICY)
     alone = Estimator.shared([HostSpeed("a", slow, 3)], POLICY)
     assert alone.hosts == ()

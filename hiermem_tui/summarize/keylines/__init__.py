@@ -11,8 +11,10 @@ Every line is a quote of the chat (clipped with "…"): nothing here can be a st
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
+from hiermem_tui.kept import Kept
 from hiermem_tui.summarize import steps
 from hiermem_tui.summarize.keylines import assistant, outline, tool, user
 from hiermem_tui.summarize.keylines.carried import HEAD, UNANSWERED, quoted, split
@@ -23,18 +25,36 @@ from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 
 __all__ = ["EXTRACTIVE_VERSION", "HEAD", "LINE_TOKENS", "PRIORITY", "QUOTES_VERSION", "UNANSWERED", "Kind", "Line",
-           "key_lines", "message_lines", "quoted", "split", "step_levels"]
+           "key_lines", "message_lines", "quoted", "role_lines", "split", "step_levels"]
+
+
+_EXTRACTORS = {"user": user.lines, "assistant": assistant.lines, "tool": tool.lines}
+KEPT_CHARS = 8_000_000
+"""Characters of messages whose lines are kept per role (``kept.py``): a session's leaves, then its brief."""
+KEPT_LONGEST = 400_000
+_KEPT: dict[str, Kept[tuple[Line, ...]]] = {role: Kept(KEPT_CHARS, KEPT_LONGEST) for role in _EXTRACTORS}
+
+
+def role_lines(role: str | None, text: str) -> tuple[Line, ...]:
+    """The lines a message of ``role`` offers, by the extractor of its role, as the first of a chunk (each line's
+    place in source 0): worked out once for a text and kept (a leaf's lines are picked twice, the brief reads
+    every message again, the next summary's lines are read while the model answers)."""
+    extract = _EXTRACTORS.get(role or "")
+    if extract is None:
+        return ()
+    kept = _KEPT[role or ""]
+    found = kept.get(text)
+    if found is None:
+        found = kept.put(text, tuple(extract(text, 0)))
+    return found
 
 
 def message_lines(source: SourceItem, index: int) -> list[Line]:
     """The lines one message offers, by the extractor of its role (``index``: its place in the chunk)."""
-    if source.role == "user":
-        return user.lines(source.text, index)
-    if source.role == "assistant":
-        return assistant.lines(source.text, index)
-    if source.role == "tool":
-        return tool.lines(source.text, index)
-    return []
+    found = role_lines(source.role, source.text)
+    if index == 0:
+        return list(found)
+    return [Line(ln.kind, (index, ln.place[1]), ln.who, ln.words) for ln in found]
 
 
 def step_levels(items: Sequence[SourceItem], base: int) -> Levels:
@@ -105,7 +125,13 @@ def key_lines(sources: Sequence[SourceItem], budget: int, tokenizer: Tokenizer, 
 
     Over summaries (a condensed summary's sources), an outline of them (``outline.py``). ``keep``: key lines an
     earlier call picked in a smaller budget (a leaf's title was asked of them), taken first, so the larger
-    budget only adds lines."""
+    budget only adds lines. The last few answers are kept (the next summary's lines are picked while the model
+    answers the current one)."""
+    return _key_lines(tuple(sources), budget, tokenizer, keep)
+
+
+@functools.lru_cache(maxsize=16)
+def _key_lines(sources: tuple[SourceItem, ...], budget: int, tokenizer: Tokenizer, keep: str) -> str:
     if any(s.kind == "summary" for s in sources):
         return outline.outline(sources, budget, tokenizer, keep=keep)
     per_step = [step_levels(st.items(sources), st.first) for st in steps.split(sources)]

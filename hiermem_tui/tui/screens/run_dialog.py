@@ -36,6 +36,7 @@ from hiermem_tui.tui.widgets.ticks import TickBox
 if TYPE_CHECKING:
     from hiermem_tui.backend_status import BackendStatus
     from hiermem_tui.compaction.backlog import Backlog
+    from hiermem_tui.compaction.estimate import Speed
     from hiermem_tui.compaction.preview import PlannedSummary
     from hiermem_tui.tui.run_plans import EngineOption
 
@@ -124,6 +125,8 @@ class RunDialog(AppModal[RunChoice | None]):
         self.statuses: list[BackendStatus] = []
         """Every configured server, as last probed (the first is :attr:`status`)."""
         self.probing = False
+        self.measuring = False
+        """The highlighted model's speed is being measured (its times are a guess until then)."""
         self._auto_key: str | None = None
         self.pass_: RunAction = "full"
         """The backlog's pass (``action`` stays ``backlog``)."""
@@ -219,6 +222,31 @@ class RunDialog(AppModal[RunChoice | None]):
         self.statuses = statuses
         self.status = statuses[0] if statuses else None
         self._fill_engines()
+        self._learn_speed()
+
+    def _measurable(self, opt: EngineOption | None) -> bool:
+        """A model the dialog may measure: the server answered and has it loaded, or it is the configured one
+        (what ``backlog`` would measure): browsing the list never loads a model nobody chose."""
+        status = self.status
+        if (not self.app.planner.measures or opt is None or opt.backend != "ollama" or not opt.model or status is None
+                or not status.reachable):
+            return False
+        return "loaded" in opt.note or "configured" in opt.note
+
+    @work(exclusive=True, group="run-speed", exit_on_error=False)
+    async def _learn_speed(self) -> None:
+        """The highlighted model's speed measured when never measured (``RunPlanner.learn_speed``), so the times
+        shown are those ``backlog`` prints, not a guess; the plan is shown again with them."""
+        opt = self.chosen
+        if not self._measurable(opt) or self.app.planner.knows_speed(opt):
+            return
+        self.measuring = True
+        self._show_plan()
+        try:
+            await self.app.planner.learn_speed(opt)
+        finally:
+            self.measuring = False
+        self._show_plan()
 
     def _fill_engines(self) -> None:
         picker = self.query_one(OptionList)
@@ -325,7 +353,7 @@ class RunDialog(AppModal[RunChoice | None]):
             out.append(" · no model time (extractive)", style=fmt.style(p.muted))
         else:
             total = sum(secs)
-            out.append(f" · about {fmt.duration(total)} ({speed.describe()})",
+            out.append(f" · about {fmt.duration(total)} ({self._speed_said(speed)})",
                        style=fmt.style(p.foreground if speed.measured else p.muted))
         for item, sec in list(zip(plan, secs))[:PLAN_ROWS]:
             when = "" if sec is None or extractive else f"  ~{fmt.duration(sec)}"
@@ -335,6 +363,10 @@ class RunDialog(AppModal[RunChoice | None]):
         if len(plan) > PLAN_ROWS:
             out.append(f"\n  … and {len(plan) - PLAN_ROWS} more", style=fmt.style(p.muted))
         return out
+
+    def _speed_said(self, speed: Speed) -> str:
+        """Where the times come from; while the model is being measured, that (the figures a guess till then)."""
+        return "a guess: measuring the model…" if self.measuring and not speed.measured else speed.describe()
 
     def _backlog_text(self) -> Text:
         """Sessions, summaries, tokens and time of the backlog, its order and size threshold."""
@@ -368,7 +400,7 @@ class RunDialog(AppModal[RunChoice | None]):
             text.append(" · no model time (extractive)", style=muted)
         else:
             speed, secs = self.app.planner.backlog_estimate(plan, opt)
-            text.append(f" · about {fmt.duration(secs)} ({speed.describe()})",
+            text.append(f" · about {fmt.duration(secs)} ({self._speed_said(speed)})",
                         style=fmt.style(p.foreground) if speed.measured else muted)
         return text
 
@@ -425,6 +457,8 @@ class RunDialog(AppModal[RunChoice | None]):
     def _engine_highlighted(self) -> None:
         if self.counts is not None:
             self._show_plan()  # the time estimate is the highlighted model's
+        if self.status is not None:
+            self._learn_speed()
 
     @on(Button.Pressed, "#run-start")
     def _start_pressed(self) -> None:
