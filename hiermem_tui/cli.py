@@ -17,7 +17,7 @@ from .commands.common import EXIT_USAGE, CliContext, CliError, add_db_option
 from .config import ConfigError, load_settings
 
 SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts",
-               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp", "backlog")
+               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp", "backlog", "calibrate")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             ollama_host=getattr(args, "ollama_host", None),
             backend=getattr(args, "backend", None),
             parallel=getattr(args, "parallel", None),
+            summary_way=getattr(args, "summary_way", None),
         )
         ctx = CliContext(settings=settings, stdout=out, stderr=err)
         if args.command is None:

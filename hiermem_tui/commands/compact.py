@@ -47,6 +47,7 @@ from ..compaction import (
 )
 from ..compaction.backlog import ORDERS, BacklogEnded, BacklogProgress
 from ..compaction.job import Job, JobError, JobEvent
+from ..config import SUMMARY_WAYS
 from ..store import Run, Store
 from ..summarize import Backend
 from ..textsafe import one_line
@@ -58,8 +59,9 @@ EXIT_INTERRUPTED = 130
 T = TypeVar("T")
 
 
-def add_backend_options(p: argparse.ArgumentParser) -> None:
-    """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings."""
+def add_backend_options(p: argparse.ArgumentParser, *, way: bool = True) -> None:
+    """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings. ``way``: the command
+    summarises, so ``--summary-way`` may override how."""
     add_db_option(p)
     p.add_argument("--backend", choices=("ollama", "extractive"), default=argparse.SUPPRESS,
                    help="what writes summaries (default: ollama)")
@@ -68,6 +70,10 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ollama-host", metavar="URL", action="append", default=argparse.SUPPRESS,
                    help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434); repeat it to share the "
                         "job among several, each with its own --parallel slots")
+    if way:
+        p.add_argument("--summary-way", choices=SUMMARY_WAYS, default=argparse.SUPPRESS,
+                       help="how the model summarises: as calibrated for it (measured, the default), titles over "
+                            "the chat's key lines, or writes the summary itself")
     p.add_argument("--json", action="store_true", help="print one JSON object per run (ARCHITECTURE §6)")
 
 
