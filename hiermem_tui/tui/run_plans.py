@@ -10,7 +10,7 @@ layer does, so screens reach it through ``self.app.planner`` as they reach runs 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from hiermem_tui.backend_status import BackendStatus, probe_backend
@@ -81,6 +81,19 @@ def default_index(options: list[EngineOption], settings: Settings, status: Backe
     return next((i for i, opt in enumerate(options) if opt.backend == "ollama"), 0)
 
 
+def way_of(store: Store, settings: Settings, model: str | None, *, scores: bool = False) -> str:
+    """How ``model`` summarises, in a few words: ``writes`` or ``titles``, and why — set for every model in the
+    settings, calibrated (``scores``: the shares of the probes each way answered), or not calibrated yet."""
+    if settings.summary_way != "measured":
+        return f"{settings.summary_way}, set for every model"
+    measured = store.ways.get(model)
+    if measured is None:
+        return "titles, not calibrated"
+    if not scores:
+        return f"{measured.way}, calibrated"
+    return f"{measured.way}: titles {measured.titles_score:.0%}, writes {measured.writes_score:.0%}"
+
+
 def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
     """The passes' plans (as ``compact --dry-run`` prints them) and the other actions' counts."""
     tok = store.tokenizer
@@ -116,8 +129,13 @@ class RunPlanner:
     def engines(self, status: BackendStatus | None) -> tuple[list[EngineOption], int]:
         """The model picker's lines and the one to highlight first (the remembered choice)."""
         settings = self.app.settings
-        options = engine_options(status, settings)
+        options = [replace(o, note=" · ".join(n for n in (o.note, way_of(self.app.store, settings, o.model)) if n))
+                   if o.backend != "extractive" and o.model else o for o in engine_options(status, settings)]
         return options, default_index(options, settings, status)
+
+    def way(self, model: str | None) -> str:
+        """How ``model`` summarises, with the scores it was calibrated on (the settings screen)."""
+        return way_of(self.app.store, self.app.settings, model, scores=True)
 
     def estimates(self, plan: list[PlannedSummary], opt: EngineOption | None) -> tuple[Speed, list[float]]:
         """The speed of ``opt``'s model (measured, else a guess that says so) and each planned

@@ -122,7 +122,7 @@ def test_run_dialog(snap_compare, store: Store, tmp_path: Path, fake: FakeOllama
     async def run_before(pilot: Pilot) -> None:
         await _open(pilot, "work")
         await _dialog(pilot, "p")
-        await _settle(pilot, "≈ 4 summaries", "qwen2.5:0.5b", "Ollama 0.9.6 · llama3.2:latest (loaded) · 2 installed",
+        await _settle(pilot, "≈ 5 summaries", "qwen2.5:0.5b", "Ollama 0.9.6 · llama3.2:latest (loaded) · 2 installed",
                       "esc Cancel")
 
     assert snap_compare(_app(store, tmp_path, fake), terminal_size=SIZE, run_before=run_before)

@@ -20,7 +20,7 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
-from hiermem_tui.config import SUMMARY_FORMATS, ConfigError, Policy, Settings
+from hiermem_tui.config import SUMMARY_FORMATS, SUMMARY_WAYS, ConfigError, Policy, Settings
 from hiermem_tui.tui.screens.base import AppModal
 
 
@@ -60,6 +60,12 @@ def _whole(name: str, raw: str, minimum: int) -> int:
 def _summary_format(value: str) -> str:
     if value not in SUMMARY_FORMATS:
         raise ConfigError(f"summary format must be one of {', '.join(SUMMARY_FORMATS)}, not {value!r}")
+    return value
+
+
+def _summary_way(value: str) -> str:
+    if value not in SUMMARY_WAYS:
+        raise ConfigError(f"summary way must be one of {', '.join(SUMMARY_WAYS)}, not {value!r}")
     return value
 
 
@@ -108,6 +114,7 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
         parallel=_whole("parallel", values["parallel"], 1),
         theme=values.get("theme") or base.theme,
         summary_format=_summary_format(values.get("summary_format") or base.summary_format),
+        summary_way=_summary_way(values.get("summary_way") or base.summary_way),
         policy=policy,
     )
 
@@ -155,6 +162,12 @@ class SettingsScreen(AppModal[bool]):
                     yield Select([(f, f) for f in SUMMARY_FORMATS], value=s.summary_format, allow_blank=False,
                                  id="field-summary_format", compact=True)
                     yield Label("bullets, or fixed sections", classes="field-hint")
+                    yield Label("Summary way", classes="field-label")
+                    yield Select([(w, w) for w in SUMMARY_WAYS], value=s.summary_way, allow_blank=False,
+                                 id="field-summary_way", compact=True)
+                    model = s.model or (status.loaded[0] if status and status.loaded else None)
+                    yield Label(Text(self.app.planner.way(model) if model else "measured: as calibrate found"),
+                                id="settings-way", classes="field-hint")
                     yield Label("Theme", classes="field-label")
                     themes = sorted(self.app.available_themes)
                     yield Select(
@@ -183,6 +196,7 @@ class SettingsScreen(AppModal[bool]):
         values["backend"] = str(self.query_one("#field-backend", Select).value)
         values["theme"] = str(self.query_one("#field-theme", Select).value)
         values["summary_format"] = str(self.query_one("#field-summary_format", Select).value)
+        values["summary_way"] = str(self.query_one("#field-summary_way", Select).value)
         return values
 
     def show_error(self, message: str) -> None:
