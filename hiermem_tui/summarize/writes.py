@@ -11,7 +11,7 @@ flag can override it), a summary is what the model writes, not a title over the 
 
 It is judged as strictly as a title and more (``judge``, then ``invented``): an answer that is empty, loops,
 copies the ask or the log back, carries on the chat, speaks in the first or second person, makes a silent user
-speak, or names a single name or number that no source holds is refused. A refused answer is asked again once
+speak, quotes words no source holds, or names a single name or number that no source holds is refused. A refused answer is asked again once
 at the aggressive tier on the same prefix (system text, key lines and stretch: the prompt cache serves them),
 and a summary refused twice is its extractive digest, the key lines, at the ``fallback`` tier. The version a
 written summary records ends in ``WRITES_SUFFIX``.
@@ -162,7 +162,8 @@ def voice(text: str) -> str | None:
 def judge(text: str, gen: Generation, prompt: Prompt, sources: Sequence[SourceItem], depth: int) -> tuple[str, str] | None:
     """The first rule a written answer breaks, as (reason, detail), or None: acceptance's content rules (empty,
     the ask or the log copied back, loops, carrying on the chat), a line of the log or the ask's frame written
-    back, the first or second person, and a user made to speak in a leaf where no user says anything."""
+    back, the first or second person, a user made to speak in a leaf where no user says anything, and words in
+    quotation marks that no source holds."""
     broken = acceptance.judge_answer(text, thinking_tokens=gen.thinking_tokens, prior=None,
                                      sources=[s.text for s in sources], leaf=depth == 0, ask=prompt.ask)
     if broken is not None:
@@ -175,6 +176,9 @@ def judge(text: str, gen: Generation, prompt: Prompt, sources: Sequence[SourceIt
         return "continues_chat", spoken
     if depth == 0 and _speaks_for_silent_user(text, sources):
         return "misattributed", "makes the user speak, who says nothing in this part"
+    quoted = misquotes(text, sources)
+    if quoted:
+        return "invented", quoted
     return None
 
 
@@ -185,6 +189,23 @@ def _speaks_for_silent_user(text: str, sources: Sequence[SourceItem]) -> bool:
         return False
     every = " ".join(x for x in split_sentences(text) if x.strip())
     return titles.unheard(notes.Part(1, 1, tuple(sources), "continued", 0), text) != every
+
+
+_QUOTE = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”")
+_WORDS = re.compile(r"\w+")
+QUOTE_WORDS = 4
+"""A span in quotation marks this many words long or more claims to be the chat's words: it must be."""
+
+
+def misquotes(text: str, sources: Sequence[SourceItem]) -> str | None:
+    """The first span of ``text`` in quotation marks (``QUOTE_WORDS`` words or more) whose words no source holds in
+    that order (a question the user never asked, put in their mouth), or None."""
+    said = " " + " ".join(_WORDS.findall(" ".join(s.text for s in sources).lower())) + " "
+    for m in _QUOTE.finditer(text):
+        words = _WORDS.findall((m.group(1) or m.group(2)).lower())
+        if len(words) >= QUOTE_WORDS and f" {' '.join(words)} " not in said:
+            return f"quotes words no source holds ({acceptance.one_line(m.group(0))!r})"
+    return None
 
 
 def invented(fid: Fidelity) -> str | None:

@@ -121,6 +121,16 @@ async def test_what_a_written_summary_may_not_be_is_never_stored(fake: FakeOllam
     assert res.tier == "fallback" and answer not in res.text
 
 
+async def test_words_in_quotation_marks_must_be_the_chats(fake: FakeOllama, tok: Tokenizer) -> None:
+    """SmolLM2 on the calibration pack: 'The user asked: "What's the plan for the 13th night of the trip?"'."""
+    fake.script(Reply('The user asked: "What is the plan for fixing the importer?" and foo was pinned to foo>=1.4.'))
+    res = await summarise(fake, tok, SummaryRequest(0, items(tok), 1200))
+    assert [(r.reason, "quotes words no source holds" in r.detail) for r in res.rejections] == [("invented", True)]
+    assert res.text == FAITHFUL
+    quoted = 'The user asked "Should I pin foo?" and foo was pinned to foo>=1.4 since 1.3 broke the importer.'
+    assert writes.misquotes(quoted, items(tok)) is None  # the chat's own words may be quoted
+
+
 async def test_a_user_who_says_nothing_is_not_made_to_speak(fake: FakeOllama, tok: Tokenizer) -> None:
     agent = [("assistant", "[Bash] command: pytest -q tests/test_io.py"),
              ("tool", "3 failed, 41 passed in 2.31s\nFAILED tests/test_io.py::test_read_bom"),
