@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Select
 
-from hiermem_tui.config import Settings, load_settings
+from hiermem_tui.config import load_settings
 from hiermem_tui.store import Store
 from hiermem_tui.store.ways import ModelWay
 from hiermem_tui.summarize.writes import WRITES_SUFFIX
@@ -19,16 +19,10 @@ from hiermem_tui.tui.screens.settings import SettingsScreen
 from tests.fakeollama import FakeOllama
 from tests.tui._session_fixtures import add_episodes, app_for
 from tests.tui.conftest import screen_shown, screen_text, wait_for, wait_for_text
-from tests.tui.test_runs_ui import POLICY, open_dialog
+from tests.tui.test_runs_ui import fake, open_dialog, settings_for  # noqa: F401 (fake: a fixture)
 
 SIZE = (150, 40)
 pytestmark = pytest.mark.usefixtures("utc_tz")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOllama]:
-    with FakeOllama(models=("llama3.2:latest", "qwen2.5:0.5b"), loaded=("llama3.2:latest",)) as server:
-        yield server
 
 
 @pytest.fixture
@@ -38,11 +32,6 @@ def store(tmp_path: Path) -> Iterator[Store]:
     store.ways.record(ModelWay("llama3.2:latest", "writes", "ollama", "", 0.62, 0.91, 0, 0, "calibrate-v1", 8, 60.0))
     yield store
     store.close()
-
-
-def settings_for(tmp_path: Path, store: Store, host: str, **kw: object) -> Settings:
-    return Settings(db_path=store.path, config_path=tmp_path / "config.toml", ollama_host=host, policy=POLICY,
-                    **kw)  # type: ignore[arg-type]
 
 
 async def test_the_picker_says_each_models_way_and_a_run_writes_as_calibrated(tmp_path: Path, store: Store,

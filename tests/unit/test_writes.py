@@ -7,7 +7,7 @@ way is the override, else the model's measured one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -19,18 +19,8 @@ from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import SourceItem, SummaryRequest
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama, Reply
+from tests.unit.test_notes import FILLER, T0, asked, items, tok  # noqa: F401 (tok: a fixture)
 
-T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
-FILLER = ("It walks through the reasoning step by step, with the commands to run and what each one prints, "
-          "so the user can follow it on their own machine without guessing. ")
-CHAT = [
-    ("user", "CI fails with ModuleNotFoundError: No module named 'foo'. It passes locally on Python 3.11."),
-    ("assistant", "CI installs from setup.cfg, so add foo to install_requires there and rerun the job. " + FILLER * 5),
-    ("user", "Should I pin foo? Version 1.3 broke our importer last month."),
-    ("assistant", "Yes: pin foo>=1.4 in setup.cfg, since 1.3 had the import bug you saw. " + FILLER * 5),
-    ("user", "Please also document the new requirement in README.md under Installation."),
-    ("assistant", "A line in README.md under Installation now says that foo>=1.4 is required. " + FILLER * 5),
-]
 FAITHFUL = ("CI failed with ModuleNotFoundError for foo while it passed locally on Python 3.11; the assistant had foo "
             "added to install_requires in setup.cfg. Because version 1.3 had broken the importer, foo was pinned to "
             "foo>=1.4, and the stretch ends with README.md documenting the requirement under Installation.")
@@ -38,24 +28,10 @@ INVENTED_NUMBER = FAITHFUL.replace("Python 3.11", "Python 3.12")
 INVENTED_NAME = FAITHFUL.replace("setup.cfg", "pyproject.toml")
 
 
-@pytest.fixture(scope="module")
-def tok() -> Tokenizer:
-    return Tokenizer()
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeOllama]:
     with FakeOllama(responder=lambda body: FAITHFUL) as server:
         yield server
-
-
-def items(tok: Tokenizer, chat: list[tuple[str, str]] = CHAT) -> list[SourceItem]:
-    return [SourceItem("episode", t, tok.count(t), T0 + timedelta(minutes=i), T0 + timedelta(minutes=i), role=r,
-                       label=f"#{i}") for i, (r, t) in enumerate(chat)]
-
-
-def asked(body: dict[str, Any]) -> str:
-    return str(body["messages"][-1]["content"])
 
 
 async def summarise(fake: FakeOllama, tok: Tokenizer, req: SummaryRequest, *, way: str = "writes",
