@@ -18,7 +18,7 @@ from .commands.compact import BASE_URL_HELP, MODEL_HELP
 from .config import BACKENDS, ConfigError, load_settings
 
 SUBCOMMANDS = ("import_", "sessions", "export", "demo", "compact", "resummarize", "repair", "check", "prompts",
-               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp", "backlog")
+               "watch", "search", "context", "stats", "runs", "sources", "doctor", "backup", "mcp", "backlog", "calibrate")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +71,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
             base_url=getattr(args, "base_url", None),
             backend=getattr(args, "backend", None),
             parallel=getattr(args, "parallel", None),
+            summary_way=getattr(args, "summary_way", None),
         )
         ctx = CliContext(settings=settings, stdout=out, stderr=err)
         if args.command is None:

@@ -31,6 +31,8 @@ class Server(NamedTuple):
     backend: str
     url: str
 
+SUMMARY_WAYS = ("measured", "titles", "writes")
+
 
 class ConfigError(Exception):
     """The config file cannot be read or has a bad value (reported in one line)."""
@@ -116,6 +118,10 @@ class Settings:
     and each source of a condensed summary, and the chat's key lines follow; ``summarize/notes.py``),
     ``sections`` (one call, a JSON schema with fixed sections, Ollama's structured outputs) or ``plain``
     (one call, bullet points). Why notes: docs/SUMMARIES.md."""
+    summary_way: str = "measured"
+    """How a model summarises in ``notes``: ``measured`` (the default: as ``hiermem-tui calibrate`` found for that
+    model, ``titles`` for one never calibrated), or ``titles`` / ``writes`` for every model (``writes``: the model
+    writes the summary from the key lines and the stretch, ``summarize/writes.py``). ``--summary-way`` for a run."""
     theme: str = "textual-dark"
     """The TUI theme, remembered between runs."""
     mask_secrets: bool = False
@@ -210,6 +216,7 @@ def load_settings(
     base_url: str | Sequence[str] | None = None,
     backend: str | None = None,
     parallel: int | None = None,
+    summary_way: str | None = None,
 ) -> Settings:
     """Settings: explicit flags, else the environment, else the config file, else the defaults."""
     path = config_path or default_config_path()
@@ -252,6 +259,7 @@ def load_settings(
         theme=str(data.get("theme", s.theme)),
         mask_secrets=_read_bool(data.get("mask_secrets", s.mask_secrets), "mask_secrets", path),
         summary_format=str(data.get("summary_format", s.summary_format)),
+        summary_way=str(summary_way or data.get("summary_way", s.summary_way)),
     )
     if db is not None:
         s = replace(s, db_path=Path(db).expanduser())
@@ -266,6 +274,8 @@ def load_settings(
         raise ConfigError("parallel must be at least 1")
     if s.summary_format not in SUMMARY_FORMATS:
         raise ConfigError(f"summary_format must be one of {', '.join(SUMMARY_FORMATS)}, not {s.summary_format!r}")
+    if s.summary_way not in SUMMARY_WAYS:
+        raise ConfigError(f"summary_way must be one of {', '.join(SUMMARY_WAYS)}, not {s.summary_way!r}")
     return s
 
 
@@ -345,7 +355,7 @@ def _read_keymap(table: Any, path: Path) -> dict[str, str]:
 
 
 SAVED_FIELDS = ("ollama_host", "openai_base_url", "model", "backend", "timeout_s", "keep_alive", "parallel",
-                "summary_format", "theme", "mask_secrets")
+                "summary_format", "summary_way", "theme", "mask_secrets")
 """Top-level settings the app writes back when the user changes them (``db_path`` never)."""
 
 

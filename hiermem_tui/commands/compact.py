@@ -47,11 +47,12 @@ from ..compaction import (
 )
 from ..compaction.backlog import ORDERS, BacklogEnded, BacklogProgress
 from ..compaction.job import Job, JobError, JobEvent
+
 from ..store import Run, Store
 from ..summarize import Backend
 from ..textsafe import one_line
 from ..tokens import Tokenizer
-from ..config import BACKENDS
+from ..config import BACKENDS, SUMMARY_WAYS
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliContext, CliError, add_db_option
 from ..words import counted, duration
 
@@ -66,8 +67,9 @@ BASE_URL_HELP = ("OpenAI-compatible server (llama.cpp, LM Studio, vLLM, LiteLLM,
                  "backend, it shares that job")
 
 
-def add_backend_options(p: argparse.ArgumentParser) -> None:
-    """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings."""
+def add_backend_options(p: argparse.ArgumentParser, *, way: bool = True) -> None:
+    """Options shared with ``resummarize``. SUPPRESS: cli.main reads them into Settings. ``way``: the command
+    summarises, so ``--summary-way`` may override how."""
     add_db_option(p)
     p.add_argument("--backend", choices=BACKENDS, default=argparse.SUPPRESS,
                    help="what writes summaries: ollama (default), openai (an OpenAI-compatible server at "
@@ -77,6 +79,10 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
                    help="Ollama server (default: $OLLAMA_HOST or 127.0.0.1:11434); repeat it to share the "
                         "job among several, each with its own --parallel slots")
     p.add_argument("--base-url", metavar="URL", action="append", default=argparse.SUPPRESS, help=BASE_URL_HELP)
+    if way:
+        p.add_argument("--summary-way", choices=SUMMARY_WAYS, default=argparse.SUPPRESS,
+                       help="how the model summarises: as calibrated for it (measured, the default), titles over "
+                            "the chat's key lines, or writes the summary itself")
     p.add_argument("--json", action="store_true", help="print one JSON object per run (ARCHITECTURE §6)")
 
 

@@ -55,8 +55,11 @@ def make_runner(
     """
     tok = tokenizer or store.tokenizer
 
+    ways = store.ways.all()  # how each model summarises, as calibrated
+
     def summariser(b: Backend) -> Summariser:
-        return Summariser(b, tok, prompts=PromptSet(settings.prompts), summary_format=settings.summary_format)
+        return Summariser(b, tok, prompts=PromptSet(settings.prompts), summary_format=settings.summary_format,
+                          ways=ways, summary_way=settings.summary_way)
 
     more = [summariser(b) for b in more_backends]
     if backend is None and settings.backend != "extractive":  # one summariser per server (ARCHITECTURE §7)

@@ -476,6 +476,27 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE model_speed ADD COLUMN wait_seconds REAL NOT NULL DEFAULT 0;
     """,
+    # ---- version 11: which way each model summarises, as measured --------------------------
+    # ``hiermem-tui calibrate`` runs a small pack of chats with probes both ways (a title over the chat's key
+    # lines, or the model writing the summary) and keeps 'writes' for a model only when it answered clearly
+    # more with nothing invented (summarize/calibrate.py). One row a model, the latest measurement, with the
+    # figures it was decided on; a model without a row summarises by titles.
+    """
+    CREATE TABLE model_ways (
+        model           TEXT PRIMARY KEY,
+        way             TEXT NOT NULL CHECK (way IN ('titles', 'writes')),
+        backend         TEXT NOT NULL,
+        host            TEXT NOT NULL DEFAULT '',
+        titles_score    REAL NOT NULL,
+        writes_score    REAL NOT NULL,
+        titles_invented INTEGER NOT NULL DEFAULT 0,
+        writes_invented INTEGER NOT NULL DEFAULT 0,
+        pack            TEXT NOT NULL,
+        calls           INTEGER NOT NULL DEFAULT 0,
+        seconds         REAL NOT NULL DEFAULT 0,
+        measured_at     TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

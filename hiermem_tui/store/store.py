@@ -3,7 +3,7 @@
 ``Store.open`` decides whether a file is ours and upgrades it (db.py); the store then hands
 out one repository per part of the schema, all sharing one :class:`~.db.Db` (connections,
 transactions, read snapshots): ``store.sessions``, ``store.episodes``, ``store.dag`` (summaries
-and their edges), ``store.briefs`` (each session's brief and its versions), ``store.runs``, ``store.marks``, ``store.speeds``, ``store.search`` and
+and their edges), ``store.briefs`` (each session's brief and its versions), ``store.runs``, ``store.marks``, ``store.speeds``, ``store.ways`` (how each model summarises), ``store.search`` and
 ``store.stats``, and ``store.health`` (the doctor's checks). Every query against our schema is in
 one of them; the rest of the app calls their named methods.
 """
@@ -27,6 +27,7 @@ from .schema import SCHEMA_VERSION
 from .search_index import index_at_commit
 from .sessions import Sessions
 from .speeds import Speeds
+from .ways import Ways
 
 
 class Store:
@@ -43,6 +44,7 @@ class Store:
         self.briefs = Briefs(self.db)
         self.marks = Marks(self.db)
         self.speeds = Speeds(self.db)
+        self.ways = Ways(self.db)
         self.search = SearchQueries(self.db)
         self.stats = StatsQueries(self.db)
         self.health = Health(self.db)

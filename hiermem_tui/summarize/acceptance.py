@@ -65,7 +65,7 @@ _PREAMBLE = re.compile(
 )
 _WORD = re.compile(r"\w+", re.U)
 _SCAFFOLD = re.compile(
-    r"</?(?:previous_summary|conversation|summaries|material|transcript)>|^-{2,}\s*Part \d+ of \d+"
+    r"</?(?:previous_summary|conversation|summaries|material|transcript|key_lines)>|^-{2,}\s*Part \d+ of \d+"
     r"|^\s*(?:<pre>\s*)?\[tool_(?:use|result|call)\b|</tool_use\b"
     # a heading's first 35 characters: enough to be the prompt's own words, short enough to
     # survive an answer clipped at the aggressive target
@@ -98,7 +98,7 @@ _CODE_LINE = re.compile(
     r"^\s*(?:(?:const|let|var|import|export|using namespace|#include|#define)\b.*|.*(?:;|\{|=>\s*\{|\}\);?))\s*$", re.M)
 
 
-_PROMPT_TAGS = r"(?:previous_summary|conversation|summaries|material|transcript)\b"
+_PROMPT_TAGS = r"(?:previous_summary|conversation|summaries|material|transcript|key_lines)\b"
 _TAG_LINE = re.compile(
     rf"^[ \t]*(?:\[/?(?!{_PROMPT_TAGS})[A-Za-z][\w-]{{2,40}}\]|</?(?!{_PROMPT_TAGS})[A-Za-z][\w-]{{2,40}}>)[ \t]*(?:\n|\Z)",
     re.M | re.I,
@@ -308,6 +308,12 @@ def _copied_share(text: str, material: str) -> float | None:
 _BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s")
 
 
+def unquoted(text: str) -> str:
+    """``text`` without its code blocks and quoted spans (backticks, straight or curly quotes): what its writer
+    says in their own voice."""
+    return _QUOTED.sub("", _FENCED.sub("", text))
+
+
 def _looks_like_code(line: str) -> bool:
     """A statement-shaped line that is not a list item of prose ("- fixed the loader;")."""
     return not _BULLET.match(line) and any(c in line for c in "=(){}[]<>")
@@ -321,7 +327,7 @@ def find_continuation(text: str, sources: Sequence[str]) -> str | None:
     m = _CLOSERS.search(text)
     if m:
         return f"talks to the user ({m.group(0).strip()!r})"
-    own_voice = list(_FIRST_PERSON.finditer(_QUOTED.sub("", _FENCED.sub("", text))))
+    own_voice = list(_FIRST_PERSON.finditer(unquoted(text)))
     if len(own_voice) >= 2:
         return f"speaks in the first person ({own_voice[0].group(0)!r}, {len(own_voice)} times)"
     material = "\n".join(sources)

@@ -97,7 +97,9 @@ LEAF_HEADING = "Chat log to report on:"
 CONDENSED_HEADING = "Reports to merge, oldest first:"
 BRIEF_HEADING = "What a whole chat said, in its own words:"
 CONTEXT_HEADING = "Earlier in the same chat (context only, already reported, do not repeat it):"
-SCAFFOLD_HEADINGS = (LEAF_HEADING, CONDENSED_HEADING, CONTEXT_HEADING, BRIEF_HEADING)
+KEY_LINES_HEADING = "The lines of this part that matter most, in the chat's own words:"
+"""What a written leaf's key lines are shown under, before its stretch (``writes.py``)."""
+SCAFFOLD_HEADINGS = (LEAF_HEADING, CONDENSED_HEADING, CONTEXT_HEADING, BRIEF_HEADING, KEY_LINES_HEADING)
 """The default prompts' own headings: an answer that starts a line with one copied the prompt
 (acceptance's echo rule reads them from here, so the two cannot drift apart)."""
 

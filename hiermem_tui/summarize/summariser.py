@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles
+from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles, writes
 from hiermem_tui.summarize import brief as brief_
 from hiermem_tui.summarize import prompts as prompts_
 from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION, QUOTES_VERSION
@@ -216,6 +216,8 @@ class Summariser:
         sleep: Sleep = asyncio.sleep,
         prompts: PromptSet | None = None,
         summary_format: str = "plain",
+        ways: dict[str, str] | None = None,
+        summary_way: str = "measured",
     ) -> None:
         self.backend = backend
         self.tokenizer = tokenizer
@@ -226,6 +228,10 @@ class Summariser:
         self.summary_format = summary_format
         """``notes`` (a summary made in parts, one call each: ``notes.py``), ``sections`` or ``plain``."""
         self.sections = self.summary_format == "sections"
+        self.ways = dict(ways or {})
+        """How each model summarises in ``notes`` as measured (model → ``titles`` or ``writes``: ``calibrate.py``)."""
+        self.summary_way = summary_way
+        """``measured`` (each model as ``ways`` says), or ``titles`` / ``writes`` for every model."""
         self._sleep = sleep
         self._connection_failures = 0
 
@@ -239,6 +245,14 @@ class Summariser:
         """Summaries made in parts now: asked for, and the templates place the material and the ask."""
         return self.summary_format == "notes" and all(
             uses_sections(self.prompts.get(d, a)) for d in (0, 1) for a in (False, True))
+
+    @property
+    def way(self) -> str:
+        """How the model summarises in ``notes``: ``writes`` (the model writes the summary, ``writes.py``) or
+        ``titles`` (a title over the chat's key lines): the override, else as the model was measured."""
+        if self.summary_way in writes.WAYS:
+            return self.summary_way
+        return writes.way_of(self.ways, self.backend.model)
 
     @property
     def use_sections(self) -> bool:
@@ -313,6 +327,8 @@ class Summariser:
             if tier == "fallback":
                 state.reject("normal", "not_shorter", "the extractive digest is not shorter than its input")
             return self._finish(text, tier, t.normal, EXTRACTIVE_VERSION, None, request, pins, started, state)
+        if self.use_notes and self.way == "writes":
+            return await self._written(request, t, pins, started, state, on_event)
         if self.use_notes:
             return await self._in_parts(request, t, pins, started, state, on_event)
         # one material for both tiers: fitted for the larger answer budget
@@ -367,6 +383,48 @@ class Summariser:
         fid = measure_against(text, request.sources, key=key_count(t.normal))
         got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed, fid)
         return self._finish(text, worst, t.normal, version, got, request, pins, started, state)
+
+    async def _written(self, request: SummaryRequest, t: Targets, pins: str, started: float, state: _Attempts,
+                       on_event: EventCallback | None) -> SummaryResult:
+        """A summary the model writes (``writes.py``): a leaf from its key lines and its stretch, a condensed
+        summary from its sources; refused for what it says (``writes.judge``) or for a name or number in no
+        source (``writes.invented``), asked again once at the aggressive tier on the same prefix, else the
+        extractive digest (the key lines) at the fallback tier."""
+        lines = keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer) \
+            if request.depth == 0 else ""
+        shown = writes.shown(request, lines, t.normal, prompts=self.prompts, tokenizer=self.tokenizer,
+                             max_prompt_tokens=self.max_prompt_tokens(answer_budget(t.normal)))
+        tiers: tuple[tuple[Tier, int], ...] = (("normal", t.normal), ("aggressive", t.aggressive))
+        for tier, target in tiers:
+            aggressive = tier == "aggressive"
+            why = RETRY_HINTS.get(state.rejections[-1].reason, "") if aggressive and state.rejections else ""
+            prompt = writes.build(request, shown, lines, target, aggressive=aggressive, why=why, prompts=self.prompts)
+            try:
+                gen = await self._call(prompt, tier, target, state, on_event)
+            except ModelError as exc:
+                state.reject(tier, "error", str(exc))
+                continue
+            text = acceptance.strip_preamble(gen.text)
+            broken = writes.judge(text, gen, prompt, request.sources, request.depth)
+            if broken is not None:
+                state.reject(tier, broken[0], broken[1], gen)
+                continue
+            made_up = writes.invented(measure_against(text, request.sources))
+            if made_up is not None:  # judged on the whole answer: clipping it would not make it faithful
+                state.reject(tier, "invented", made_up, gen)
+                continue
+            trimmed = None
+            if gen.done_reason == "length":
+                text, trimmed = drop_unfinished(text), CLIPPED
+            if self.tokenizer.count(text) > target:
+                text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
+            fid = measure_against(text, request.sources, key=key_count(target))
+            got = _Accepted(text, gen, prompt, trimmed, fid)
+            return self._finish(text, tier, target, prompt.version, got, request, pins, started, state)
+        if not self.extractive_fallback:
+            raise ModelError("no acceptable summary from the model: " + "; ".join(self._notes(state)))
+        text = self._digest(request, t.fallback)
+        return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
 
     async def _part(self, request: SummaryRequest, part: notes.Part, state: _Attempts,
                     on_event: EventCallback | None) -> tuple[str, Tier, Generation | None, str]:

@@ -107,6 +107,19 @@ def default_index(options: list[EngineOption], settings: Settings,
     return next((i for i, opt in enumerate(options) if opt.backend == settings.backend), 0)
 
 
+def way_of(store: Store, settings: Settings, model: str | None, *, scores: bool = False) -> str:
+    """How ``model`` summarises, in a few words: ``writes`` or ``titles``, and why — set for every model in the
+    settings, calibrated (``scores``: the shares of the probes each way answered), or not calibrated yet."""
+    if settings.summary_way != "measured":
+        return f"{settings.summary_way}, set for every model"
+    measured = store.ways.get(model)
+    if measured is None:
+        return "titles, not calibrated"
+    if not scores:
+        return f"{measured.way}, calibrated"
+    return f"{measured.way}: titles {measured.titles_score:.0%}, writes {measured.writes_score:.0%}"
+
+
 def plan_preview(store: Store, policy: Policy, session_id: str) -> PlanPreview:
     """The passes' plans (as ``compact --dry-run`` prints them) and the other actions' counts."""
     tok = store.tokenizer
@@ -150,8 +163,13 @@ class RunPlanner:
     def engines(self, statuses: BackendStatus | Sequence[BackendStatus] | None) -> tuple[list[EngineOption], int]:
         """The model picker's lines and the one to highlight first (the remembered choice)."""
         settings = self.app.settings
-        options = engine_options(statuses, settings)
+        options = [replace(o, note=" · ".join(n for n in (o.note, way_of(self.app.store, settings, o.model)) if n))
+                   if o.backend != "extractive" and o.model else o for o in engine_options(statuses, settings)]
         return options, default_index(options, settings, statuses)
+
+    def way(self, model: str | None) -> str:
+        """How ``model`` summarises, with the scores it was calibrated on (the settings screen)."""
+        return way_of(self.app.store, self.app.settings, model, scores=True)
 
     def estimates(self, plan: list[PlannedSummary], opt: EngineOption | None) -> tuple[Speed, list[float]]:
         """The speed of ``opt``'s model (measured, else a guess that says so) and each planned

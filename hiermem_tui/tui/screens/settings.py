@@ -20,7 +20,7 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
-from hiermem_tui.config import BACKENDS, SUMMARY_FORMATS, ConfigError, Policy, Settings, normalise_base_url
+from hiermem_tui.config import BACKENDS, SUMMARY_FORMATS, SUMMARY_WAYS, ConfigError, Policy, Settings, normalise_base_url
 from hiermem_tui.tui.screens.base import AppModal
 
 
@@ -80,6 +80,12 @@ def _base_url(raw: str) -> str | None:
     return url
 
 
+def _summary_way(value: str) -> str:
+    if value not in SUMMARY_WAYS:
+        raise ConfigError(f"summary way must be one of {', '.join(SUMMARY_WAYS)}, not {value!r}")
+    return value
+
+
 def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
     """New settings from the form's raw strings; raises ConfigError (one line) on the first bad value."""
     host = values["ollama_host"].strip()
@@ -129,6 +135,7 @@ def settings_from_form(values: dict[str, str], base: Settings) -> Settings:
         parallel=_whole("parallel", values["parallel"], 1),
         theme=values.get("theme") or base.theme,
         summary_format=_summary_format(values.get("summary_format") or base.summary_format),
+        summary_way=_summary_way(values.get("summary_way") or base.summary_way),
         policy=policy,
     )
 
@@ -179,6 +186,12 @@ class SettingsScreen(AppModal[bool]):
                     yield Select([(f, f) for f in SUMMARY_FORMATS], value=s.summary_format, allow_blank=False,
                                  id="field-summary_format", compact=True)
                     yield Label("bullets, or fixed sections", classes="field-hint")
+                    yield Label("Summary way", classes="field-label")
+                    yield Select([(w, w) for w in SUMMARY_WAYS], value=s.summary_way, allow_blank=False,
+                                 id="field-summary_way", compact=True)
+                    model = s.model or (status.loaded[0] if status and status.loaded else None)
+                    yield Label(Text(self.app.planner.way(model) if model else "measured: as calibrate found"),
+                                id="settings-way", classes="field-hint")
                     yield Label("Theme", classes="field-label")
                     themes = sorted(self.app.available_themes)
                     yield Select(
@@ -207,6 +220,7 @@ class SettingsScreen(AppModal[bool]):
         values["backend"] = str(self.query_one("#field-backend", Select).value)
         values["theme"] = str(self.query_one("#field-theme", Select).value)
         values["summary_format"] = str(self.query_one("#field-summary_format", Select).value)
+        values["summary_way"] = str(self.query_one("#field-summary_way", Select).value)
         return values
 
     def show_error(self, message: str) -> None:
