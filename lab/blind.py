@@ -84,7 +84,7 @@ def pack(args: argparse.Namespace) -> None:
             data = json.loads(f.read_text(encoding="utf-8"))
             texts.update({("ceiling", k): v for k, v in data["leaves"].items()})
             briefs[("ceiling", f.stem)] = data["brief"]
-    labels = sorted({label for label, _ in texts})
+    labels = sorted({label for label, _ in texts} | {label for label, _ in briefs})
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     leaves = load_leaves(Path(args.set), samples=SAMPLES)
@@ -109,17 +109,26 @@ def pack(args: argparse.Namespace) -> None:
             have = [lb for lb in labels if (lb, f) in briefs]
             if not have or not session_probes.get(f):
                 continue
+            if not any(leaf.file == f for leaf in leaves):  # a set with session probes only: the chat itself
+                items.append(f"# CHAT {f}\n\n## Messages\n{_chat_text(Path(args.set), f, args.chars)}\n")
             order = rng.sample(have, len(have))
             keymap[f"brief:{f}"] = {chr(65 + i): lb for i, lb in enumerate(order)}
             probes = "\n".join(f"{i}. ({p['kind']}) {p['question']}\n   answer: {p['answer']}"
                                for i, p in enumerate(session_probes[f], 1))
             sums = "\n\n".join(f"### Brief {chr(65 + i)}\n{briefs[(lb, f)]}" for i, lb in enumerate(order))
-            items.append(f"# BRIEF brief:{f}\n\nBriefs of the whole chat {f} (its leaves are above).\n\n"
+            items.append(f"# BRIEF brief:{f}\n\nBriefs of the whole chat {f} (the chat, or its leaves, are above).\n\n"
                          f"## Session probes\n{probes}\n\n## Briefs\n{sums}\n")
         (out / f"packet{k}.md").write_text("\n\n---\n\n".join(items), encoding="utf-8")
     (out / "keymap.json").write_text(json.dumps(keymap, indent=1), encoding="utf-8")
     (out / "RUBRIC.md").write_text(RUBRIC, encoding="utf-8")
     print(f"{len(keymap)} items in {k} packets under {out}")
+
+
+def _chat_text(probe_set: Path, name: str, chars: int) -> str:
+    """A probe file's chat (JSONL, one message a line) as numbered messages."""
+    spec = json.loads((probe_set / f"{name}.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in (probe_set / spec["chat"]).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return "\n\n".join(f"[{i}] {r.get('role')}: {str(r.get('content', ''))[:chars]}" for i, r in enumerate(rows))
 
 
 def verdict_of(text: str) -> str:
