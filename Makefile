@@ -20,7 +20,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m mypy
-	$(PY) -m ruff check hiermem_tui bench scripts tests
+	$(PY) -m ruff check hiermem_tui bench lab scripts tests
 	$(PY) -m pytest -n 2 -q
 
 bench: $(STAMP)

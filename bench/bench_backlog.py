@@ -232,8 +232,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.db:
         bench_plan(args.db)
-        if args.plan_only:
-            return
+    else:
+        print("(a) skipped: no --db given (the 1M-episode file bench_scale.py --keep makes)", flush=True)
+    if args.plan_only:
+        return
     tok = Tokenizer()
     latency = 0.2 if args.quick else 0.5
     with tempfile.TemporaryDirectory() as folder:

@@ -275,8 +275,11 @@ def main() -> None:
                                    target=None)
             print(f"    (c1) ÷ (c0) {said / warm:.3f}, (c2) ÷ (c0) {slow / warm:.3f} (target within ±10 %: the load "
                   f"is no part of the speed)")
-        if args.ollama_host and args.model and args.only in (None, "d"):
-            bench_rig(folder, args.ollama_host, args.model, args.rig_sessions)
+        if args.only in (None, "d"):
+            if args.ollama_host and args.model:
+                bench_rig(folder, args.ollama_host, args.model, args.rig_sessions)
+            else:
+                print("(d) skipped: no --ollama-host and --model given (the real-model rig)", flush=True)
 
 
 if __name__ == "__main__":

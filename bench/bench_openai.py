@@ -12,7 +12,7 @@ Without ``--base-url`` (or ``--fakes``), or when the server there does not answe
 "skipped: …" line and exits 0 (``run_all.py`` runs it that way); without ``--ollama-host`` it measures the OpenAI-compatible
 server alone.
 
-The leaves are the probe set's (``bench/probes``, ``probeset.load_leaves``: each leaf's sources exactly as
+The leaves are the probe set's (``lab/probes``, ``lab/probeset.py``'s ``load_leaves``: each leaf's sources exactly as
 the app's leaf request builds them), the first ``--leaves`` of the files named with ``--only``. Each leaf
 is summarised by the app's own :class:`Summariser` (the shipped prompts and ``notes`` format) once through
 each backend, the order alternating from leaf to leaf so a drift in the machine's load falls on both;
@@ -39,7 +39,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "lab"))  # the probe set's leaves are the lab's (lab/probeset.py)
 
 from probeset import Leaf, ProbeError, load_leaves  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Blind reading of leaves and briefs against the floor and the ceiling (issue 35).
 
     .venv/bin/python lab/blind.py pack SET OUT --runs LABEL=RUN.json ... [--ceiling DIR] --groups a+b,c+d [--seed N]
-        SET: a probe folder (lab/probes/heldout4). Each run is a bench_probes.py run file; the ceiling is a
+        SET: a probe folder (lab/probes/heldout4). Each run is a lab/probe.py run file; the ceiling is a
         folder of <chat>.json ({"leaves": {key: text}, "brief": text}) written by careful writers blind to the
         probes. Writes OUT/packetK.md per group (each leaf: its episodes, its probes with answers and traps,
         the summaries shuffled as A, B, …; then each chat's briefs with its session probes), OUT/keymap.json
@@ -25,7 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from probeset import load_leaves  # noqa: E402
 

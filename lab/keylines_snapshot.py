@@ -40,7 +40,7 @@ SAMPLES = ROOT.parent / "shared" / "samples"
 
 def sources_of_chats() -> list[Path]:
     paths = [SAMPLES / "chatgpt_conversations.json", SAMPLES / "claude-code"]
-    paths += sorted((ROOT / "bench" / "probes" / "chats").glob("*"))
+    paths += sorted((ROOT / "lab" / "probes" / "chats").glob("*"))
     paths += sorted((ROOT / "lab" / "probes" / "chats").glob("*")) if (ROOT / "lab" / "probes" / "chats").exists() else []
     paths += [ROOT / "hiermem_tui" / "assets" / "demo" / "demo.jsonl"]
     for d in sorted((ROOT / "tests" / "fixtures").iterdir()):

@@ -10,7 +10,7 @@ SECTION = re.compile(r"ARCHITECTURE(?:\.md)? §(\d+)")
 
 
 def sources() -> list[Path]:
-    return [p for folder in ("hiermem_tui", "tests", "bench") for p in (ROOT / folder).rglob("*.py")]
+    return [p for folder in ("hiermem_tui", "tests", "bench", "lab") for p in (ROOT / folder).rglob("*.py")]
 
 
 def test_every_architecture_reference_names_a_section_that_exists() -> None:

@@ -1,13 +1,13 @@
 """The leaves the app would make of a chat, to write probes for (issue 19; no model).
 
-    .venv/bin/python bench/probe_leaves.py CHAT                      # its sessions: id, title, episodes
-    .venv/bin/python bench/probe_leaves.py CHAT --session PREFIX [--chars 4000] [--fresh-tail N] > leaves.md
+    .venv/bin/python lab/probe_leaves.py CHAT                        # its sessions: id, title, episodes
+    .venv/bin/python lab/probe_leaves.py CHAT --session PREFIX [--chars 4000] [--fresh-tail N] > leaves.md
 
 CHAT is an export the app imports (a sample under ``../shared/samples`` or a chat written for the
 set); it is imported into a scratch database with the app's importers, and with ``--session`` the
 session's leaf chunks are planned as the app plans them (shipped policy: ``Runner.plan_leaf``) and
 printed with their episodes, each cut at ``--chars``. A probe file's ``first_seq``/``last_seq`` must be
-one of these chunks: ``bench_probes.py make`` summarises a session's leaves in the app's order.
+one of these chunks: ``lab/probe.py make`` summarises a session's leaves in the app's order.
 ``--fresh-tail 0`` plans a short chat's last episodes too (a user's ``policy.fresh_tail = 0``): the app keeps
 its newest 16 raw, and most of the samples' unused chats are shorter than that.
 """

@@ -1,6 +1,6 @@
 """The probe set: chats, their leaves, and the questions a reader asks of each leaf.
 
-A probe file (``bench/probes/*.json``, format in ``bench/probes/README.md``) names one chat —
+A probe file (``lab/probes/*.json``, format in ``lab/README.md``) names one chat —
 written for the project (``"chat"``, beside the file) or one of the real exports in
 ``../shared/samples`` (``"sample"``, read at run time, never copied) — the leaves to judge
 (episode ranges as the app's planner cuts them) and four probes per leaf: a fact, an

@@ -1,24 +1,24 @@
-"""What a reader can answer from a summary: the probe benchmark (issue 19; needs a model, not in CI).
+"""What a reader can answer from a summary: the probe lab (issue 19; needs a model, not in CI).
 
-    .venv/bin/python bench/bench_probes.py make --label NAME [--backend ollama|extractive]
+    .venv/bin/python lab/probe.py make --label NAME [--backend ollama|extractive]
         [--ollama-host URL] [--model NAME] [--summary-format FMT] [--condense] [--only FILE …]
-    .venv/bin/python bench/bench_probes.py sheet NAME            # each summary beside its probes, to read
-    .venv/bin/python bench/bench_probes.py score NAME [--baseline NAME]   # NAME@VERDICTS: other verdicts
+    .venv/bin/python lab/probe.py sheet NAME            # each summary beside its probes, to read
+    .venv/bin/python lab/probe.py score NAME [--baseline NAME]   # NAME@VERDICTS: other verdicts
 
-``make`` imports every chat of the probe set (``bench/probes/*.json``; the real exports in
+``make`` imports every chat of the probe set (``lab/probes/*.json``; the real exports in
 ``../shared/samples`` are read where they are, never copied) into a scratch database with the
 app's importers and makes the leaves the probe files name **through the app**: the app's
 Runner, Executor and Summariser with the shipped defaults (or ``--summary-format``), each
 session's leaves in order, so a leaf gets what the app would give it. ``--condense`` then
 merges each chat's judged leaves into one condensed summary (one probe per source is judged
 on it). Every summary, its tier, its calls (prompt tokens, tokens evaluated anew, answer
-tokens, seconds) and its rejections go to ``bench/probes/runs/NAME.json``. The extractive
+tokens, seconds) and its rejections go to ``lab/probes/runs/NAME.json``. The extractive
 digest is ``--backend extractive``: the baseline every report shows.
 
 ``sheet`` prints each summary beside its four probes (fact, artifact, decision, what came
 next) with the automatic pre-check (``[present]`` when the answer's key strings are all in the
 text: a hint, not a verdict), the leaf's traps, and how much of it copies the previous leaf's
-summary. The verdicts are made by reading and written to ``bench/probes/verdicts/NAME.json``:
+summary. The verdicts are made by reading and written to ``lab/probes/verdicts/NAME.json``:
 
     {"run": NAME, "judged_by": "...", "leaves": {"<file>#<first>-<last>":
         {"verdicts": ["yes: why", "partly: why", "no: why", "yes: why"],
@@ -414,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "make":
             if args.backend == "ollama" and not args.ollama_host:
-                print("skipped: no --ollama-host given (this benchmark needs a real model; see bench/README.md)")
+                print("skipped: no --ollama-host given (the probe lab needs a real model; see lab/README.md)")
                 return 0
             out_path = RUNS / f"{args.label}.json"
             if out_path.exists() and not args.force:
@@ -429,10 +429,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             score(args)
     except (ProbeError, OSError, json.JSONDecodeError) as exc:
-        log(f"bench_probes: {one_line(str(exc), 200)}")
+        log(f"probe: {one_line(str(exc), 200)}")
         return 2
     except (BackendUnavailable, ModelMissing, SummariserError) as exc:
-        log(f"bench_probes: {one_line(str(exc), 200)}")
+        log(f"probe: {one_line(str(exc), 200)}")
         return 1
     return 0
 
