@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probeset import KINDS, PROBE_DIR, SAMPLES, Leaf, ProbeError, leaves_of, open_probe_store  # noqa: E402
 
 from hiermem_tui.compaction import LeafChunk, Runner, RunEvent, SummaryStarted, SummaryWritten, make_runner  # noqa: E402
-from hiermem_tui.config import Settings  # noqa: E402
+from hiermem_tui.config import SUMMARY_WAYS, Settings  # noqa: E402
 from hiermem_tui.store import Store  # noqa: E402
 from hiermem_tui.summarize import BackendUnavailable, ModelMissing, SummariserError  # noqa: E402
 from hiermem_tui.summarize.acceptance import copied_statements, statements  # noqa: E402
@@ -133,7 +133,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
     leaves = leaves_of(store, usable, with_sources=False)
     settings = Settings(db_path=store.path, backend=args.backend, ollama_host=args.ollama_host or Settings().ollama_host,
                         model=args.model, summary_format=args.summary_format or Settings().summary_format,
-                        timeout_s=args.timeout_s)
+                        timeout_s=args.timeout_s, summary_way=args.summary_way or Settings().summary_way)
     base = make_runner(store, settings)
     runner = ProbeRunner(store, base.summariser, base.policy)
     runner.chunks = {}
@@ -146,6 +146,7 @@ async def _make(store: Store, usable: list[tuple[str, dict[str, Any], str]], arg
     started = time.monotonic()
     out: dict[str, Any] = {"label": args.label, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                            "backend": args.backend, "summary_format": settings.summary_format,
+                           "summary_way": settings.summary_way,
                            "leaves": [], "condensed": []}
     try:
         await runner.check()
@@ -395,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--ollama-host")
     mk.add_argument("--model")
     mk.add_argument("--summary-format", help="the app's summary_format setting (default: the app's)")
+    mk.add_argument("--summary-way", choices=SUMMARY_WAYS, help="the app's summary_way setting (default: the app's)")
     mk.add_argument("--condense", action="store_true", help="also one condensed summary over each chat's leaves")
     mk.add_argument("--brief", action="store_true", help="also each chat's brief, after its leaves")
     mk.add_argument("--app-leaves", action="store_true",
