@@ -30,7 +30,7 @@ from hiermem_tui.tokens import Tokenizer
 
 BRIEF_TOKENS = 250
 """The most a brief may be."""
-BRIEF_VERSION = "brief-v2"
+BRIEF_VERSION = "brief-v3"
 """The version of the brief's ask and layout, recorded with every brief."""
 ANSWER_TOKENS = 90
 """What the model's title and about line may take."""
@@ -54,7 +54,7 @@ ANSWER_QUOTE = 70
 _REASON = re.compile(r"\b(?:because|since|so that|so\b|rather than|instead of|which means|as it|due to|to avoid|"
                      r"otherwise|cheaper|faster|simpler|safer)\b", re.I)
 _USER_DECIDES = re.compile(r"\b(?:(?<!as )(?<!what )(?<!how )it is(?=\s*(?:[,.!;]|$|then\b))|go with|let'?s (?:go|do|use|keep|stick)|decided|i'?ll (?:go|take|use|keep|"
-                           r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|agreed|"
+                           r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|(?:i|we)(?:'ve| have)? agreed|"
                            r"yes go|ok (?:let'?s|go|do))\b", re.I)
 _ADVISES = re.compile(r"\b(?:i'?d (?:go|use|pick|recommend|stick|keep|suggest)|i recommend|i would (?:go|use|pick)|"
                       r"recommendation|go with|rather than|instead of|better choice|the right (?:choice|approach))\b",
@@ -182,7 +182,7 @@ class Material:
         for p in self.problems:
             if p.left > 0 and p.cause is None:
                 p.words |= _words(said.words)
-        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
+        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR and _ERROR_LINE.search(ln.words)
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
         trouble = next((x for x in opening[:1] if _TROUBLE.search(x) and not _LOG_RECORD.match(x)), None)
         if error or trouble:
@@ -202,7 +202,7 @@ class Material:
             del self.done[:-20]
         self.last_request, self.answer, self.closing = said, None, None
         if decides:
-            why = next((a for a in self.advice if _names_same(a.words, decides[0]) and _REASON.search(a.words)), None)
+            why = _reason_for(decides[0], self.advice)
             self.decisions.append((1 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
 
     def _assistant(self, seq: int, text: str) -> None:
@@ -357,9 +357,18 @@ def _words(text: str) -> set[str]:
     return {w.lower().strip(".-") for w in _CONTENT.findall(text)} - _PLAIN
 
 
-def _names_same(advice: str, decision: str) -> bool:
-    """Whether ``advice`` names something the ``decision`` names: the advice is about what was chosen."""
-    return bool(_words(decision) & _words(advice))
+SAME_WORDS = 2
+"""Content words an advice must share with a decision to be its reason (one alone, "price", names no choice)."""
+
+
+def _reason_for(decision: str, advice: list[Quote]) -> Quote | None:
+    """The advice that gave ``decision`` its reason: of those that give a reason, the one naming most of what was
+    chosen, and at least ``SAME_WORDS`` of its words (all of them when the decision names fewer)."""
+    chosen = _words(decision)
+    need = min(SAME_WORDS, len(chosen))
+    scored = [(len(chosen & _words(a.words)), a) for a in advice if _REASON.search(a.words)]
+    best = max(scored, key=lambda x: x[0], default=None)
+    return best[1] if best is not None and need > 0 and best[0] >= need else None
 
 
 def material_text(material: Material, tokenizer: Tokenizer) -> str:

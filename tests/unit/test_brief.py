@@ -105,6 +105,9 @@ def test_the_steps_are_the_summaries_titles_in_order_the_middle_dropped_first(to
     # a list the user pasted (a draft's thresholds) is not a problem
     ("my draft, it feels flabby:\n\n- error rate over 1% for 5 minutes\n- p99 latency over 2s", False),
     ("it crashes now:\n\nTraceback (most recent call last):\nKeyError: 'Region'", True),
+    # a test that went well, whatever it cannot reach, is no problem: a pasted line needs an error word
+    ("guest network tested too: a friend's phone on Harbour-Guest gets 10.10.30.x, internet works, can't see "
+     "anything else, client isolation on.", False),
 ])
 def test_a_problem_is_what_went_wrong_not_what_the_user_shows(said: str, kept: bool, tok: Tokenizer) -> None:
     chat = [("user", said), ("assistant", "The cause is a header with a trailing space, so Region is not found.")]
@@ -125,12 +128,27 @@ def test_an_answer_that_names_no_word_of_the_problem_is_not_its_cause(tok: Token
     ("ok induction it is.", True),
     ("love it, v2 it is, ship that", True),
     ("here's the timeline table as it is now in case:", False),
+    ("we agreed on induction last night.", True),
+    # others agreeing with a critique is not the user's choice
+    ("two others in the group kind of agreed.", False),
 ])
 def test_a_decision_is_the_users_choice(said: str, decided: bool, tok: Tokenizer) -> None:
     chat = [("user", "which range should we get?"), ("assistant", "Induction is faster and safer than gas."),
             ("user", said), ("assistant", "Noted.")]
     lines = render(Material().read(items(chat)), "", tok).splitlines()
     assert any(ln.startswith("Decided:") for ln in lines) is decided
+
+
+def test_a_reason_is_the_advice_that_names_what_was_chosen_not_a_word_of_it(tok: Tokenizer) -> None:
+    chat = [("user", "Haywards sells croissants to cafés at £1.70. should i match them?"),
+            ("assistant", "Some bakeries do a smaller café croissant at a lower price instead of the usual weight. "
+                          "I'd suggest a trial week at list price, because tasting the difference sells it."),
+            ("user", "not doing a smaller one. trial week at list price it is."), ("assistant", "Good.")]
+    decided = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Decided:"))
+    assert "tasting the difference" in decided and "smaller café croissant" not in decided
+    chat[1] = ("assistant", "Some bakeries do a smaller café croissant at a lower price instead of the usual weight.")
+    decided = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Decided:"))
+    assert "why" not in decided  # one shared word ("price") names no choice
 
 
 @pytest.mark.parametrize(("said", "done"), [
