@@ -33,7 +33,7 @@ from tests.fakeollama import FakeOllama, Hang, Reply
 SIZE = (150, 42)
 CLOCK = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 MODEL = "qwen2.5-coder:1.5b-instruct-q4_K_M"
-LEAF_TITLE = "Window Parsing and Timestamp Handling"
+LEAF_TITLE = "Rust Timestamp Parsing and Filtering"
 """The recorded model's title of the leaf the run re-makes (``assets/demo/model_answers.json``)."""
 
 
@@ -97,7 +97,8 @@ async def shoot_run(db: Path, out: Path) -> Path:
         settings = Settings(db_path=db, config_path=out / ".screenshot-config.toml", backend="ollama",
                             ollama_host=server.url, model=MODEL)
         store = Store.open(db)
-        app = make_app(settings, store, clock=lambda: CLOCK, follow=False)
+        # the dialog's own measuring calls would take the scripted answers: the picture is of the run
+        app = make_app(settings, store, clock=lambda: CLOCK, follow=False, measure_speed=False)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             app.open_session("demo-logslice")
