@@ -64,16 +64,13 @@ def brief_steps(store: Store, session_id: str) -> list[str]:
     the roots alone are more, ``STEPS`` of them spread evenly, the first and last kept). Summaries with no
     title (an extractive digest) give no step."""
     level = store.dag.top(session_id)
-    opened = True
-    while opened:
-        opened = False
-        for n, s in enumerate(level):
-            if s.depth > 0:
-                below = store.dag.children(s.id)
-                if below and len(level) - 1 + len(below) <= STEPS:
-                    level = level[:n] + below + level[n + 1:]
-                    opened = True
-                    break
+    n = 0
+    while n < len(level):  # a summary that cannot open now cannot later (the level only grows): one read each
+        below = store.dag.children(level[n].id) if level[n].depth > 0 else []
+        if below and len(level) - 1 + len(below) <= STEPS:
+            level[n:n + 1] = below  # its sources are looked at next
+        else:
+            n += 1
     if len(level) > STEPS:
         level = [level[round(k * (len(level) - 1) / (STEPS - 1))] for k in range(STEPS)]
     steps = []

@@ -151,6 +151,8 @@ class Material:
     """The user's latest words that say something was finished (shipped, tagged, sent)."""
     names: dict[str, int] = field(default_factory=dict)
     problems: list[_Problem] = field(default_factory=list)
+    open_problems: list[_Problem] = field(default_factory=list)
+    """The problems whose cause and fix are still looked for (``left`` > 0): the only ones each message touches."""
     last_request: Quote | None = None
     answer: Quote | None = None
     closing: Quote | None = None
@@ -179,23 +181,24 @@ class Material:
             return
         said = Quote("user", " ".join(opening), seq)
         self._age()
-        for p in self.problems:
-            if p.left > 0 and p.cause is None:
+        for p in self.open_problems:
+            if p.cause is None:
                 p.words |= _words(said.words)
         error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR and _ERROR_LINE.search(ln.words)
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
         trouble = next((x for x in opening[:1] if _TROUBLE.search(x) and not _LOG_RECORD.match(x)), None)
         if error or trouble:
             told = error or trouble or ""
-            self.problems.append(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
-                                          pasted=error is not None, left=FOLLOW))
+            self._problem(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
+                                   pasted=error is not None, left=FOLLOW))
         if self.first_request is None:
             self.first_request = said
-        decides = [x for x in sentences(text) if _USER_DECIDES.search(x) and len(x.split()) >= 3]
+        told_all = sentences(text)
+        decides = [x for x in told_all if _USER_DECIDES.search(x) and len(x.split()) >= 3]
         if not decides and closes(text):
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
-        done = next((x for x in sentences(text) if _DONE.search(x) and len(x.split()) >= 3
+        done = next((x for x in told_all if _DONE.search(x) and len(x.split()) >= 3
                      and not x.startswith("|") and not _NOT_DONE.search(x)), None)
         if done:
             self.done.append(Quote("user", done, seq))
@@ -214,9 +217,7 @@ class Material:
         said = [x for x in sentences(assistant.said_text(text))
                 if not courtesy(x) and len(x.split()) >= 4 and not x.startswith("#")]
         self._age()
-        for p in self.problems:
-            if p.left <= 0:
-                continue
+        for p in self.open_problems:
             if p.reply is None and said and p.left == FOLLOW - 1:
                 p.reply = Quote("assistant", said[0], seq)
             after = said
@@ -249,11 +250,16 @@ class Material:
         self._age()
         errors = [ln.words for ln in role_lines("tool", text) if ln.kind is Kind.TOOL_ERROR and _ERROR_LINE.search(ln.words)]
         if errors and len(self.problems) < 20:
-            self.problems.append(_Problem(Quote("tool", errors[0], seq), _words(errors[0]), left=FOLLOW))
+            self._problem(_Problem(Quote("tool", errors[0], seq), _words(errors[0]), left=FOLLOW))
+
+    def _problem(self, problem: _Problem) -> None:
+        self.problems.append(problem)
+        self.open_problems.append(problem)
 
     def _age(self) -> None:
-        for p in self.problems:
+        for p in self.open_problems:
             p.left -= 1
+        self.open_problems = [p for p in self.open_problems if p.left > 0]
 
     def _name(self, name: str) -> None:
         name = name.strip("`'\" ")

@@ -12,19 +12,22 @@ from typing import Any
 import pytest
 
 from hiermem_tui.compaction import make_runner
+from hiermem_tui.compaction.requests import brief_steps
 from hiermem_tui.compaction.planner import Planner, idle
 from hiermem_tui.config import Policy, Settings
-from hiermem_tui.store import Store
+from hiermem_tui.store import NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.store.episodes import NewEpisode
 from hiermem_tui.summarize import Summariser
-from hiermem_tui.summarize.brief import BRIEF_TOKENS, Material, answer_fields, laid_out, render
+from hiermem_tui.summarize.brief import BRIEF_TOKENS, STEPS, Material, answer_fields, laid_out, render
 from hiermem_tui.summarize.extractive import ExtractiveBackend
+from hiermem_tui.summarize.keylines.carried import HEAD
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
 from hiermem_tui.summarize.types import SourceItem
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama, Reply
 
 from ._cli import run as cli
+from ._engine_fixtures import add_episodes
 from ._invariants import check_invariants
 
 T0 = datetime(2025, 4, 12, 9, 0, tzinfo=timezone.utc)
@@ -295,3 +298,22 @@ async def test_a_server_that_echoes_the_prompt_never_writes_a_brief(tok: Tokeniz
             await backend.aclose()
     assert made.tier == "fallback" and made.backend == "extractive" and made.title == ""
     assert "Answer in exactly two lines" not in made.text and made.text.startswith("Asked: user:")
+
+
+def _titled(store: Store, title: str, depth: int, *, episodes: tuple[int, int] | None = None,
+            sources: list[str] | None = None) -> str:
+    s = NewSummary(id=new_id("s"), session_id="s", depth=depth, tier="normal", backend="ollama", model="m",
+                   prompt_version="test", content=f"{title}\n{HEAD}\n- user: \"a line\"", tokens=9)
+    store.dag.write([SummaryWrite(s, episode_range=episodes, source_ids=sources)])
+    return s.id
+
+
+def test_the_steps_open_condensed_summaries_while_the_level_stays_within_its_count(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "steps.db") as store:
+        add_episodes(store, "s", 0, 60)
+        early = [_titled(store, f"Early {k}", 0, episodes=(3 * k, 3 * k + 2)) for k in range(3)]
+        many = [_titled(store, f"Late {k}", 0, episodes=(9 + 3 * k, 11 + 3 * k)) for k in range(STEPS)]
+        _titled(store, "Early part", 1, sources=early)
+        _titled(store, "Late part", 1, sources=many)
+        # the first condensed opens into its three leaves; the second's eight would pass STEPS: it stays whole
+        assert brief_steps(store, "s") == ["Early 0", "Early 1", "Early 2", "Late part"]
