@@ -34,6 +34,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from ..config import Policy
 from ..store import NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id
@@ -69,6 +70,8 @@ from .hosts import Host, HostPool
 from .priority import BacklogControl, Yielded
 from .requests import BriefReading, brief_material, condensed_request, leaf_request
 from .state import Cancelled, RunState
+
+_T = TypeVar("_T")
 
 PREPARE_AFTER_S = 0.005
 """How long after a summary's call starts the next summary's request is worked out (its request is on the wire
@@ -440,26 +443,31 @@ class Executor:
             st.ahead.cancel()
         st.ahead = None
 
-    async def make(self, st: RunState, job: Making, then: Making | None = None) -> SummaryWrite:
-        """Make one summary (see the module docstring): the write for :meth:`commit`, alone or
-        with the rest of its tree; ``then``: the summary made next, worked out ahead while this one's call runs."""
-        sid = st.run.session_id
+    async def _on_a_host(self, st: RunState, what: str, depth: int, first: int, last: int,
+                         call: Callable[[Host], Awaitable[_T]]) -> _T:
+        """``call`` on the first host free, said as started; a host lost mid-call, with others left to go to, has
+        it made again on another, said as moved."""
         lost: tuple[Host, SummariserError] | None = None
-        self.drop_ahead(st)
         while True:
             async with self._slot() as host:
                 if lost is not None:
-                    self._moved(sid, job.what, lost, host)
-                self._started(st, job.what, job.depth, job.first_seq, job.last_seq)
-                req = self._request(sid, job)
+                    self._moved(st.run.session_id, what, lost, host)
+                self._started(st, what, depth, first, last)
                 try:
-                    res = await self._summarise(st, job.what, req, host.summariser, then)
+                    return await call(host)
                 except (RunAborted, BackendUnavailable) as exc:
                     if not self.hosts.several or not await self.hosts.lose(host, exc):
                         raise
                     lost = (host, exc)
-                    continue
-            break
+
+    async def make(self, st: RunState, job: Making, then: Making | None = None) -> SummaryWrite:
+        """Make one summary (see the module docstring): the write for :meth:`commit`, alone or
+        with the rest of its tree; ``then``: the summary made next, worked out ahead while this one's call runs."""
+        sid = st.run.session_id
+        self.drop_ahead(st)
+        res = await self._on_a_host(
+            st, job.what, job.depth, job.first_seq, job.last_seq,
+            lambda host: self._summarise(st, job.what, self._request(sid, job), host.summariser, then))
         ns = self._new(st, job.depth, res)
         if job.sources is None:
             return SummaryWrite(ns, episode_range=(job.first_seq, job.last_seq), supersede=list(job.supersede))
@@ -472,20 +480,7 @@ class Executor:
         self.drop_ahead(st)
         material = brief_material(self.store, sid, st.brief)
         st.brief = None
-        lost: tuple[Host, SummariserError] | None = None
-        while True:
-            async with self._slot() as host:
-                if lost is not None:
-                    self._moved(sid, "brief", lost, host)
-                self._started(st, "brief", 0, 0, last_seq)
-                try:
-                    made = await host.summariser.brief(material)
-                except (RunAborted, BackendUnavailable) as exc:
-                    if not self.hosts.several or not await self.hosts.lose(host, exc):
-                        raise
-                    lost = (host, exc)
-                    continue
-            break
+        made = await self._on_a_host(st, "brief", 0, 0, last_seq, lambda host: host.summariser.brief(material))
         st.llm_seconds += made.llm_seconds
         brief = self.store.briefs.write(
             sid, title=made.title, about=made.about, text=made.text, first_seq=max(0, material.first_seq),
