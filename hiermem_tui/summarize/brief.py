@@ -87,12 +87,15 @@ _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not wo
                       r"(?:restarting|crashing|rebooting|failing|resetting|growing)|boot ?loop|broken|mistake|nan\b|"
                       r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit)|"
                       r"disk (?:at|is) \d+ ?%|out of (?:memory|space|disk)|disk full|outage|paged\b|incident|"
-                      r"leak(?:s|ing)?\b|oom|climbing|spiking)", re.I)
+                      r"leak(?:s|ing)?\b|oom|climbing|spiking|locked|\b50[234]s?\b)", re.I)
 _ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic(?:ked)?|denied|refused|"
                          r"not found|timed out|invalid)\b", re.I)
 """An error a tool printed, as a word (not "failed_count" in a table's header)."""
 _DONE = re.compile(r"\b(?:ship(?:ped|ping)|releas(?:ed|ing)|tagg(?:ed|ing)|deployed|published|merged|launched|is live|"
                    r"went out|is out)\b", re.I)
+_WEAK_DONE = re.compile(r"\b(?:is out|went out)\b", re.I)
+"""Done words that say a release only beside a version ("0.1.0 is out"; "so 90 days is out" is not one)."""
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LOG_RECORD = re.compile(r"^\W{0,3}(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|\[?\d{2}/\w{3}/\d{4})")
 """A line that begins with a timestamp: a log record the user shows (data to work on), not an error they met."""
 _CONTENT = re.compile(r"[a-z][a-z0-9_.-]{3,}", re.I)
@@ -217,9 +220,11 @@ class Material:
                 p.fix = Quote("user", did, seq)
             if p.cause is None:
                 p.words |= _words(said.words)
-        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR and _ERROR_LINE.search(ln.words)
+        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
+                      and _ERROR_LINE.search(_INLINE_CODE.sub("", ln.words))
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
-        trouble = next((x for x in opening[:1] if _TROUBLE.search(x) and not _LOG_RECORD.match(x)), None)
+        trouble = next((x for x in opening[:1] if _TROUBLE.search(_INLINE_CODE.sub("", x)) and not _LOG_RECORD.match(x)),
+                       None)
         if error or trouble:
             told = error or trouble or ""
             self._problem(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
@@ -232,7 +237,8 @@ class Material:
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
         done = next((x for x in told_all if _DONE.search(x) and len(x.split()) >= 3
-                     and not x.startswith("|") and not _NOT_DONE.search(x) and not _CAUSE.search(x)), None)
+                     and not x.startswith("|") and not _NOT_DONE.search(x) and not _CAUSE.search(x)
+                     and not _TROUBLE.search(x) and (_VERSION.search(x) or not _WEAK_DONE.search(x))), None)
         if done:
             self.done.append(Quote("user", done, seq))
             del self.done[:-20]
@@ -346,10 +352,15 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
     lines = [about.strip() or (f"Asked: {first.shown(tokenizer)}" if first else "(no text)")]
     ended = _ended(material, tokenizer)
     parts: dict[str, str] = {}
+    shorter: dict[str, str] = {}
+    """A line's shorter form, tried when the whole line does not fit (one decision of two)."""
     decisions = material.chosen_decisions()
     if decisions:
         parts["decided"] = "Decided: " + " · ".join(
             q.shown(tokenizer) + (f" (why: {why.shown(tokenizer)})" if why else "") for q, why in decisions)
+        first = max(decisions, key=lambda d: d[1] is not None)
+        shorter["decided"] = "Decided: " + first[0].shown(tokenizer) + (
+            f" (why: {first[1].shown(tokenizer)})" if first[1] else "")
     problem = material.main_problem()
     if problem is not None:
         told = problem.told()
@@ -365,13 +376,12 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
     used = tokenizer.count("\n".join(lines + [ended] if ended else lines))
     kept: dict[str, str] = {}
     for key in PRIORITY:
-        part = parts.get(key)
-        if part is None:
-            continue
-        cost = tokenizer.count(part) + 1
-        if used + cost <= budget:
-            kept[key] = part
-            used += cost
+        for part in (parts.get(key), shorter.get(key)):
+            cost = tokenizer.count(part) + 1 if part else budget
+            if used + cost <= budget:
+                kept[key] = part or ""
+                used += cost
+                break
     steps = _steps_line(material.steps, min(budget // 3, budget - used - 1), tokenizer)
     if steps:
         kept["steps"] = steps

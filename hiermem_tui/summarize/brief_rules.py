@@ -49,16 +49,20 @@ GIST_WORDS = 8
 
 
 def answer_gist(text: str, ask: str = "", news: str = "") -> str:
-    """What an answer says it is: the opening sentences (until they hold ``GIST_WORDS`` words) of the
-    paragraph of prose that presents what it made ("Here's a short, warm decline …"), else of its first
+    """What an answer says it is: the opening sentences (until they hold ``GIST_WORDS`` words) from the
+    sentence that presents what it made ("Here's a short, warm decline …"), else of its first
     paragraph that is not a reaction to the user's ``news`` (what their message said before ``ask``, the
-    request: "Great result, and nice catch …" is passed over); headings, code, lists and quoted blocks are
-    left out. Then its bottom-line row or line when it has one."""
+    request: "Great result, and nice catch …" is passed over, as are reactions opening the paragraph chosen);
+    headings, code, lists and quoted blocks are left out. Then its bottom-line row or line when it has one."""
     prose = _FENCED.sub("\n\n", text)
     paragraphs = [p for p in map(_prose_of, re.split(r"\n\s*\n", prose)) if p]
     asked, told = _content(ask), _content(news) - _content(ask)
-    chosen = next((p for p in paragraphs[:PRESENTS_WITHIN] if _PRESENTS.match(p[0])), None) or next(
-        (p for p in paragraphs if not _reaction(p, asked, told)), paragraphs[0] if paragraphs else [])
+    presents = next(([*p[n:]] for p in paragraphs[:PRESENTS_WITHIN] for n, x in enumerate(p) if _PRESENTS.match(x)),
+                    None)
+    chosen = presents or next((p for p in paragraphs if not _reaction(p, asked, told)),
+                              paragraphs[0] if paragraphs else [])
+    while len(chosen) > 1 and _REACTS.match(chosen[0]):
+        chosen = chosen[1:]
     opening: list[str] = []
     for x in chosen:
         opening.append(x)
@@ -79,11 +83,16 @@ PRESENTS_WITHIN = 3
 """A paragraph that presents what the answer made is looked for among its first this many."""
 
 
+REACTION_SHARES = 2
+"""A paragraph that opens with a reaction answers the request only when it names this many of its words."""
+
+
 def _reaction(paragraph: list[str], asked: set[str], told: set[str]) -> bool:
     """A paragraph that reacts to the user's news rather than answering their request: it opens with a
     reaction, or speaks more of the news than of the request."""
     said = _content(" ".join(paragraph))
-    return bool(_REACTS.match(paragraph[0])) and not (said & asked) or len(said & told) > len(said & asked)
+    return (bool(_REACTS.match(paragraph[0])) and len(said & asked) < REACTION_SHARES
+            or bool(said & told) and len(said & told) >= len(said & asked))
 
 
 def _prose_of(paragraph: str) -> list[str]:

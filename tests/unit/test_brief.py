@@ -345,3 +345,13 @@ def test_a_brief_quotes_verdicts_the_users_report_that_it_worked_and_the_answers
     assert "s3_lifecycle.tf" in next(ln for ln in lines if ln.startswith("Made:"))
     assert lines[-1] == ('Ended: user: "… one last thing: can you make me a savings table i can paste into the PR?" '
                          '→ assistant: "Here\'s a paste-ready version for the PR. … Total | $3,910"')
+
+
+@pytest.mark.parametrize("message", [
+    "two things: i want to pass levels like `-l warn,error`. and a --since flag?",  # a word of code, not an error
+    "update: 90 days of logs is out, the auditor wants a year. can you redo the rule?",  # "is out" is no release
+])
+def test_words_in_code_or_a_plain_is_out_are_no_problem_and_nothing_done(tok: Tokenizer, message: str) -> None:
+    material = Material().read(items([("user", "make me a log tool"), ("assistant", "Here it is."),
+                                      ("user", message), ("assistant", "Sure.")]))
+    assert material.problems == [] and material.done == []

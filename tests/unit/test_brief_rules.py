@@ -90,3 +90,10 @@ def test_artifact_names_are_files_a_block_names_on_its_first_line() -> None:
 def test_acted_is_what_a_user_says_they_did(text: str, did: str) -> None:
     from hiermem_tui.summarize.brief_rules import acted
     assert acted(text) == did
+
+
+def test_answer_gist_starts_at_the_sentence_that_presents_the_thing_made() -> None:
+    answer = ("Great result, and nice catch on the temp rule. Here's the limiter first, then the notes file.\n\n"
+              "### Guest limiter\n\n| Field | Pipe 1 |\n|---|---|\n| Bandwidth | 50 Mbit/s |")
+    assert answer_gist(answer, "can you add a limiter?", "deleted the temp rule") == (
+        "Here's the limiter first, then the notes file.")
