@@ -358,9 +358,9 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
     if decisions:
         parts["decided"] = "Decided: " + " · ".join(
             q.shown(tokenizer) + (f" (why: {why.shown(tokenizer)})" if why else "") for q, why in decisions)
-        first = max(decisions, key=lambda d: d[1] is not None)
-        shorter["decided"] = "Decided: " + first[0].shown(tokenizer) + (
-            f" (why: {first[1].shown(tokenizer)})" if first[1] else "")
+        one, why_one = max(decisions, key=lambda d: d[1] is not None)
+        shorter["decided"] = "Decided: " + one.shown(tokenizer) + (
+            f" (why: {why_one.shown(tokenizer)})" if why_one else "")
     problem = material.main_problem()
     if problem is not None:
         told = problem.told()
