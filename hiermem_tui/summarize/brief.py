@@ -52,6 +52,11 @@ NAMES = 8
 DONE = 2
 """The user's latest "it shipped" words a brief quotes at most."""
 FOLLOW = 12
+TROUBLE_WITHIN = 3
+"""A user's message says something went wrong in its first sentence, or a correction in one of its first this
+many ("wait. … is wrong")."""
+TROUBLE_WORDS = 6
+"""Fewer words than this ("what am i doing wrong?") do not say what went wrong."""
 SHORT_CAUSE = 10
 """A sentence naming a cause in fewer words ("The cause is the file you copied from.") is quoted with the next."""
 """Messages after a problem in which the answer that names its cause, and then its fix, is looked for."""
@@ -88,6 +93,10 @@ _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not wo
                       r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit)|"
                       r"disk (?:at|is) \d+ ?%|out of (?:memory|space|disk)|disk full|outage|paged\b|incident|"
                       r"leak(?:s|ing)?\b|oom|climbing|spiking|locked|\b50[234]s?\b)", re.I)
+_CORRECTION = re.compile(r"\b(?:wrong|mistake|mix-?up|confusion|typo|miscalculat\w*|doesn'?t add up|isn'?t right)\b",
+                         re.I)
+"""Words of a sentence after a user's first that says something was wrong ("wait. … made the water level
+wrong"): a problem too, in a sentence of at least ``TROUBLE_WORDS``."""
 _ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic(?:ked)?|denied|refused|"
                          r"not found|timed out|invalid)\b", re.I)
 """An error a tool printed, as a word (not "failed_count" in a table's header)."""
@@ -223,8 +232,10 @@ class Material:
         error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
                       and _ERROR_LINE.search(_INLINE_CODE.sub("", ln.words))
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
-        trouble = next((x for x in opening[:1] if _TROUBLE.search(_INLINE_CODE.sub("", x)) and not _LOG_RECORD.match(x)),
-                       None)
+        trouble = next((x for n, x in enumerate(opening[:TROUBLE_WITHIN])
+                        if (_TROUBLE if n == 0 else _CORRECTION).search(_INLINE_CODE.sub("", x))
+                        and not _LOG_RECORD.match(x) and not x.startswith(">")
+                        and (n == 0 or len(x.split()) >= TROUBLE_WORDS)), None)
         if error or trouble:
             told = error or trouble or ""
             self._problem(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
@@ -368,6 +379,8 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
             told = [problem.reply]
         parts["problem"] = f"Problem: {problem.error.shown(tokenizer)}" + "".join(f" → {q.shown(tokenizer)}"
                                                                                  for q in told)
+        if len(told) > 1:
+            shorter["problem"] = f"Problem: {problem.error.shown(tokenizer)} → {told[-1].shown(tokenizer)}"
     names = sorted(material.names, key=material.names.__getitem__)[:NAMES]
     done = " · ".join(q.shown(tokenizer) for q in material.finished())
     if names or done:

@@ -355,3 +355,12 @@ def test_words_in_code_or_a_plain_is_out_are_no_problem_and_nothing_done(tok: To
     material = Material().read(items([("user", "make me a log tool"), ("assistant", "Here it is."),
                                       ("user", message), ("assistant", "Sure.")]))
     assert material.problems == [] and material.done == []
+
+
+def test_a_correction_later_in_a_message_is_a_problem_with_the_users_word_that_it_is_fixed(tok: Tokenizer) -> None:
+    chat = [("user", "can you check the tide line in ch 7?"), ("assistant", "The booklet line reads well."),
+            ("user", "wait. i just opened my timeline. the 9:15 tide made the dawn scene's water level wrong in ch 7."),
+            ("assistant", "Then the booklet line should say 10:05; change it in both places."),
+            ("user", "fixed. now the pub scene?"), ("assistant", "Cut it to the bar.")]
+    problem = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Problem:"))
+    assert "water level wrong" in problem and problem.endswith('→ user: "fixed."')
