@@ -183,6 +183,8 @@ class Material:
     """The last answer's advice ("I'd go with …"): a reason for a decision the user makes next."""
     steps: list[str] = field(default_factory=list)
     """The titles of the session's summaries in order (``steps_of``), the chat's course."""
+    summaries: list[str] = field(default_factory=list)
+    """The texts of those summaries, in order: what a model that writes reads of the chat besides the quotes."""
     done: list[Quote] = field(default_factory=list)
     """The user's latest words that say something was finished (shipped, tagged, sent)."""
     names: dict[str, int] = field(default_factory=dict)
@@ -476,7 +478,8 @@ ABOUT_LEAST = 6
 """An about line of fewer words says too little: the chat's first request is shown instead."""
 ABOUT_WORDS = 40
 """An about line is its first sentence, cut to this many words ("…")."""
-_FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
+FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
+"""A "Title:" or "About:" line of the model's answer."""
 
 
 def answer_fields(answer: str) -> tuple[str, str]:
@@ -486,7 +489,7 @@ def answer_fields(answer: str) -> tuple[str, str]:
     for ln in answer.splitlines():
         if not ln.strip():
             continue
-        m = _FIELD.match(ln)
+        m = FIELD.match(ln)
         if m:
             found.setdefault(m.group(1).lower(), m.group(2).strip().strip('"*').strip())
         else:
