@@ -5,8 +5,10 @@ summariser, the policy, the cancel token, the event callback, the concurrency li
 does the two things every kind of run does: record a run and finish it whatever happens
 (:meth:`execute`), and make and write summaries. :meth:`make` is the one path a summary is made
 by — a slot, the started event, the request built from the store (``requests.py``), the
-summariser as its own task so the cancel token can abort the model call, the row with its
-fidelity — and :meth:`commit` the one that writes what was made and counts it on the run. The
+summariser's calls as their own task so the cancel token can abort the model call, the row with its
+fidelity — and :meth:`commit` the one that writes what was made and counts it on the run;
+:meth:`make_in_turn` makes and commits summaries whose requests do not depend on each other along the same
+path, the next one's calls begun as soon as the calls of the one before are over. The
 passes (:class:`~.passes.Passes`) and the re-making (:class:`~.remake.Remaker`) say *what* to
 make; this says *how*.
 
