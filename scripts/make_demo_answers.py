@@ -8,6 +8,9 @@ with the live Ollama backend, recording each call's answer by what was sent
 (``hiermem_tui.demo.replay.answer_key``). Writes ``hiermem_tui/assets/demo/model_answers.json``,
 which the demo build replays with no model (``hiermem_tui/demo_db.py``). Then builds the demo from
 the new file and checks that the replay gives the same summaries the live run made.
+
+With ``--reuse``, a call whose exact prompt the current file already answers is given that answer (and
+kept) instead of going to the model: only the calls whose prompts changed cost model time.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hiermem_tui import __version__
-from hiermem_tui.demo.replay import Recording, answer_key, answers_path, prompt_versions
+from hiermem_tui.demo.replay import Recording, ReplayBackend, answer_key, answers_path, prompt_versions
 from hiermem_tui.demo_db import build_demo_db, demo_settings, resummarize_sessions
 from hiermem_tui.store import Run, Store
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
@@ -33,9 +36,11 @@ from hiermem_tui.tokens import Tokenizer
 class RecordingBackend:
     """The live backend, every answer it gives also added to a :class:`Recording`."""
 
-    def __init__(self, inner: OllamaBackend, recording: Recording) -> None:
+    def __init__(self, inner: OllamaBackend, recording: Recording, reuse: Recording | None = None) -> None:
         self.inner = inner
         self.recording = recording
+        self.reuse = ReplayBackend(reuse) if reuse is not None else None
+        self.reused = 0
         self.name = inner.name
         self.model = inner.model
         self.structured = inner.structured
@@ -63,6 +68,13 @@ class RecordingBackend:
 
     async def generate(self, system: str, prompt: str, *, temperature: float, num_predict: int,
                        on_chunk: ChunkCallback | None = None, format: dict[str, object] | None = None) -> Generation:
+        key = answer_key(system, prompt, temperature, num_predict, format)
+        if self.reuse is not None and self.reuse.recording.answers.get(key):
+            gen = await self.reuse.generate(system, prompt, temperature=temperature, num_predict=num_predict,
+                                            format=format)
+            self.reused += 1
+            self.recording.add(key, gen)
+            return gen
         gen = await self.inner.generate(system, prompt, temperature=temperature, num_predict=num_predict,
                                         on_chunk=on_chunk, format=format)
         self.recording.add(answer_key(system, prompt, temperature, num_predict, format), gen)
@@ -90,6 +102,8 @@ def main() -> int:
     ap.add_argument("--model", required=True)
     ap.add_argument("--out", type=Path, default=answers_path())
     ap.add_argument("--db", type=Path, help="keep the live run's database here (default: a temporary file)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="answer a call the current --out file already answers from it, not from the model")
     args = ap.parse_args()
 
     tokenizer = Tokenizer()
@@ -101,7 +115,8 @@ def main() -> int:
                           app_version=__version__, summary_format=settings.summary_format,
                           prompt_versions=prompt_versions())
     backend = RecordingBackend(OllamaBackend(args.ollama_host, args.model, tokenizer, timeout_s=settings.timeout_s,
-                                             keep_alive=settings.keep_alive), recording)
+                                             keep_alive=settings.keep_alive), recording,
+                               Recording.load(args.out) if args.reuse and args.out.exists() else None)
 
     async def record() -> list[Run]:
         try:
@@ -125,7 +140,8 @@ def main() -> int:
     recording.thinking_headroom = backend.thinking_headroom()
     recording.structured = backend.structured
     args.out.write_text(recording.dumps(), encoding="utf-8")
-    print(f"wrote {args.out}: {recording.calls} answers to {len(recording.answers)} prompts")
+    print(f"wrote {args.out}: {recording.calls} answers to {len(recording.answers)} prompts "
+          f"({backend.reused} reused from the file before)")
 
     replayed = build_demo_db(workdir / "replayed.db", tokenizer, answers=args.out)
     live, again = contents(live_db), contents(replayed)

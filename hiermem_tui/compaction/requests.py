@@ -50,7 +50,9 @@ def brief_material(store: Store, session_id: str, ahead: BriefReading | None = N
         excluded = _excluded(store, session_id)
         material = Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
                                    if ep.seq not in excluded)
-    material.steps = brief_steps(store, session_id)
+    level = brief_level(store, session_id)
+    material.steps = steps_of(level)
+    material.summaries = [strip_pinned(s.content) for s in level]
     return material
 
 
@@ -59,10 +61,14 @@ STEP_WORDS = 10
 
 
 def brief_steps(store: Store, session_id: str) -> list[str]:
-    """The titles of the finest level of the session's summary tree that has at most ``STEPS`` summaries, in
-    order: its roots, each condensed one opened into its sources while the level stays within ``STEPS`` (when
-    the roots alone are more, ``STEPS`` of them spread evenly, the first and last kept). Summaries with no
-    title (an extractive digest) give no step."""
+    """The titles of the session's summaries a brief shows as its steps (``brief_level``)."""
+    return steps_of(brief_level(store, session_id))
+
+
+def brief_level(store: Store, session_id: str) -> list[Summary]:
+    """The finest level of the session's summary tree that has at most ``STEPS`` summaries, in order: its
+    roots, each condensed one opened into its sources while the level stays within ``STEPS`` (when the roots
+    alone are more, ``STEPS`` of them spread evenly, the first and last kept)."""
     level = store.dag.top(session_id)
     n = 0
     while n < len(level):  # a summary that cannot open now cannot later (the level only grows): one read each
@@ -73,6 +79,12 @@ def brief_steps(store: Store, session_id: str) -> list[str]:
             n += 1
     if len(level) > STEPS:
         level = [level[round(k * (len(level) - 1) / (STEPS - 1))] for k in range(STEPS)]
+    return level
+
+
+def steps_of(level: Sequence[Summary]) -> list[str]:
+    """Each summary's title, cut to ``STEP_WORDS`` words; a summary with no title (an extractive digest) gives
+    no step."""
     steps = []
     for s in level:
         words = carried.title(s.content).split()

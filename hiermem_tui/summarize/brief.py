@@ -22,6 +22,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hiermem_tui.summarize.brief_rules import (
+    acted,
+    answer_gist,
+    artifact_names,
+    ask_of,
+    listed_decisions,
+    reason_after,
+    solved,
+)
 from hiermem_tui.summarize.keylines import assistant, lists, role_lines
 from hiermem_tui.summarize.keylines.kinds import Kind
 from hiermem_tui.summarize.text import clip_sentence, closes, courtesy, first_sentence, sentences
@@ -30,7 +39,7 @@ from hiermem_tui.tokens import Tokenizer
 
 BRIEF_TOKENS = 250
 """The most a brief may be."""
-BRIEF_VERSION = "brief-v3"
+BRIEF_VERSION = "brief-v4"
 """The version of the brief's ask and layout, recorded with every brief."""
 ANSWER_TOKENS = 90
 """What the model's title and about line may take."""
@@ -42,20 +51,34 @@ NAMES = 8
 """Names of what was made a brief lists at most."""
 DONE = 2
 """The user's latest "it shipped" words a brief quotes at most."""
-FOLLOW = 8
+FOLLOW = 12
+TROUBLE_WITHIN = 3
+"""A user's message says something went wrong in its first sentence, or a correction in one of its first this
+many ("wait. … is wrong")."""
+TROUBLE_WORDS = 6
+"""Fewer words than this ("what am i doing wrong?") do not say what went wrong."""
+SHORT_CAUSE = 10
+"""A sentence naming a cause in fewer words ("The cause is the file you copied from.") is quoted with the next."""
 """Messages after a problem in which the answer that names its cause, and then its fix, is looked for."""
 STEPS = 8
 """Summary titles a brief's "Steps" line shows at most."""
 CLOSING_QUOTE = 20
 """The user's closing words ("thanks, that's it") are clipped to this."""
-ANSWER_QUOTE = 70
+ANSWER_QUOTE = 55
 """The answer to the chat's last request is clipped to this (its request to ``QUOTE_TOKENS``)."""
+PRIORITY = ("made", "decided", "problem")
+"""The order a brief's lines are given the budget in (after the about line and the ending): what was made
+is short and is what a reader asks for by name."""
+SHOWN = ("steps", "decided", "problem", "made")
+"""The order a brief's middle lines are shown in."""
 
 _REASON = re.compile(r"\b(?:because|since|so that|so\b|rather than|instead of|which means|as it|due to|to avoid|"
                      r"otherwise|cheaper|faster|simpler|safer)\b", re.I)
 _USER_DECIDES = re.compile(r"\b(?:(?<!as )(?<!what )(?<!how )it is(?=\s*(?:[,.!;]|$|then\b))|go with|let'?s (?:go|do|use|keep|stick)|decided|i'?ll (?:go|take|use|keep|"
                            r"stick)|sounds good|we'?ll (?:go|use|take)|chose|picked|switch(?:ing)? to|(?:i|we)(?:'ve| have)? agreed|"
                            r"yes go|ok (?:let'?s|go|do))\b", re.I)
+_PROCESS = re.compile(r"\b(?:one at a time|go(?:ing)? through|in order|step by step|your list)\b", re.I)
+"""Words of a user's sentence about how to proceed, not what they chose ("let's go through them one at a time")."""
 _ADVISES = re.compile(r"\b(?:i'?d (?:go|use|pick|recommend|stick|keep|suggest)|i recommend|i would (?:go|use|pick)|"
                       r"recommendation|go with|rather than|instead of|better choice|the right (?:choice|approach))\b",
                       re.I)
@@ -69,12 +92,19 @@ _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not wo
                       r"(?:restarting|crashing|rebooting|failing|resetting|growing)|boot ?loop|broken|mistake|nan\b|"
                       r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit)|"
                       r"disk (?:at|is) \d+ ?%|out of (?:memory|space|disk)|disk full|outage|paged\b|incident|"
-                      r"leak(?:s|ing)?\b|oom|climbing|spiking)", re.I)
+                      r"leak(?:s|ing)?\b|oom|climbing|spiking|locked|\b50[234]s?\b)", re.I)
+_CORRECTION = re.compile(r"\b(?:wrong|mistake|mix-?up|confusion|typo|miscalculat\w*|doesn'?t add up|isn'?t right)\b",
+                         re.I)
+"""Words of a sentence after a user's first that says something was wrong ("wait. … made the water level
+wrong"): a problem too, in a sentence of at least ``TROUBLE_WORDS``."""
 _ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic(?:ked)?|denied|refused|"
                          r"not found|timed out|invalid)\b", re.I)
 """An error a tool printed, as a word (not "failed_count" in a table's header)."""
 _DONE = re.compile(r"\b(?:ship(?:ped|ping)|releas(?:ed|ing)|tagg(?:ed|ing)|deployed|published|merged|launched|is live|"
                    r"went out|is out)\b", re.I)
+_WEAK_DONE = re.compile(r"\b(?:is out|went out)\b", re.I)
+"""Done words that say a release only beside a version ("0.1.0 is out"; "so 90 days is out" is not one)."""
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LOG_RECORD = re.compile(r"^\W{0,3}(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|\[?\d{2}/\w{3}/\d{4})")
 """A line that begins with a timestamp: a log record the user shows (data to work on), not an error they met."""
 _CONTENT = re.compile(r"[a-z][a-z0-9_.-]{3,}", re.I)
@@ -128,8 +158,14 @@ class _Problem:
     fix: Quote | None = None
     """The sentence after the cause in the answer that named it, or of a later answer within ``FOLLOW`` messages
     that speaks of the problem, that names a fix."""
+    solved: Quote | None = None
+    """The user's report, within ``FOLLOW`` messages, that it is gone ("reset worked, tests green again")."""
     left: int = 0
     """Messages still to come in which its cause and fix are looked for."""
+
+    def told(self) -> list[Quote]:
+        """What followed it, in order: its cause, its fix, the user's word that it is gone."""
+        return [q for q in (self.cause, self.fix, self.solved) if q is not None]
 
     def about(self, sentence: str) -> bool:
         """Whether ``sentence`` speaks of this problem (names one of its words)."""
@@ -147,6 +183,8 @@ class Material:
     """The last answer's advice ("I'd go with …"): a reason for a decision the user makes next."""
     steps: list[str] = field(default_factory=list)
     """The titles of the session's summaries in order (``steps_of``), the chat's course."""
+    summaries: list[str] = field(default_factory=list)
+    """The texts of those summaries, in order: what a model that writes reads of the chat besides the quotes."""
     done: list[Quote] = field(default_factory=list)
     """The user's latest words that say something was finished (shipped, tagged, sent)."""
     names: dict[str, int] = field(default_factory=dict)
@@ -154,10 +192,14 @@ class Material:
     open_problems: list[_Problem] = field(default_factory=list)
     """The problems whose cause and fix are still looked for (``left`` > 0): the only ones each message touches."""
     last_request: Quote | None = None
+    """The chat's last request, from the part of the message that asks (``ask_of``)."""
     answer: Quote | None = None
+    """What the answer to the last request says it is (``answer_gist``)."""
     closing: Quote | None = None
     last_seq: int = -1
     first_seq: int = -1
+    _asked_in: str = ""
+    """The whole message of the last request (what it told before asking is the news an answer reacts to)."""
 
     def read(self, messages: Iterable[tuple[int, SourceItem]]) -> Material:
         """Read ``(seq, message)`` pairs in order; returns itself."""
@@ -181,12 +223,21 @@ class Material:
             return
         said = Quote("user", " ".join(opening), seq)
         self._age()
+        gone, did = solved(text), acted(text)
         for p in self.open_problems:
+            if p.solved is None and gone:
+                p.solved = Quote("user", gone, seq)
+            if p.cause is not None and p.fix is None and did and did != gone:
+                p.fix = Quote("user", did, seq)
             if p.cause is None:
                 p.words |= _words(said.words)
-        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR and _ERROR_LINE.search(ln.words)
+        error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
+                      and _ERROR_LINE.search(_INLINE_CODE.sub("", ln.words))
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
-        trouble = next((x for x in opening[:1] if _TROUBLE.search(x) and not _LOG_RECORD.match(x)), None)
+        trouble = next((x for n, x in enumerate(opening[:TROUBLE_WITHIN])
+                        if (_TROUBLE if n == 0 else _CORRECTION).search(_INLINE_CODE.sub("", x))
+                        and not _LOG_RECORD.match(x) and not x.startswith(">")
+                        and (n == 0 or len(x.split()) >= TROUBLE_WORDS)), None)
         if error or trouble:
             told = error or trouble or ""
             self._problem(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
@@ -194,26 +245,37 @@ class Material:
         if self.first_request is None:
             self.first_request = said
         told_all = sentences(text)
-        decides = [x for x in told_all if _USER_DECIDES.search(x) and len(x.split()) >= 3]
+        decides = [x for x in told_all if _USER_DECIDES.search(x) and len(x.split()) >= 3 and not _PROCESS.search(x)]
         if not decides and closes(text):
             self.closing = said  # "thanks, that's it": the chat closes, the request before stays the last one
             return
         done = next((x for x in told_all if _DONE.search(x) and len(x.split()) >= 3
-                     and not x.startswith("|") and not _NOT_DONE.search(x)), None)
+                     and not x.startswith("|") and not _NOT_DONE.search(x) and not _CAUSE.search(x)
+                     and not _TROUBLE.search(x) and (_VERSION.search(x) or not _WEAK_DONE.search(x))), None)
         if done:
             self.done.append(Quote("user", done, seq))
             del self.done[:-20]
-        self.last_request, self.answer, self.closing = said, None, None
-        if decides:
+        ask = ask_of(text)
+        self._asked_in = text
+        shown = ask if text.lstrip().startswith(ask[:20]) else f"… {ask}"
+        self.last_request, self.answer, self.closing = Quote("user", shown, seq), None, None
+        listed = listed_decisions(text)
+        if listed:
+            self.decisions.append((3, Quote("user", "; ".join(listed), seq), None))
+        elif decides:
             why = _reason_for(decides[0], self.advice)
             self.decisions.append((1 + bool(why or _REASON.search(decides[0])), Quote("user", decides[0], seq), why))
 
     def _assistant(self, seq: int, text: str) -> None:
         found = role_lines("assistant", text)
         content = [ln for ln in found if ln.kind in (Kind.ANSWER_ENDS, Kind.LIST, Kind.CODE)]
-        if self.last_request is not None and self.answer is None and content:
-            best = next((ln for ln in content if ln.kind in (Kind.LIST, Kind.CODE)), content[0])
-            self.answer = Quote("assistant", best.words, seq)
+        if self.last_request is not None and self.answer is None:
+            gist = answer_gist(text, self.last_request.words, self._asked_in)
+            if gist:
+                self.answer = Quote("assistant", gist, seq)
+            elif content:
+                best = next((ln for ln in content if ln.kind in (Kind.LIST, Kind.CODE)), content[0])
+                self.answer = Quote("assistant", best.words, seq)
         said = [x for x in sentences(assistant.said_text(text))
                 if not courtesy(x) and len(x.split()) >= 4 and not x.startswith("#")]
         self._age()
@@ -225,20 +287,25 @@ class Material:
                 n = next((k for k, x in enumerate(said) if _CAUSE.search(x) and p.about(x)), None)
                 if n is None:
                     continue
-                p.cause, after = Quote("assistant", said[n], seq), said[n + 1:]
+                cause = said[n] + (f" {said[n + 1]}" if len(said[n].split()) < SHORT_CAUSE and n + 1 < len(said) else "")
+                p.cause, after = Quote("assistant", cause, seq), said[n + 1:]
                 fix = next((x for x in after if _FIX.search(x)), None)  # the answer that named the cause goes on
             else:
                 fix = next((x for x in after if _FIX.search(x) and p.about(x)), None)
             if p.fix is None and fix:
                 p.fix = Quote("assistant", fix, seq)
         talk = [ln.words for ln in found if ln.kind in (Kind.REST, Kind.DECIDING, Kind.SPECIFIC)]
-        self.advice = [Quote("assistant", x, seq) for x in talk if _ADVISES.search(x)][:4]
+        reason = reason_after(text)
+        self.advice = [Quote("assistant", x if _REASON.search(x) or not reason else f"{x} {reason}", seq)
+                       for x in talk if _ADVISES.search(x)][:4]
         for ln in found:
             if ln.who == "assistant did":
                 made = _CANVAS.match(ln.words) or _WRITE.match(ln.words)
                 if made:
                     self._name(made.group(1))
         whole = assistant.code_and_said(text)
+        for name in artifact_names(whole):
+            self._name(name)
         for lead in [b.lead for b in lists.code_blocks(whole)] + [x.lead for x in lists.lists(whole)]:
             for name in _FILE.findall(lead):
                 self._name(name)
@@ -272,7 +339,8 @@ class Material:
         before words that say something went wrong), the first such."""
         if not self.problems:
             return None
-        return max(self.problems, key=lambda p: (p.error.who == "user", p.cause is not None, p.pasted, -p.error.seq))
+        return max(self.problems, key=lambda p: (p.error.who == "user", bool(p.told()), p.pasted, len(p.told()),
+                                                 -p.error.seq))
 
     def finished(self) -> list[Quote]:
         """What the user said was finished, at most ``DONE``: the latest that names a version (a release) and the
@@ -289,36 +357,50 @@ class Material:
 
 
 def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = BRIEF_TOKENS) -> str:
-    """The brief's text: ``about`` (one line), then the chat's steps, the main problem and what answered it,
-    what was decided, what was made and where it ended, each while it fits the budget (the ending is always
-    kept, last; the steps as many as fit, the first and the last kept)."""
+    """The brief's text: ``about`` (one line), then the chat's steps, what was decided, the main problem and
+    what followed it, what was made and where it ended. The ending is always kept, last; the others are
+    taken while they fit the budget in ``PRIORITY`` order, then as many steps as fit (the first and the last
+    kept), and shown in the order of ``SHOWN``."""
     first = material.first_request
     lines = [about.strip() or (f"Asked: {first.shown(tokenizer)}" if first else "(no text)")]
     ended = _ended(material, tokenizer)
-    parts: list[str] = []
-    steps = _steps_line(material.steps, budget // 3, tokenizer)
-    if steps:
-        parts.append(steps)
-    problem = material.main_problem()
-    if problem is not None:
-        told = [q for q in (problem.cause, problem.fix) if q is not None]
-        if not told and problem.reply is not None and problem.about(problem.reply.words):
-            told = [problem.reply]
-        parts.append(f"Problem: {problem.error.shown(tokenizer)}" + "".join(f" → {q.shown(tokenizer)}" for q in told))
+    parts: dict[str, str] = {}
+    shorter: dict[str, str] = {}
+    """A line's shorter form, tried when the whole line does not fit (one decision of two)."""
     decisions = material.chosen_decisions()
     if decisions:
-        parts.append("Decided: " + " · ".join(q.shown(tokenizer) + (f" (why: {why.shown(tokenizer)})" if why else "")
-                                              for q, why in decisions))
+        parts["decided"] = "Decided: " + " · ".join(
+            q.shown(tokenizer) + (f" (why: {why.shown(tokenizer)})" if why else "") for q, why in decisions)
+        one, why_one = max(decisions, key=lambda d: d[1] is not None)
+        shorter["decided"] = "Decided: " + one.shown(tokenizer) + (
+            f" (why: {why_one.shown(tokenizer)})" if why_one else "")
+    problem = material.main_problem()
+    if problem is not None:
+        told = problem.told()
+        if not told and problem.reply is not None and problem.about(problem.reply.words):
+            told = [problem.reply]
+        parts["problem"] = f"Problem: {problem.error.shown(tokenizer)}" + "".join(f" → {q.shown(tokenizer)}"
+                                                                                 for q in told)
+        if len(told) > 1:
+            shorter["problem"] = f"Problem: {problem.error.shown(tokenizer)} → {told[-1].shown(tokenizer)}"
     names = sorted(material.names, key=material.names.__getitem__)[:NAMES]
     done = " · ".join(q.shown(tokenizer) for q in material.finished())
     if names or done:
-        parts.append("Made: " + ", ".join(names) + ("; " if names and done else "") + (f"done: {done}" if done else ""))
+        parts["made"] = ("Made: " + ", ".join(names) + ("; " if names and done else "")
+                         + (f"done: {done}" if done else ""))
     used = tokenizer.count("\n".join(lines + [ended] if ended else lines))
-    for part in parts:
-        cost = tokenizer.count(part) + 1
-        if used + cost <= budget:
-            lines.append(part)
-            used += cost
+    kept: dict[str, str] = {}
+    for key in PRIORITY:
+        for part in (parts.get(key), shorter.get(key)):
+            cost = tokenizer.count(part) + 1 if part else budget
+            if used + cost <= budget:
+                kept[key] = part or ""
+                used += cost
+                break
+    steps = _steps_line(material.steps, min(budget // 3, budget - used - 1), tokenizer)
+    if steps:
+        kept["steps"] = steps
+    lines += [kept[k] for k in SHOWN if k in kept]
     if ended:
         lines.append(ended)
     text = "\n".join(lines)
@@ -360,7 +442,9 @@ def _steps_line(steps: list[str], budget: int, tokenizer: Tokenizer) -> str:
 
 def _words(text: str) -> set[str]:
     """The content words of ``text``: of four letters or more, not plain ones, lower case."""
-    return {w.lower().strip(".-") for w in _CONTENT.findall(text)} - _PLAIN
+    found = {w.lower().strip(".-") for w in _CONTENT.findall(text)}
+    parts = {x for w in found if any(c in w for c in "._-") for x in re.split(r"[._-]", w) if len(x) >= 4}
+    return (found | parts) - _PLAIN
 
 
 SAME_WORDS = 2
@@ -372,7 +456,7 @@ def _reason_for(decision: str, advice: list[Quote]) -> Quote | None:
     chosen, and at least ``SAME_WORDS`` of its words (all of them when the decision names fewer)."""
     chosen = _words(decision)
     need = min(SAME_WORDS, len(chosen))
-    scored = [(len(chosen & _words(a.words)), a) for a in advice if _REASON.search(a.words)]
+    scored = [(len(chosen & _words(a.words)), a) for a in advice]
     best = max(scored, key=lambda x: x[0], default=None)
     return best[1] if best is not None and need > 0 and best[0] >= need else None
 
@@ -394,7 +478,8 @@ ABOUT_LEAST = 6
 """An about line of fewer words says too little: the chat's first request is shown instead."""
 ABOUT_WORDS = 40
 """An about line is its first sentence, cut to this many words ("…")."""
-_FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
+FIELD = re.compile(r"^\W*(title|about)\W*[:—-]\s*(.+)$", re.I)
+"""A "Title:" or "About:" line of the model's answer."""
 
 
 def answer_fields(answer: str) -> tuple[str, str]:
@@ -404,7 +489,7 @@ def answer_fields(answer: str) -> tuple[str, str]:
     for ln in answer.splitlines():
         if not ln.strip():
             continue
-        m = _FIELD.match(ln)
+        m = FIELD.match(ln)
         if m:
             found.setdefault(m.group(1).lower(), m.group(2).strip().strip('"*').strip())
         else:

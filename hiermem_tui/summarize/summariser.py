@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 
 from hiermem_tui.summarize import acceptance, keylines, notes, sections, titles, writes
 from hiermem_tui.summarize import brief as brief_
+from hiermem_tui.summarize import brief_writes
 from hiermem_tui.summarize import prompts as prompts_
 from hiermem_tui.summarize.keylines import EXTRACTIVE_VERSION, QUOTES_VERSION
 from hiermem_tui.summarize.extractive import clip_to, extractive_digest
@@ -527,7 +528,11 @@ class Summariser:
         title, about = "", ""
         tier: Tier = "fallback"
         version = brief_.BRIEF_VERSION
-        if self.backend.name != "extractive" and material.first_request is not None:
+        if self.backend.name != "extractive" and material.first_request is not None and self.way == "writes":
+            written = await self._written_brief(material, state, on_event)
+            if written is not None:
+                return written
+        elif self.backend.name != "extractive" and material.first_request is not None:
             lines = brief_.material_text(material, self.tokenizer)
             said = SourceItem("episode", lines, 0, _EPOCH, _EPOCH, role="user")
             part = notes.Part(1, 1, (said,), "user", brief_.ANSWER_TOKENS, lines)
@@ -551,6 +556,27 @@ class Summariser:
         return BriefResult(text, title, about or brief_.about_line(text), tier, made_by,
                            self.backend.model if made_by != "extractive" else None, version, self.tokenizer.count(text),
                            state.llm_seconds, tuple(state.rejections))
+
+    async def _written_brief(self, material: brief_.Material, state: _Attempts,
+                             on_event: EventCallback | None) -> BriefResult | None:
+        """A brief the model writes whole (``brief_writes.py``), in one call; None when the call fails or its
+        answer is refused (recorded in ``state``)."""
+        sources = brief_writes.sources_of(material, self.tokenizer)
+        template = self.prompts.get(1, False)
+        budget = answer_budget(brief_.BRIEF_TOKENS)
+        prompt = brief_writes.build(template.system, sources, self.max_prompt_tokens(budget), self.tokenizer)
+        try:
+            gen = await self._call(prompt, "normal", brief_.BRIEF_TOKENS, state, on_event)
+        except ModelError as exc:
+            state.reject("normal", "error", f"brief: {exc}")
+            return None
+        written = brief_writes.judge(gen, prompt, sources)
+        if written.reason:
+            state.reject("normal", written.reason, written.detail, gen)
+            return None
+        text = written.text(self.tokenizer)
+        return BriefResult(text, written.title, written.about, "normal", self.backend.name, self.backend.model,
+                           prompt.version, self.tokenizer.count(text), state.llm_seconds, tuple(state.rejections))
 
     def _brief_fields(self, gen: Generation, prompt: Prompt, part: notes.Part, state: _Attempts) -> tuple[str, str]:
         """The (title, about) of a brief's answer that pass the title checks and name nothing the chat does not

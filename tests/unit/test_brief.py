@@ -317,3 +317,50 @@ def test_the_steps_open_condensed_summaries_while_the_level_stays_within_its_cou
         _titled(store, "Late part", 1, sources=many)
         # the first condensed opens into its three leaves; the second's eight would pass STEPS: it stays whole
         assert brief_steps(store, "s") == ["Early 0", "Early 1", "Early 2", "Late part"]
+
+
+def test_a_brief_quotes_verdicts_the_users_report_that_it_worked_and_the_answers_own_gist(tok: Tokenizer) -> None:
+    chat = [
+        ("user", "our aws bill is $14,212 and the cto wants it under $10k. what are the options?"),
+        ("assistant", "Options:\n\n- S3 gateway endpoint\n- single NAT\n- interface endpoints"),
+        ("user", "ok decisions:\n- S3 gateway endpoint: yes, doing it tomorrow\n- single NAT: no, keeping 3. the "
+                 "cross AZ thing kills it\n\nnow the lifecycle file"),
+        ("assistant", "Here it is:\n\n```hcl\n# s3_lifecycle.tf\nresource \"aws_s3_bucket_lifecycle_configuration\" "
+                      "\"exports\" {}\n```"),
+        ("user", "copied the file from legacy/buckets.tf and terraform plan blows up:\n\nError: Unsupported "
+                 "argument\n  enabled = true"),
+        ("assistant", "The cause is the file you copied from. It uses the provider v3 inline syntax, which the "
+                      "standalone resource does not accept."),
+        ("user", "validate clean, plan says 2 to add. told imani.\n\none last thing: can you make me a savings table "
+                 "i can paste into the PR?"),
+        ("assistant", "Great progress on the plan.\n\nHere's a paste-ready version for the PR.\n\n| Change | Saving |\n"
+                      "|---|---|\n| NAT | $1,750 |\n| **Total** | $3,910 |"),
+    ]
+    lines = render(Material().read(items(chat)), "", tok).splitlines()
+    decided = next(ln for ln in lines if ln.startswith("Decided:"))
+    assert "single NAT: no, keeping 3. the cross AZ thing kills it" in decided
+    problem = next(ln for ln in lines if ln.startswith("Problem:"))
+    assert "provider v3 inline syntax" in problem  # a short cause is quoted with the sentence that explains it
+    assert problem.endswith('→ user: "validate clean, plan says 2 to add."')
+    assert "s3_lifecycle.tf" in next(ln for ln in lines if ln.startswith("Made:"))
+    assert lines[-1] == ('Ended: user: "… one last thing: can you make me a savings table i can paste into the PR?" '
+                         '→ assistant: "Here\'s a paste-ready version for the PR. … Total | $3,910"')
+
+
+@pytest.mark.parametrize("message", [
+    "two things: i want to pass levels like `-l warn,error`. and a --since flag?",  # a word of code, not an error
+    "update: 90 days of logs is out, the auditor wants a year. can you redo the rule?",  # "is out" is no release
+])
+def test_words_in_code_or_a_plain_is_out_are_no_problem_and_nothing_done(tok: Tokenizer, message: str) -> None:
+    material = Material().read(items([("user", "make me a log tool"), ("assistant", "Here it is."),
+                                      ("user", message), ("assistant", "Sure.")]))
+    assert material.problems == [] and material.done == []
+
+
+def test_a_correction_later_in_a_message_is_a_problem_with_the_users_word_that_it_is_fixed(tok: Tokenizer) -> None:
+    chat = [("user", "can you check the tide line in ch 7?"), ("assistant", "The booklet line reads well."),
+            ("user", "wait. i just opened my timeline. the 9:15 tide made the dawn scene's water level wrong in ch 7."),
+            ("assistant", "Then the booklet line should say 10:05; change it in both places."),
+            ("user", "fixed. now the pub scene?"), ("assistant", "Cut it to the bar.")]
+    problem = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Problem:"))
+    assert "water level wrong" in problem and problem.endswith('→ user: "fixed."')

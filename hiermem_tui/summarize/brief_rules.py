@@ -1,0 +1,193 @@
+"""The rules that pick a brief's quotes out of one message, each a function of the message's text alone.
+
+* ``ask_of``: the part of a user's message that asks (its last paragraph with a question or a request), so
+  a long "update: … one last thing: can you …" is quoted from its request, not cut before it;
+* ``answer_gist``: what an answer says it is ("Here's a short, warm decline …", "Fixable. The key is …")
+  and its bottom line (a "Total" row), not the first crumbs of its lists;
+* ``listed_decisions``: a user's list of verdicts ("- single NAT: no, keeping 3 …"), the decisions they made
+  at once with their reasons;
+* ``solved``: a user's report that a problem is gone ("reset worked, tests green again"), and ``acted``: what
+  they did about it ("replica_3 was deleted on March 24 … Dropping.");
+* ``reason_after``: the sentence of an answer that gives the reason for its advice ("Why large is too tight:
+  …", "because …");
+* ``artifact_names``: the file names a fenced block names on its first line ("# network-notes.md").
+"""
+
+from __future__ import annotations
+
+import re
+
+from hiermem_tui.summarize.text import HEADING_MARKS, sentences
+
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
+"""A fenced block (to its end, or the text's end when unclosed)."""
+_ASKS = re.compile(r"\?|^\W*(?:(?:one )?(?:last|more|final) (?:thing|question)\W+|also,? |and |so |ok,? |now,? )*"
+                   r"(?:can|could|would|will) you\b|^\W*(?:(?:one )?(?:last|more|final) (?:thing|question)\W+|also,? |"
+                   r"ok,? |now,? )*(?:please|pls|write|make|draft|add|give|show|help|tell|explain|redo|rework|"
+                   r"rewrite|update|turn|put|list|check)\b", re.I)
+"""A sentence that asks: a question, or a request ("one last thing: can you …", "write the email")."""
+
+
+def ask_of(text: str) -> str:
+    """The part of a user's message that asks: from the first asking sentence of its last paragraph that
+    holds one to that paragraph's end; the whole message when no sentence asks."""
+    text = _FENCED.sub("\n\n", text)
+    paragraphs = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+    for para in reversed(paragraphs):
+        said = sentences(para)
+        at = next((n for n, x in enumerate(said) if _ASKS.search(x)), None)
+        if at is not None:
+            return " ".join(said[at:])
+    return " ".join(sentences(text))
+
+
+_BOTTOM = re.compile(r"^\W*(?:total|net|grand total|overall|saving|savings|result|bottom line|estimated total)\b",
+                     re.I)
+"""A table row or line that states an answer's bottom line ("| **Total** | $5,923 | …")."""
+GIST_WORDS = 8
+"""An answer's opening sentences are taken until they hold this many words ("Fixable." alone says little)."""
+
+
+def answer_gist(text: str, ask: str = "", news: str = "") -> str:
+    """What an answer says it is: the opening sentences (until they hold ``GIST_WORDS`` words) from the
+    sentence that presents what it made ("Here's a short, warm decline …"), else of its first
+    paragraph that is not a reaction to the user's ``news`` (what their message said before ``ask``, the
+    request: "Great result, and nice catch …" is passed over, as are reactions opening the paragraph chosen);
+    headings, code, lists and quoted blocks are left out. Then its bottom-line row or line when it has one."""
+    prose = _FENCED.sub("\n\n", text)
+    paragraphs = [p for p in map(_prose_of, re.split(r"\n\s*\n", prose)) if p]
+    asked, told = _content(ask), _content(news) - _content(ask)
+    presents = next(([*p[n:]] for p in paragraphs[:PRESENTS_WITHIN] for n, x in enumerate(p) if _PRESENTS.match(x)),
+                    None)
+    chosen = presents or next((p for p in paragraphs if not _reaction(p, asked, told)),
+                              paragraphs[0] if paragraphs else [])
+    while len(chosen) > 1 and _REACTS.match(chosen[0]):
+        chosen = chosen[1:]
+    opening: list[str] = []
+    for x in chosen:
+        opening.append(x)
+        if sum(len(o.split()) for o in opening) >= GIST_WORDS:
+            break
+    bottom = next((_row(ln) for ln in text.splitlines() if _BOTTOM.match(HEADING_MARKS.sub("", ln.strip("|> *")))),
+                  "")
+    return " ".join(opening) + (f" … {bottom}" if bottom else "")
+
+
+_REACTS = re.compile(r"^\W*(?:nice|great|good|glad|congrat\w*|awesome|excellent|perfect|well done|that'?s (?:a |an )?"
+                     r"(?:great|good|clean|solid|nice|excellent)|love (?:it|this|that)|sorry)\b", re.I)
+"""The opening of a paragraph that reacts to the user's news ("Great result, and nice catch …")."""
+
+
+_PRESENTS = re.compile(r"^\W*(?:(?:of course|sure|okay|ok)\W+)?(?:here(?:'s| is| are)|below (?:is|are))\b", re.I)
+PRESENTS_WITHIN = 3
+"""A paragraph that presents what the answer made is looked for among its first this many."""
+
+
+REACTION_SHARES = 2
+"""A paragraph that opens with a reaction answers the request only when it names this many of its words."""
+
+
+def _reaction(paragraph: list[str], asked: set[str], told: set[str]) -> bool:
+    """A paragraph that reacts to the user's news rather than answering their request: it opens with a
+    reaction, or speaks more of the news than of the request."""
+    said = _content(" ".join(paragraph))
+    return (bool(_REACTS.match(paragraph[0])) and len(said & asked) < REACTION_SHARES
+            or bool(said & told) and len(said & told) >= len(said & asked))
+
+
+def _prose_of(paragraph: str) -> list[str]:
+    """The sentences of a paragraph of prose; [] for a heading, a list, a table, a quote or a rule."""
+    s = paragraph.strip()
+    if not s or s.startswith(("#", "|", ">", "---")) or re.match(r"^(?:[-*•]|\d+[.)])\s", s):
+        return []
+    return sentences(HEADING_MARKS.sub("", s))
+
+
+_PLAIN = frozenset("""that this with from have what your will would could should about there their then them they
+just like want need into only also been were when which some more most much make made sure okay yeah thanks going
+it's that's good great last thing please does doing done each what's here""".split())
+
+
+def _content(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_-]{3,}", text)} - _PLAIN
+
+
+def _row(line: str) -> str:
+    cells = [HEADING_MARKS.sub("", c).strip() for c in line.strip().strip(">").strip().strip("|").split("|")]
+    return " | ".join(c for c in cells if c)
+
+
+_VERDICT = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+([^:\n]{2,60}):\s*((?:yes|no|nope|keep(?:ing)?|skip(?:ping)?|"
+                      r"drop(?:ping)?|go(?:ing)?|not now|later|done|doing it|defer(?:red)?)\b[^\n]*)", re.I)
+"""A list item that gives a verdict on one option ("- single NAT: no, keeping 3. the cross AZ thing kills it")."""
+LEAST_VERDICTS = 2
+"""Verdicts a user's list must hold to be their decisions."""
+
+
+def listed_decisions(text: str) -> list[str]:
+    """A user's verdicts on several options, each "option: verdict, reason" as written; [] for a message
+    with fewer than ``LEAST_VERDICTS``."""
+    found = [f"{m.group(1).strip()}: {m.group(2).strip()}" for m in map(_VERDICT.match, text.splitlines()) if m]
+    return found if len(found) >= LEAST_VERDICTS else []
+
+
+_SOLVED = re.compile(r"\b(?:that (?:was it|did it|worked|fixed it)|(?:it |that |this |reset |fix )?works? now|"
+                     r"worked|fixed|(?:validate|plan|build|tests?|ci) (?:is |are |was |were )?(?:clean|green|"
+                     r"pass(?:es|ed)?)|(?:all )?tests? (?:pass(?:es|ed)?|green)|green again|no (?:more )?errors|"
+                     r"resolved|back (?:up|online|to normal)|came back|succeeded|all good)\b", re.I)
+_STILL = re.compile(r"\b(?:still|not|never|but|then|again\?|crash\w*|fail\w*|errors?|broke\w*)\b|n't\b", re.I)
+
+
+def solved(text: str) -> str:
+    """The first sentence of a user's message that reports a problem gone ("reset worked, tests green
+    again."), or ""."""
+    return next((x for x in sentences(text)[:2] if _SOLVED.search(x) and not _STILL.search(x)), "")
+
+
+_ACTED = re.compile(r"\b(?:dropp(?:ed|ing)|went with|applied|applying|switched|switching|restarted|rolled back|"
+                    r"reverted|removed|deleted|replaced|upgraded|downgraded|installed|killed|pinned|bumped|"
+                    r"moved|renamed|rebuilt|reset)\b", re.I)
+
+
+def acted(text: str) -> str:
+    """The last sentence of a user's message that says what they did about a problem ("… Dropping.", "went
+    with option 1"), with the sentence before it when that one is short; ""."""
+    said = sentences(text)
+    for n, x in reversed(list(enumerate(said))):
+        if _ACTED.search(x) and "?" not in x:
+            before = said[n - 1] if n and len(x.split()) < 4 and len(said[n - 1].split()) <= 25 else ""
+            return f"{before} {x}".strip()
+    return ""
+
+
+_WHY = re.compile(r"\b(?:because|since|so that|which means|due to|to avoid|otherwise)\b", re.I)
+_WHY_HEADING = re.compile(r"^\s*#+\s*\**\s*why\b|^\s*\**why\b[^?]*\**:?\s*$", re.I)
+
+
+def reason_after(text: str) -> str:
+    """The sentence of an answer that gives the reason for what it advises: the first point under a "Why …"
+    heading, else its first sentence with "because" (or the like); ""."""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if _WHY_HEADING.match(line):
+            rest = next((x for x in lines[n + 1:] if x.strip()), "")
+            found = sentences(HEADING_MARKS.sub("", rest))
+            if found:
+                return found[0] + (" " + found[1] if len(found) > 1 and len(found[0].split()) < 8 else "")
+    prose = _FENCED.sub("\n\n", text)
+    return next((x for x in sentences(prose) if _WHY.search(x) and len(x.split()) >= 6), "")
+
+
+_NAMED = re.compile(r"^\s*(?:#+|//|--|;|/\*)\s*(?:file(?:name)?:\s*)?`?((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,5})`?\s*"
+                    r"(?:\*/)?\s*$")
+
+
+def artifact_names(text: str) -> list[str]:
+    """The file names fenced blocks of ``text`` name on their first line ("# network-notes.md",
+    "// file: main.rs")."""
+    out = []
+    for m in re.finditer(r"```[^\n]*\n([^\n]*)", text):
+        named = _NAMED.match(m.group(1))
+        if named:
+            out.append(named.group(1))
+    return out
