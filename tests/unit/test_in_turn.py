@@ -7,9 +7,14 @@ every wait is on the server's log or the run's events, never on time."""
 from __future__ import annotations
 
 import asyncio
+import io
+import re
 from pathlib import Path
 
+from hiermem_tui.commands.common import CliContext
+from hiermem_tui.commands.compact import Reporter
 from hiermem_tui.compaction import CancelToken, Runner, RunEvent, SummaryWritten
+from hiermem_tui.config import Settings
 from hiermem_tui.store import Store
 from hiermem_tui.summarize import OllamaBackend, Summariser
 from hiermem_tui.tokens import Tokenizer
@@ -53,6 +58,47 @@ async def test_the_next_leaf_is_asked_before_the_one_before_is_written(tmp_path:
         leaves = store.dag.summaries(SID)
         assert [s.first_seq for s in leaves] == [c.first_seq for c in chunks]  # committed in order
         assert [s.content.splitlines()[0] for s in leaves] == [f"Leaf title number {i}." for i in range(len(chunks))]
+
+
+class TtyIO(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_the_progress_line_keeps_the_call_in_flight_when_the_leaf_before_is_written(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    """The second leaf is written after the third leaf's call has begun (and said it reads its prompt): the
+    CLI's progress line counts it and still says what the call in flight is doing (it read "2/…" and nothing
+    else, as between calls, until the hanging call's first token)."""
+    with Store.open(tmp_path / "line.db", tokenizer=tokenizer) as store, FakeOllama() as fake:
+        add_episodes(store, SID, 0, 14, words=24)
+        err = TtyIO()
+        reporter = Reporter(CliContext(Settings(db_path=tmp_path / "line.db"), stderr=err), json_mode=True)
+        second = asyncio.Event()
+
+        def on_event(ev: RunEvent) -> None:
+            reporter(ev)
+            if isinstance(ev, SummaryWritten) and ev.done == 2:
+                second.set()
+
+        token = CancelToken()
+        backend = OllamaBackend(fake.url, "llama3.2", tokenizer, timeout_s=30)
+        runner = Runner(store, Summariser(backend, tokenizer, summary_format="notes"), SMALL, on_event=on_event,
+                        cancel=token)
+        try:
+            await runner.check()
+            fake.script(*titles(2), Hang())
+            task = asyncio.ensure_future(runner.compact(SID, "leaf"))
+            await second.wait()
+            await fake.await_chats(3, timeout=30)
+            line = err.getvalue().rsplit("\r", 1)[-1]
+            token.cancel()
+            run = await task
+        finally:
+            await backend.aclose()
+        assert run is not None and run.summaries_created == 2
+        assert re.search(r"\] 2/\d+ .* leaf #\d+–\d+  reading the prompt", line), line
 
 
 async def test_a_cancel_while_the_next_call_runs_keeps_the_leaf_answered_before(
