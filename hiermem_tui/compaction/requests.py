@@ -8,7 +8,7 @@ give a model exactly the same kind of input:
 * condensed: the source summaries' own text (their pinned blocks are taken off, because the
   condensed summary carries every pin under it once, verbatim, itself);
 * a session's brief: what its episodes offer a brief (``summarize/brief.py``), read in one pass, and the
-  titles of its summaries (``brief_steps``).
+  texts of its summaries at one level (``brief_level``), which a model that writes reads too.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 from ..store import Episode, Store, Summary, parse_iso
 from ..store.models import synthetic_stamp
-from ..summarize.brief import STEPS, Material
-from ..summarize.keylines import carried
+from ..summarize.brief import LEVEL, Material
 from ..summarize.summariser import strip_pinned
 from ..summarize.types import SourceItem, SummaryRequest
 
@@ -50,47 +49,25 @@ def brief_material(store: Store, session_id: str, ahead: BriefReading | None = N
         excluded = _excluded(store, session_id)
         material = Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
                                    if ep.seq not in excluded)
-    level = brief_level(store, session_id)
-    material.steps = steps_of(level)
-    material.summaries = [strip_pinned(s.content) for s in level]
+    material.summaries = [strip_pinned(s.content) for s in brief_level(store, session_id)]
     return material
 
 
-STEP_WORDS = 10
-"""A summary's title as a brief's step is cut to this many words."""
-
-
-def brief_steps(store: Store, session_id: str) -> list[str]:
-    """The titles of the session's summaries a brief shows as its steps (``brief_level``)."""
-    return steps_of(brief_level(store, session_id))
-
-
 def brief_level(store: Store, session_id: str) -> list[Summary]:
-    """The finest level of the session's summary tree that has at most ``STEPS`` summaries, in order: its
-    roots, each condensed one opened into its sources while the level stays within ``STEPS`` (when the roots
-    alone are more, ``STEPS`` of them spread evenly, the first and last kept)."""
+    """The finest level of the session's summary tree that has at most ``LEVEL`` summaries, in order: its
+    roots, each condensed one opened into its sources while the level stays within ``LEVEL`` (when the roots
+    alone are more, ``LEVEL`` of them spread evenly, the first and last kept)."""
     level = store.dag.top(session_id)
     n = 0
     while n < len(level):  # a summary that cannot open now cannot later (the level only grows): one read each
         below = store.dag.children(level[n].id) if level[n].depth > 0 else []
-        if below and len(level) - 1 + len(below) <= STEPS:
+        if below and len(level) - 1 + len(below) <= LEVEL:
             level[n:n + 1] = below  # its sources are looked at next
         else:
             n += 1
-    if len(level) > STEPS:
-        level = [level[round(k * (len(level) - 1) / (STEPS - 1))] for k in range(STEPS)]
+    if len(level) > LEVEL:
+        level = [level[round(k * (len(level) - 1) / (LEVEL - 1))] for k in range(LEVEL)]
     return level
-
-
-def steps_of(level: Sequence[Summary]) -> list[str]:
-    """Each summary's title, cut to ``STEP_WORDS`` words; a summary with no title (an extractive digest) gives
-    no step."""
-    steps = []
-    for s in level:
-        words = carried.title(s.content).split()
-        if words:
-            steps.append(" ".join(words[:STEP_WORDS]) + ("…" if len(words) > STEP_WORDS else ""))
-    return steps
 
 
 def _excluded(store: Store, session_id: str) -> frozenset[int]:

@@ -7,12 +7,13 @@ faithfully — a title and the one-line "about" — and the rest is the chat's o
 * ``Material.read`` reads a session's messages once, in order, keeping only what a brief can use (the first
   request, deciding lines, the names of what was made, errors with what followed them, the last request and
   its answer), so a session of any length is read in one pass without holding its text;
-* ``Material.steps`` are the session's summaries' titles in order (``steps_of`` picks the finest level of its
-  summary tree that fits ``STEPS``), the chat's course in a line;
+* ``Material.summaries`` are the texts of the session's summaries at the finest level of at most ``LEVEL``
+  (``requests.brief_level``): what a model that writes reads besides the quotes (``brief_writes.py``);
 * ``render`` lays the brief out: the about line first (the model's, else the first request in the user's
-  words), then "Steps", "Problem", "Decided", "Made" and "Ended".
+  words), then "Decided", "Problem", "Made" and "Ended".
 
-Every line but the about line, the title and the steps is a quote with who said it. A quote follows another
+Every line but the about line and the title is a quote with who said it: the titles of the session's
+summaries are a model's words, and a brief does not show them. A quote follows another
 ("→") only where the second answered the first: the assistant's next message after the user's.
 """
 
@@ -45,7 +46,7 @@ ANSWER_TOKENS = 90
 """What the model's title and about line may take."""
 QUOTE_TOKENS = 45
 """One quoted line of a brief is clipped to this."""
-DECISIONS = 2
+DECISIONS = 3
 """Decisions a brief quotes at most."""
 NAMES = 8
 """Names of what was made a brief lists at most."""
@@ -60,8 +61,8 @@ TROUBLE_WORDS = 6
 SHORT_CAUSE = 10
 """A sentence naming a cause in fewer words ("The cause is the file you copied from.") is quoted with the next."""
 """Messages after a problem in which the answer that names its cause, and then its fix, is looked for."""
-STEPS = 8
-"""Summary titles a brief's "Steps" line shows at most."""
+LEVEL = 8
+"""Summaries a written brief reads at most (the finest level of the session's tree that has no more)."""
 CLOSING_QUOTE = 20
 """The user's closing words ("thanks, that's it") are clipped to this."""
 ANSWER_QUOTE = 55
@@ -69,7 +70,7 @@ ANSWER_QUOTE = 55
 PRIORITY = ("made", "decided", "problem")
 """The order a brief's lines are given the budget in (after the about line and the ending): what was made
 is short and is what a reader asks for by name."""
-SHOWN = ("steps", "decided", "problem", "made")
+SHOWN = ("decided", "problem", "made")
 """The order a brief's middle lines are shown in."""
 
 _REASON = re.compile(r"\b(?:because|since|so that|so\b|rather than|instead of|which means|as it|due to|to avoid|"
@@ -92,11 +93,17 @@ _TROUBLE = re.compile(r"\b(?:error|fails?|failing|failed|crash(?:es|ing)?|not wo
                       r"(?:restarting|crashing|rebooting|failing|resetting|growing)|boot ?loop|broken|mistake|nan\b|"
                       r"brown ?out|stuck|timed out|sold out|double[- ]booked|over (?:the )?(?:cap|budget|limit)|"
                       r"disk (?:at|is) \d+ ?%|out of (?:memory|space|disk)|disk full|outage|paged\b|incident|"
-                      r"leak(?:s|ing)?\b|oom|climbing|spiking|locked|\b50[234]s?\b)", re.I)
+                      r"leak(?:s|ing)?\b|oom|climbing|spiking|locked|\b50[234]s?\b|never (?:fires|fired|runs|ran|starts|started|"
+                      r"triggers)|(?:isn'?t|is not|not|doesn'?t|won'?t) (?:firing|running|starting|triggering|fire|run|"
+                      r"start|trigger)\b)", re.I)
 _CORRECTION = re.compile(r"\b(?:wrong|mistake|mix-?up|confusion|typo|miscalculat\w*|doesn'?t add up|isn'?t right)\b",
                          re.I)
 """Words of a sentence after a user's first that says something was wrong ("wait. … made the water level
 wrong"): a problem too, in a sentence of at least ``TROUBLE_WORDS``."""
+_PRINTED = re.compile(r"^\W*(?:\[[\w-]+\]\s*)?(?:[\w.:-]*(?:error|exception|fatal|panic|failed|failure)\b|"
+                      r"traceback|[A-Z]\d{3,5}\b)|\b(?:error|exception|failed)\W*$", re.I)
+"""An error line as a program prints it: it opens with the error ("ERROR: …", "[INSTALL_PODS] Error: …",
+"error[E0503]", "Traceback") or ends with it — not the user's own sentence that names an invalid index."""
 _ERROR_LINE = re.compile(r"\b(?:error|exception|traceback|failed|failure|fatal|panic(?:ked)?|denied|refused|"
                          r"not found|timed out|invalid)\b", re.I)
 """An error a tool printed, as a word (not "failed_count" in a table's header)."""
@@ -181,10 +188,9 @@ class Material:
     """(weight, the user's decision, the advice before it that names what was chosen)."""
     advice: list[Quote] = field(default_factory=list)
     """The last answer's advice ("I'd go with …"): a reason for a decision the user makes next."""
-    steps: list[str] = field(default_factory=list)
-    """The titles of the session's summaries in order (``steps_of``), the chat's course."""
     summaries: list[str] = field(default_factory=list)
-    """The texts of those summaries, in order: what a model that writes reads of the chat besides the quotes."""
+    """The texts of the session's summaries at the finest level of at most ``LEVEL``, in order: what a model
+    that writes reads of the chat besides the quotes."""
     done: list[Quote] = field(default_factory=list)
     """The user's latest words that say something was finished (shipped, tagged, sent)."""
     names: dict[str, int] = field(default_factory=dict)
@@ -232,7 +238,7 @@ class Material:
             if p.cause is None:
                 p.words |= _words(said.words)
         error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
-                      and _ERROR_LINE.search(_INLINE_CODE.sub("", ln.words))
+                      and _ERROR_LINE.search(_INLINE_CODE.sub("", ln.words)) and _PRINTED.search(ln.words)
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
         trouble = next((x for n, x in enumerate(opening[:TROUBLE_WITHIN])
                         if (_TROUBLE if n == 0 else _CORRECTION).search(_INLINE_CODE.sub("", x))
@@ -357,10 +363,9 @@ class Material:
 
 
 def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = BRIEF_TOKENS) -> str:
-    """The brief's text: ``about`` (one line), then the chat's steps, what was decided, the main problem and
+    """The brief's text: ``about`` (one line), then what was decided, the main problem and
     what followed it, what was made and where it ended. The ending is always kept, last; the others are
-    taken while they fit the budget in ``PRIORITY`` order, then as many steps as fit (the first and the last
-    kept), and shown in the order of ``SHOWN``."""
+    taken while they fit the budget in ``PRIORITY`` order and shown in the order of ``SHOWN``."""
     first = material.first_request
     lines = [about.strip() or (f"Asked: {first.shown(tokenizer)}" if first else "(no text)")]
     ended = _ended(material, tokenizer)
@@ -397,9 +402,6 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
                 kept[key] = part or ""
                 used += cost
                 break
-    steps = _steps_line(material.steps, min(budget // 3, budget - used - 1), tokenizer)
-    if steps:
-        kept["steps"] = steps
     lines += [kept[k] for k in SHOWN if k in kept]
     if ended:
         lines.append(ended)
@@ -423,23 +425,6 @@ def _ended(material: Material, tokenizer: Tokenizer) -> str:
     return f"Ended: {request.shown(tokenizer)}{answer}{closing}"
 
 
-def _steps_line(steps: list[str], budget: int, tokenizer: Tokenizer) -> str:
-    """ "Steps: a → b → …" in at most ``budget`` tokens: the middle steps dropped first ("…" where they were)."""
-    if len(steps) < 2:
-        return ""
-    shown = list(steps)
-    while True:
-        text = "Steps: " + " → ".join(shown)
-        if tokenizer.count(text) <= budget or len(shown) <= 2:
-            return text if tokenizer.count(text) <= budget else ""
-        middle = [n for n, x in enumerate(shown) if x != "…" and 0 < n < len(shown) - 1]
-        if not middle:
-            return ""
-        n = middle[len(middle) // 2]
-        shown[n] = "…"
-        shown = [x for k, x in enumerate(shown) if not (x == "…" and k > 0 and shown[k - 1] == "…")]
-
-
 def _words(text: str) -> set[str]:
     """The content words of ``text``: of four letters or more, not plain ones, lower case."""
     found = {w.lower().strip(".-") for w in _CONTENT.findall(text)}
@@ -452,13 +437,16 @@ SAME_WORDS = 2
 
 
 def _reason_for(decision: str, advice: list[Quote]) -> Quote | None:
-    """The advice that gave ``decision`` its reason: of those that give a reason, the one naming most of what was
-    chosen, and at least ``SAME_WORDS`` of its words (all of them when the decision names fewer)."""
+    """The advice that gave ``decision`` its reason: the one naming most of what was chosen, and at least
+    ``SAME_WORDS`` of its words (all of them when the decision names fewer); for a decision that names nothing
+    ("10 it is", "B it is"), the first advice of the answer it replies to."""
     chosen = _words(decision)
+    if not chosen:  # "10 it is": a choice named only by the answer it replies to, whose advice is its reason
+        return advice[0] if advice else None
     need = min(SAME_WORDS, len(chosen))
     scored = [(len(chosen & _words(a.words)), a) for a in advice]
     best = max(scored, key=lambda x: x[0], default=None)
-    return best[1] if best is not None and need > 0 and best[0] >= need else None
+    return best[1] if best is not None and best[0] >= need else None
 
 
 def material_text(material: Material, tokenizer: Tokenizer) -> str:

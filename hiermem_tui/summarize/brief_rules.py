@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from hiermem_tui.summarize.text import HEADING_MARKS, sentences
+from hiermem_tui.summarize.text import HEADING_MARKS, courtesy, sentences
 
 _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 """A fenced block (to its end, or the text's end when unclosed)."""
@@ -49,28 +49,53 @@ GIST_WORDS = 8
 
 
 def answer_gist(text: str, ask: str = "", news: str = "") -> str:
-    """What an answer says it is: the opening sentences (until they hold ``GIST_WORDS`` words) from the
-    sentence that presents what it made ("Here's a short, warm decline …"), else of its first
-    paragraph that is not a reaction to the user's ``news`` (what their message said before ``ask``, the
-    request: "Great result, and nice catch …" is passed over, as are reactions opening the paragraph chosen);
-    headings, code, lists and quoted blocks are left out. Then its bottom-line row or line when it has one."""
+    """What an answer says it is: its first paragraph of prose that answers — not a reaction to the user's
+    ``news`` (what their message said before ``ask``, the request: "Great result, and nice catch …"), not only
+    courtesy — from the sentence that presents what it made ("Here's a short, warm decline …") when it or the
+    first paragraph has one, a reaction opening it passed over; its opening sentences until they hold
+    ``GIST_WORDS`` words (headings, code, lists and quoted blocks left out). Then its bottom-line row or line when
+    it has one."""
     prose = _FENCED.sub("\n\n", text)
     paragraphs = [p for p in map(_prose_of, re.split(r"\n\s*\n", prose)) if p]
     asked, told = _content(ask), _content(news) - _content(ask)
-    presents = next(([*p[n:]] for p in paragraphs[:PRESENTS_WITHIN] for n, x in enumerate(p) if _PRESENTS.match(x)),
-                    None)
-    chosen = presents or next((p for p in paragraphs if not _reaction(p, asked, told)),
-                              paragraphs[0] if paragraphs else [])
-    while len(chosen) > 1 and _REACTS.match(chosen[0]):
+    first = paragraphs[0] if paragraphs else []
+    answering = next((p for p in paragraphs if not _reaction(p, asked, told) and not all(map(_polite, p))), first)
+    presents = next((p[n:] for p in (first, answering) for n, x in enumerate(p) if _PRESENTS.match(x)), None)
+    chosen = presents or answering
+    while len(chosen) > 1 and _REACTS.match(chosen[0]) and not _polite(chosen[1]):
         chosen = chosen[1:]
     opening: list[str] = []
     for x in chosen:
         opening.append(x)
         if sum(len(o.split()) for o in opening) >= GIST_WORDS:
             break
+    said = " ".join(opening)
+    if said.endswith(":") or opening and _PRESENTS.match(opening[0]) and len(said.split()) < GIST_WORDS:
+        said = f"{said} {_shown_after(text, opening[-1])}".rstrip()
     bottom = next((_row(ln) for ln in text.splitlines() if _BOTTOM.match(HEADING_MARKS.sub("", ln.strip("|> *")))),
                   "")
-    return " ".join(opening) + (f" … {bottom}" if bottom else "")
+    return said + (f" … {bottom}" if bottom else "")
+
+
+_PREAMBLE = re.compile(r"^(?:import|from|#!|using|package|require|use)\b")
+"""A code block's opening line that only imports: the first line after it is shown instead."""
+_MARKUP = re.compile(r"^\s*(?:#+|>|[-*•]|\d+[.)]|\|)?\s*")
+
+
+def _shown_after(text: str, sentence: str) -> str:
+    """The first line of what a sentence ending in ":" (or a short "Here's …") presents ("Here it is, ready to
+    paste:" → the PR's title, an email's subject line, a file's first definition), its Markdown taken off; a
+    table is left to its bottom line; "" when none follows."""
+    at = text.find(sentence.rstrip(":").strip()[-40:])
+    if at < 0:
+        return ""
+    for line in text[at:].splitlines()[1:]:
+        if line.lstrip().startswith("|"):
+            return ""
+        shown = HEADING_MARKS.sub("", _MARKUP.sub("", _MARKUP.sub("", line))).strip().strip("|").strip()
+        if shown and not shown.startswith(("```", "---")) and re.search(r"\w", shown) and not _PREAMBLE.match(shown):
+            return shown
+    return ""
 
 
 _REACTS = re.compile(r"^\W*(?:nice|great|good|glad|congrat\w*|awesome|excellent|perfect|well done|that'?s (?:a |an )?"
@@ -79,8 +104,8 @@ _REACTS = re.compile(r"^\W*(?:nice|great|good|glad|congrat\w*|awesome|excellent|
 
 
 _PRESENTS = re.compile(r"^\W*(?:(?:of course|sure|okay|ok)\W+)?(?:here(?:'s| is| are)|below (?:is|are))\b", re.I)
-PRESENTS_WITHIN = 3
-"""A paragraph that presents what the answer made is looked for among its first this many."""
+"""A sentence that presents what the answer made, looked for in its first paragraph (a later "Here's …" is
+often a line of what it made)."""
 
 
 REACTION_SHARES = 2
@@ -93,6 +118,15 @@ def _reaction(paragraph: list[str], asked: set[str], told: set[str]) -> bool:
     said = _content(" ".join(paragraph))
     return (bool(_REACTS.match(paragraph[0])) and len(said & asked) < REACTION_SHARES
             or bool(said & told) and len(said & told) >= len(said & asked))
+
+
+_SIGN_OFF = re.compile(r"^\W*(?:have (?:a|fun)|enjoy|good luck|safe travels|congrat\w*|best of luck)\b", re.I)
+
+
+def _polite(sentence: str) -> bool:
+    """A sentence that only greets, thanks, offers more or wishes well ("Have a wonderful time in Portugal!"); not
+    one that presents what the answer made ("Here's a paste-ready version.")."""
+    return not _PRESENTS.match(sentence) and (courtesy(sentence) or bool(_SIGN_OFF.match(sentence)))
 
 
 def _prose_of(paragraph: str) -> list[str]:
@@ -144,9 +178,12 @@ def solved(text: str) -> str:
     return next((x for x in sentences(text)[:2] if _SOLVED.search(x) and not _STILL.search(x)), "")
 
 
-_ACTED = re.compile(r"\b(?:dropp(?:ed|ing)|went with|applied|applying|switched|switching|restarted|rolled back|"
-                    r"reverted|removed|deleted|replaced|upgraded|downgraded|installed|killed|pinned|bumped|"
-                    r"moved|renamed|rebuilt|reset)\b", re.I)
+_DEEDS = (r"(?:dropp(?:ed|ing)|went with|applied|applying|switched|switching|restarted|rolled back|reverted|removed|"
+          r"deleted|replaced|upgraded|downgraded|installed|killed|pinned|bumped|moved|renamed|rebuilt|reset)")
+_DID = re.compile(r"^\W*(?:(?:ok|so|then|and|yep|done)\W+)?(?:(?:i|we)(?:'ve| have)?\s+(?:\w+\s+)?)?" + _DEEDS
+                  + r"\b", re.I)
+"""A sentence that says the user did something: it opens with the deed ("Dropping.", "went with option 1") or
+with the user or their team doing it ("we rolled back", "i just reverted"), not "why we deleted it"."""
 
 
 def acted(text: str) -> str:
@@ -154,7 +191,7 @@ def acted(text: str) -> str:
     with option 1"), with the sentence before it when that one is short; ""."""
     said = sentences(text)
     for n, x in reversed(list(enumerate(said))):
-        if _ACTED.search(x) and "?" not in x:
+        if _DID.search(x) and "?" not in x:
             before = said[n - 1] if n and len(x.split()) < 4 and len(said[n - 1].split()) <= 25 else ""
             return f"{before} {x}".strip()
     return ""

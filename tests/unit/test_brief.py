@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from hiermem_tui.compaction import make_runner
-from hiermem_tui.compaction.requests import brief_steps
+from hiermem_tui.compaction.requests import brief_level
 from hiermem_tui.compaction.planner import Planner, idle
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import NewSummary, Store, SummaryWrite, new_id
 from hiermem_tui.store.episodes import NewEpisode
 from hiermem_tui.summarize import Summariser
-from hiermem_tui.summarize.brief import BRIEF_TOKENS, STEPS, Material, answer_fields, laid_out, render
+from hiermem_tui.summarize.brief import BRIEF_TOKENS, LEVEL, Material, answer_fields, laid_out, render
 from hiermem_tui.summarize.extractive import ExtractiveBackend
 from hiermem_tui.summarize.keylines.carried import HEAD
 from hiermem_tui.summarize.ollama_backend import OllamaBackend
@@ -91,15 +91,11 @@ def _quotes(line: str) -> list[str]:
     return [q.replace('"', "") for q in re.findall(r': "(.+?)"(?: →| ·|$| \()', line)]
 
 
-def test_the_steps_are_the_summaries_titles_in_order_the_middle_dropped_first(tok: Tokenizer) -> None:
+def test_a_brief_shows_no_summary_title(tok: Tokenizer) -> None:
     material = Material().read(items())
-    material.steps = ["Wiring the BME280", "Choosing Arduino", "Fixing the brownout", "Wake interval"]
-    lines = render(material, "", tok).splitlines()
-    assert lines[1] == "Steps: Wiring the BME280 → Choosing Arduino → Fixing the brownout → Wake interval"
-    material.steps = [f"Step number {n} of a long session about many things" for n in range(8)]
-    steps = next(ln for ln in render(material, "", tok).splitlines() if ln.startswith("Steps:"))
-    assert steps.startswith("Steps: Step number 0 ") and steps.endswith("Step number 7 of a long session about many things")
-    assert "…" in steps and tok.count(steps) <= BRIEF_TOKENS // 3
+    material.summaries = ["Wiring the BME280\nIn the chat's words:", "Fixing the brownout\nIn the chat's words:"]
+    text = render(material, "", tok)
+    assert "Wiring the BME280" not in text and "Steps:" not in text  # a model's titles are not the chat's words
 
 
 @pytest.mark.parametrize(("said", "kept"), [
@@ -308,15 +304,16 @@ def _titled(store: Store, title: str, depth: int, *, episodes: tuple[int, int] |
     return s.id
 
 
-def test_the_steps_open_condensed_summaries_while_the_level_stays_within_its_count(tmp_path: Path) -> None:
+def test_a_written_briefs_level_opens_condensed_summaries_while_it_stays_within_its_count(tmp_path: Path) -> None:
     with Store.open(tmp_path / "steps.db") as store:
         add_episodes(store, "s", 0, 60)
         early = [_titled(store, f"Early {k}", 0, episodes=(3 * k, 3 * k + 2)) for k in range(3)]
-        many = [_titled(store, f"Late {k}", 0, episodes=(9 + 3 * k, 11 + 3 * k)) for k in range(STEPS)]
+        many = [_titled(store, f"Late {k}", 0, episodes=(9 + 3 * k, 11 + 3 * k)) for k in range(LEVEL)]
         _titled(store, "Early part", 1, sources=early)
         _titled(store, "Late part", 1, sources=many)
-        # the first condensed opens into its three leaves; the second's eight would pass STEPS: it stays whole
-        assert brief_steps(store, "s") == ["Early 0", "Early 1", "Early 2", "Late part"]
+        # the first condensed opens into its three leaves; the second's eight would pass LEVEL: it stays whole
+        assert [s.content.split("\n")[0] for s in brief_level(store, "s")] == ["Early 0", "Early 1", "Early 2",
+                                                                                "Late part"]
 
 
 def test_a_brief_quotes_verdicts_the_users_report_that_it_worked_and_the_answers_own_gist(tok: Tokenizer) -> None:
@@ -364,3 +361,12 @@ def test_a_correction_later_in_a_message_is_a_problem_with_the_users_word_that_i
             ("user", "fixed. now the pub scene?"), ("assistant", "Cut it to the bar.")]
     problem = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Problem:"))
     assert "water level wrong" in problem and problem.endswith('→ user: "fixed."')
+
+
+def test_a_decision_that_names_nothing_takes_its_reason_from_the_advice_it_replies_to(tok: Tokenizer) -> None:
+    chat = [("user", "which battery size should we get for the solar install?"),
+            ("assistant", "I'd go with the 10 kWh battery, because the 13.5 kWh one never fills in winter."),
+            ("user", "ugh ok, 10 it is."), ("assistant", "Good. Next, the export limit.")]
+    decided = next(ln for ln in render(Material().read(items(chat)), "", tok).splitlines() if ln.startswith("Decided:"))
+    assert decided == ('Decided: user: "ugh ok, 10 it is." (why: assistant: "I\'d go with the 10 kWh battery, because '
+                       'the 13.5 kWh one never fills in winter.")')

@@ -97,3 +97,24 @@ def test_answer_gist_starts_at_the_sentence_that_presents_the_thing_made() -> No
               "### Guest limiter\n\n| Field | Pipe 1 |\n|---|---|\n| Bandwidth | 50 Mbit/s |")
     assert answer_gist(answer, "can you add a limiter?", "deleted the temp rule") == (
         "Here's the limiter first, then the notes file.")
+
+
+def test_answer_gist_of_a_presenting_sentence_shows_the_first_line_of_what_it_presents() -> None:
+    answer = "Here it is, ready to paste:\n\n---\n\n## Expo SDK 53: fix the iOS build\n\n**Why** the plugin went."
+    assert answer_gist(answer, "can you write the PR description?") == (
+        "Here it is, ready to paste: Expo SDK 53: fix the iOS build")
+    code = "`metering/table_health.py`:\n\n```python\nREPORT_LOCK_KEY = 742_001\n```"
+    assert answer_gist(code, "can you write that?") == "`metering/table_health.py`: REPORT_LOCK_KEY = 742_001"
+
+
+def test_acted_is_not_a_deed_told_of_in_passing() -> None:
+    from hiermem_tui.summarize.brief_rules import acted
+    assert acted("This post is about why we deleted it, and what we page on instead.") == ""
+    assert acted("we rolled back to 1.4.4 and it is up") == "we rolled back to 1.4.4 and it is up"
+
+
+def test_answer_gist_looks_for_a_presenting_sentence_in_the_first_paragraph_only() -> None:
+    answer = ('"Our CPU alert woke someone up twice a week for nothing."\n\nHere\'s what we page on now, and why.')
+    assert answer_gist(answer, "and a one-line summary for the blog index?").startswith('"Our CPU alert')
+    assert answer_gist("Good call: decided on purpose.\n\nHave a wonderful time!", "done deliberating") == (
+        "Good call: decided on purpose.")
