@@ -56,6 +56,7 @@ from hiermem_tui.config import SUMMARY_FORMATS, Settings  # noqa: E402
 from hiermem_tui.importers import FormatError, detect, import_paths  # noqa: E402
 from hiermem_tui.store import Run, Store, StoreError, Summary  # noqa: E402
 from hiermem_tui.summarize import (  # noqa: E402
+    Answered,
     BackendUnavailable, ExtractiveBackend, ModelMissing, Summariser, SummariserError, SummaryRequest,
 )
 from hiermem_tui.textsafe import one_line, visible  # noqa: E402
@@ -95,13 +96,18 @@ class Tap:
     def __init__(self, summariser: Summariser) -> None:
         self.made: list[tuple[SummaryRequest, Any, list[Call]]] = []
         self._calls: list[Call] = []
-        inner_summarise, inner_generate = summariser.summarise, summariser.backend.generate
+        inner_answer, inner_generate = summariser.answer, summariser.backend.generate
 
-        async def summarise(request: SummaryRequest, *, on_event: Any = None) -> Any:
+        async def answer(request: SummaryRequest, *, on_event: Any = None) -> Answered:
             self._calls = calls = []
-            result = await inner_summarise(request, on_event=on_event)
-            self.made.append((request, result, calls))
-            return result
+            got = await inner_answer(request, on_event=on_event)
+
+            def finish(req: SummaryRequest) -> Any:
+                result = got.finish(req)
+                self.made.append((request, result, calls))
+                return result
+
+            return Answered(got.request, finish)
 
         async def generate(system: str, prompt: str, **kwargs: Any) -> Any:
             began = time.monotonic()
@@ -118,7 +124,7 @@ class Tap:
                                     thinking_tokens=gen.thinking_tokens))
             return gen
 
-        summariser.summarise = summarise  # type: ignore[method-assign]
+        summariser.answer = answer  # type: ignore[method-assign]
         summariser.backend.generate = generate  # type: ignore[method-assign]
 
     def take(self, stored: Summary) -> tuple[SummaryRequest, Any, list[Call]]:

@@ -228,6 +228,7 @@ class Reporter:
         self.what = ""
         self.call = ""
         self.part = ""
+        self.span: tuple[int, int, int] | None = None  # the summary ``call`` is of
         self.backlog: BacklogProgress | None = None
         self._width = 0
 
@@ -243,6 +244,7 @@ class Reporter:
         elif isinstance(ev, SummaryStarted):
             self.planned[ev.run_id] = ev.planned
             self.what = f"{one_line(ev.session_id, 24)} {ev.what}"
+            self.span = ev.span
             self.call = ""
         elif isinstance(ev, SummaryAttempt):
             self.part = f"part {ev.part}/{ev.parts}" if ev.parts > 1 else ""
@@ -250,7 +252,8 @@ class Reporter:
         elif isinstance(ev, SummaryProgress):
             self.call = " ".join(x for x in (self.part, call_text(ev)) if x)
         elif isinstance(ev, SummaryWritten):
-            self.call = ""
+            if ev.span == self.span:  # the next summary's call may be under way already: it stays on the line
+                self.call = ""
             self.planned[ev.run_id] = ev.planned
             self.done[ev.run_id] = ev.done
             self.tiers[ev.run_id] = ev.tiers.as_dict() | {"flagged": ev.tiers.flagged}

@@ -62,6 +62,11 @@ class SummaryStarted:
     last_seq: int
     planned: int
 
+    @property
+    def span(self) -> tuple[int, int, int]:
+        """Which summary: its depth and episode range (as :attr:`SummaryWritten.span` says it once written)."""
+        return self.depth, self.first_seq, self.last_seq
+
 
 @dataclass(frozen=True, slots=True)
 class SummaryAttempt:
@@ -101,7 +106,9 @@ class SummaryWritten:
     """A summary was committed (with its edges and the run's counters).
 
     ``tokens_per_s`` is output tokens over model time so far in this run (None before any
-    model time was spent, e.g. with the extractive backend).
+    model time was spent, e.g. with the extractive backend). It may come after the next
+    summary's :class:`SummaryStarted` and its first call's events (``Executor.make_in_turn``): a
+    listener showing the call in flight keeps it unless :attr:`span` is that call's summary.
     """
 
     run_id: str
@@ -111,6 +118,11 @@ class SummaryWritten:
     done: int
     planned: int
     tokens_per_s: float | None
+
+    @property
+    def span(self) -> tuple[int, int, int]:
+        """Which summary: its depth and episode range (:attr:`SummaryStarted.span` of the one started)."""
+        return self.summary.depth, self.summary.first_seq, self.summary.last_seq
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,10 @@ summariser, the policy, the cancel token, the event callback, the concurrency li
 does the two things every kind of run does: record a run and finish it whatever happens
 (:meth:`execute`), and make and write summaries. :meth:`make` is the one path a summary is made
 by — a slot, the started event, the request built from the store (``requests.py``), the
-summariser as its own task so the cancel token can abort the model call, the row with its
-fidelity — and :meth:`commit` the one that writes what was made and counts it on the run. The
+summariser's calls as their own task so the cancel token can abort the model call, the row with its
+fidelity — and :meth:`commit` the one that writes what was made and counts it on the run;
+:meth:`make_in_turn` makes and commits summaries whose requests do not depend on each other along the same
+path, the next one's calls begun as soon as the calls of the one before are over. The
 passes (:class:`~.passes.Passes`) and the re-making (:class:`~.remake.Remaker`) say *what* to
 make; this says *how*.
 
@@ -39,6 +41,7 @@ from typing import TypeVar
 from ..config import Policy
 from ..store import NewSummary, Run, Store, StoreError, Summary, SummaryWrite, new_id
 from ..summarize import (
+    Answered,
     BackendUnavailable,
     ModelMissing,
     RunAborted,
@@ -49,6 +52,7 @@ from ..summarize import (
     SummaryResult,
 )
 from ..summarize.local_host import is_local, start_advice
+from ..summarize.stream import InFlight
 from ..summarize.types import SourceItem
 from ..textsafe import one_line
 from ..summarize.prompts import num_predict_for
@@ -68,7 +72,7 @@ from .events import (
 )
 from .hosts import Host, HostPool
 from .priority import BacklogControl, Yielded
-from .requests import BriefReading, brief_material, condensed_request, leaf_request
+from .requests import BriefReading, brief_material, condensed_request, leaf_prior, leaf_request
 from .state import Cancelled, RunState
 
 _T = TypeVar("_T")
@@ -168,6 +172,11 @@ class Executor:
     def parallel(self) -> int:
         """Summaries made at once: ``parallel`` on each live host."""
         return self.hosts.slots
+
+    @property
+    def prompts_show_prior(self) -> bool:
+        """Some live host's leaf prompts show the previous leaf's text (``Summariser.shows_prior``)."""
+        return any(h.summariser.shows_prior for h in self.hosts.live())
 
     def backends(self) -> list[object]:
         return [h.summariser.backend for h in self.hosts.hosts]
@@ -354,10 +363,12 @@ class Executor:
         finally:
             await self.hosts.give_back(host, time.monotonic() - began if made else None)
 
-    async def _summarise(self, st: RunState, what: str, request: SummaryRequest,
-                         summariser: Summariser | None = None, then: Making | None = None) -> SummaryResult:
-        """Run summarise() as its own task so the CancelToken can abort the HTTP call; ``then``'s request is worked
-        out while it runs (:meth:`ahead`)."""
+    async def _summarise(self, st: RunState, what: str, request: SummaryRequest, summariser: Summariser,
+                         then: Making | None = None, written: Callable[[], None] | None = None) -> Answered:
+        """Run the summariser's calls (``Summariser.answer``) as their own task so the CancelToken can abort the
+        HTTP call (the task is let go when they are over: what is left is kept whatever is cancelled); ``then``'s
+        request is worked out while they run (:meth:`ahead`); ``written`` is called once the first call's request
+        is on the wire."""
         sid = st.run.session_id
         sent_at, sent_phase = 0.0, ""  # when the last progress event went out, and its phase
 
@@ -374,9 +385,12 @@ class Executor:
             self.emit(SummaryProgress(st.run.id, sid, what, ev.tier, ev.attempt, ev.phase, ev.chunks,
                                       ev.thinking_tokens, ev.tokens_per_s, ev.left_s))
 
-        task = asyncio.ensure_future((summariser or self.summariser).summarise(request, on_event=forward))
+        calls = getattr(summariser.backend, "calls", None)
+        if written is not None and isinstance(calls, InFlight):
+            calls.when_written(written)
+        task = asyncio.ensure_future(summariser.answer(request, on_event=forward))
         if then is not None:
-            self.ahead(st, then, summariser or self.summariser)
+            self.ahead(st, then, summariser)
         elif st.brief is not None and not st.brief.done:
             self.drop_ahead(st)
             st.ahead = asyncio.ensure_future(self._brief_ahead(st.brief))
@@ -463,15 +477,80 @@ class Executor:
     async def make(self, st: RunState, job: Making, then: Making | None = None) -> SummaryWrite:
         """Make one summary (see the module docstring): the write for :meth:`commit`, alone or
         with the rest of its tree; ``then``: the summary made next, worked out ahead while this one's call runs."""
+        return self._write(st, job, (await self._answer(st, job, then)).finish())
+
+    async def _answer(self, st: RunState, job: Making, then: Making | None = None,
+                      written: Callable[[], None] | None = None) -> Answered:
+        """``job``'s calls, on the first host free, from its request as the store has it now (see
+        :meth:`_summarise`)."""
         sid = st.run.session_id
         self.drop_ahead(st)
-        res = await self._on_a_host(
+        return await self._on_a_host(
             st, job.what, job.depth, job.first_seq, job.last_seq,
-            lambda host: self._summarise(st, job.what, self._request(sid, job), host.summariser, then))
+            lambda host: self._summarise(st, job.what, self._request(sid, job), host.summariser, then, written))
+
+    def _write(self, st: RunState, job: Making, res: SummaryResult) -> SummaryWrite:
         ns = self._new(st, job.depth, res)
         if job.sources is None:
             return SummaryWrite(ns, episode_range=(job.first_seq, job.last_seq), supersede=list(job.supersede))
         return SummaryWrite(ns, source_ids=[i for i, _ in job.sources], supersede=list(job.supersede))
+
+    async def make_in_turn(self, st: RunState, jobs: Sequence[Making]) -> None:
+        """Make and commit ``jobs`` in order, each behind the backlog's gate (:meth:`gated`), the model never
+        waiting on the app: a summary's calls begin as soon as the calls of the one before are over, and what is
+        left of that one (``Answered.finish``: its text, key lines and fidelity) and its commit are done once the
+        new request is on the wire, while the model answers it. The jobs' requests must not depend on each
+        other's results (a leaf's finishing reads the leaf before it from the store, committed by then). A job
+        that fails or is cancelled ends the run after the summary answered before it is committed."""
+        waiting: tuple[Making, Answered, bool] | None = None
+        task: asyncio.Future[tuple[Making, Answered, bool]] | None = None
+        try:
+            for i, job in enumerate(jobs):
+                handoff = asyncio.Event()
+                task = asyncio.ensure_future(self._turn(st, job, jobs[i + 1] if i + 1 < len(jobs) else None, handoff))
+                if waiting is not None:
+                    try:
+                        await handoff.wait()
+                    finally:  # even when the run is cancelled meanwhile: an answer that is in is kept
+                        kept, waiting = waiting, None
+                        self._keep(st, *kept)
+                waiting = await task
+                task = None
+            if waiting is not None:
+                kept, waiting = waiting, None
+                self._keep(st, *kept)
+        finally:
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _turn(self, st: RunState, job: Making, then: Making | None,
+                    handoff: asyncio.Event) -> tuple[Making, Answered, bool]:
+        """``job``'s calls behind the gate (the gate left when it is committed, :meth:`_keep`); ``handoff`` is set
+        once its first request is on the wire or it made none."""
+        entered = False
+        try:
+            entered = self.gate is not None and await self.gate.enter(st.run.session_id)
+            answered = await self._answer(st, job, then, handoff.set)
+        except BaseException:
+            if entered and self.gate is not None:
+                self.gate.leave()
+            raise
+        finally:
+            handoff.set()
+        return job, answered, entered
+
+    def _keep(self, st: RunState, job: Making, answered: Answered, entered: bool) -> None:
+        """Finish an answered summary and commit it; a leaf is finished with the leaf before it as the store has
+        it now."""
+        try:
+            request = answered.request
+            if job.sources is None:
+                request = replace(request, prior_summary=leaf_prior(self.store, st.run.session_id, job.first_seq))
+            self.commit(st, [self._write(st, job, answered.finish(request))])
+        finally:
+            if entered and self.gate is not None:
+                self.gate.leave()
 
     async def make_brief(self, st: RunState, last_seq: int) -> None:
         """Make the session's brief (one model call at most, on the first host free) and store it, the brief

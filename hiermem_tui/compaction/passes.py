@@ -33,9 +33,13 @@ class Passes:
 
     async def leaves(self, st: RunState, chunks: Sequence[planner.LeafChunk]) -> None:
         """Leaves strictly in order: each one gets the previous leaf's text as context; the next one is worked
-        out while the model answers (``Executor.make``'s ``then``)."""
+        out while the model answers (``Executor.make``'s ``then``). Where no prompt shows that text (``notes``),
+        a leaf is asked as soon as the calls of the one before are over (``Executor.make_in_turn``)."""
         ex = self.executor
         jobs = [Making(chunk.label(), 0, chunk.first_seq, chunk.last_seq) for chunk in chunks]
+        if not ex.prompts_show_prior:  # no leaf's request waits on the one before it: the model need not either
+            await ex.make_in_turn(st, jobs)
+            return
         for i, job in enumerate(jobs):
             async with ex.gated(st):
                 made = await ex.make(st, job, jobs[i + 1] if i + 1 < len(jobs) else None)
@@ -50,9 +54,8 @@ class Passes:
             if not groups:
                 return
             self.executor.check_cancel()
-            if self.executor.parallel == 1 or len(groups) == 1:
-                for i, g in enumerate(groups):
-                    await self._condense_one(st, g, groups[i + 1] if i + 1 < len(groups) else None)
+            if self.executor.parallel == 1 or len(groups) == 1:  # a round's groups do not depend on each other
+                await self.executor.make_in_turn(st, [self._condensing(g) for g in groups])
             else:
                 async with asyncio.TaskGroup() as tg:
                     for g in groups:
@@ -75,12 +78,10 @@ class Passes:
         async with self.executor.gated(st):
             await self.executor.make_brief(st, last)
 
-    async def _condense_one(self, st: RunState, group: planner.CondenseGroup,
-                            then: planner.CondenseGroup | None = None) -> None:
+    async def _condense_one(self, st: RunState, group: planner.CondenseGroup) -> None:
         ex = self.executor
         async with ex.gated(st):
-            made = await ex.make(st, self._condensing(group), self._condensing(then) if then is not None else None)
-            ex.commit(st, [made])
+            ex.commit(st, [await ex.make(st, self._condensing(group))])
 
     def _condensing(self, group: planner.CondenseGroup) -> Making:
         """What making ``group``'s summary is: its sources as the store has them."""

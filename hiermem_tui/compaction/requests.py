@@ -135,9 +135,14 @@ def leaf_request(store: Store, session_id: str, first: int, last: int, target: i
     episodes = store.episodes.range(session_id, first, last)
     marks = store.marks.of(session_id, first, last)
     items = [episode_item(e) for e in episodes if marks.get(e.seq) != "exclude"]
-    prior = store.dag.leaf_before(session_id, first)
-    return SummaryRequest(0, items, target, strip_pinned(prior) if prior is not None else None,
+    return SummaryRequest(0, items, target, leaf_prior(store, session_id, first),
                           pinned=_pins(store, session_id, first, last, marks))
+
+
+def leaf_prior(store: Store, session_id: str, first: int) -> str | None:
+    """A leaf's context: the text of the active leaf before episode ``first``, without its pinned block."""
+    prior = store.dag.leaf_before(session_id, first)
+    return strip_pinned(prior) if prior is not None else None
 
 
 def condensed_request(

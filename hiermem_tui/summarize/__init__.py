@@ -6,7 +6,7 @@ never talks to a backend directly except for ``check()`` before a run and ``aclo
 
 from hiermem_tui.summarize.extractive import ExtractiveBackend, extractive_digest
 from hiermem_tui.summarize.prompts import Prompt, build_prompt, prompt_version
-from hiermem_tui.summarize.summariser import Summariser
+from hiermem_tui.summarize.summariser import Answered, Summariser
 from hiermem_tui.summarize.types import (
     Backend,
     BackendUnavailable,
@@ -23,6 +23,7 @@ from hiermem_tui.summarize.types import (
 )
 
 __all__ = [
+    "Answered",
     "Backend",
     "BackendUnavailable",
     "ExtractiveBackend",

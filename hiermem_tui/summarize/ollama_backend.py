@@ -268,7 +268,9 @@ class OllamaBackend:
         # no read timeout of httpx's own: a slow CPU model may think for minutes before the
         # first token; each call is bounded by call_timeout() instead
         timeout = httpx.Timeout(None, connect=min(10.0, timeout_s))
-        self._client = ollama.AsyncClient(host=self.host, timeout=timeout)
+        self.calls = InFlight()
+        """This backend's calls: which overlapped, and when each request is on the wire."""
+        self._client = ollama.AsyncClient(host=self.host, timeout=timeout, event_hooks=self.calls.hooks())
         self.speed = speed or ModelSpeed()
         """The model's measured speed (seeded from the store by the runner, updated per call)."""
         self.structured = False
@@ -279,7 +281,6 @@ class OllamaBackend:
         self._think: dict[str, ThinkValue | None] = {}
         self._think_extra: dict[str, int] = {}
         self._prefix = PromptPrefix(tokenizer)
-        self._calls = InFlight()
 
     def _error(self, exc: Exception) -> Exception:
         """Our error for ``exc``; re-raise ``exc`` itself when it is none of ours (a bug)."""
@@ -442,7 +443,7 @@ class OllamaBackend:
         capped = False
         if on_chunk is not None:
             on_chunk(out.progress(started))
-        me = self._calls.start()
+        me = self.calls.start()
         try:
             async with asyncio.timeout(timeout):
                 stream = await self._client.chat(
@@ -468,7 +469,7 @@ class OllamaBackend:
                 raise ModelError(f"model '{model}' stopped answering (read timed out)") from None
             raise self._error(exc) from None
         finally:
-            overlapped = self._calls.end(me)
+            overlapped = self.calls.end(me)
         text = out.text()
         if out.thinking and think is False:
             # asked not to think and thought anyway: leave room for it from now on (when the

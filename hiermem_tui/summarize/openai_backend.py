@@ -174,10 +174,12 @@ def _number(data: dict[str, Any] | None, key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
-def client_for(base_url: str, key: str | None, timeout: httpx.Timeout) -> httpx.AsyncClient:
-    """An HTTP client for the server at ``base_url`` (normalised), sending ``key`` as a bearer token."""
+def client_for(base_url: str, key: str | None, timeout: httpx.Timeout, calls: InFlight | None = None) -> httpx.AsyncClient:
+    """An HTTP client for the server at ``base_url`` (normalised), sending ``key`` as a bearer token; ``calls``:
+    the backend's calls, told when each chat request is on the wire."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(base_url=normalise_base_url(base_url), headers=headers, timeout=timeout)
+    hooks = calls.hooks() if calls is not None else {}
+    return httpx.AsyncClient(base_url=normalise_base_url(base_url), headers=headers, timeout=timeout, event_hooks=hooks)
 
 
 async def fetch_models(client: httpx.AsyncClient, host: str, key: str | None) -> tuple[list[str], dict[str, int | None]]:
@@ -230,7 +232,9 @@ class OpenAIBackend:
         self._key = key if key is not None else api_key()
         # no read timeout of httpx's own: a slow CPU model may read a long prompt for minutes before
         # its first token; each call is bounded by call_timeout() instead
-        self._client = client_for(self.host, self._key, httpx.Timeout(None, connect=min(10.0, timeout_s)))
+        self.calls = InFlight("/chat/completions")
+        """This backend's calls: which overlapped, and when each request is on the wire."""
+        self._client = client_for(self.host, self._key, httpx.Timeout(None, connect=min(10.0, timeout_s)), self.calls)
         self.speed = speed or ModelSpeed()
         """The model's measured speed (seeded from the store by the executor, updated per call)."""
         self.structured = False
@@ -242,7 +246,6 @@ class OpenAIBackend:
         self._context: dict[str, int | None] = {}
         self._think_extra: dict[str, int] = {}
         self._prefix = PromptPrefix(tokenizer)
-        self._calls = InFlight()
         self._checked = False
 
     @property
@@ -415,7 +418,7 @@ class OpenAIBackend:
         out = StreamState(started, fresh)
         if on_chunk is not None:
             on_chunk(out.progress(started))
-        me = self._calls.start()
+        me = self.calls.start()
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -432,7 +435,7 @@ class OpenAIBackend:
         except Exception as exc:
             raise self._error(exc) from None
         finally:
-            overlapped = self._calls.end(me)
+            overlapped = self.calls.end(me)
         return self._generation(out, end, capped, model, prompt_tokens, fresh, started, overlapped)
 
     async def _stream(self, body: dict[str, Any], out: StreamState, on_chunk: ChunkCallback | None,

@@ -13,8 +13,10 @@ that reuses the KV cache of a shared prefix evaluates anew (for estimates and th
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+
+import httpx
 
 from hiermem_tui.summarize.types import StreamProgress
 from hiermem_tui.tokens import Tokenizer
@@ -126,12 +128,15 @@ class PromptPrefix:
 
 class InFlight:
     """A backend's calls by number, to tell which ones shared their wall time with another call of the same
-    backend (their time beyond the server's durations is then no wait of theirs)."""
+    backend (their time beyond the server's durations is then no wait of theirs); and when a call's request has
+    been written to the server (:meth:`hooks`, :meth:`when_written`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path_suffix: str = "/chat") -> None:
         self._count = 0
         self._running: set[int] = set()
         self._overlapped: set[int] = set()
+        self._path_suffix = path_suffix
+        self._listeners: list[Callable[[], None]] = []
 
     def start(self) -> int:
         """A call begins: its number."""
@@ -147,6 +152,25 @@ class InFlight:
         overlapped = call in self._overlapped
         self._overlapped.discard(call)
         return overlapped
+
+    def hooks(self) -> dict[str, list[Callable[[httpx.Request], Awaitable[None]]]]:
+        """httpx event hooks for the backend's client: each request to a path ending in ``path_suffix`` (a chat
+        call) says when its body has been sent (httpcore's ``trace`` extension)."""
+        return {"request": [self._on_request]}
+
+    async def _on_request(self, request: httpx.Request) -> None:
+        if request.url.path.endswith(self._path_suffix):
+            request.extensions["trace"] = self._trace
+
+    async def _trace(self, event: str, info: dict[str, object]) -> None:
+        if event.endswith("send_request_body.complete"):
+            listeners, self._listeners = self._listeners, []
+            for listener in listeners:
+                listener()
+
+    def when_written(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` once, as soon as the next call's request is on the wire."""
+        self._listeners.append(listener)
 
 
 def prepare_prompt(tokenizer: Tokenizer, system: str, prompt: str) -> None:

@@ -31,6 +31,7 @@ figure about the model and the next condensation is given only what the model wr
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable, Sequence
@@ -195,6 +196,24 @@ class _Accepted:
     """The text measured when it was judged (None: measured when the summary is finished)."""
 
 
+Tail = Callable[[SummaryRequest], tuple[str, Tier, int, str, "_Accepted | None"]]
+"""What is left of a summary once its calls are over: (text, tier, target, prompt version, the accepted answer)
+for the request it is finished with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A summary whose model calls are over (:meth:`Summariser.answer`); :meth:`finish` works out the rest."""
+
+    request: SummaryRequest
+    _finish: Callable[[SummaryRequest], SummaryResult]
+
+    def finish(self, request: SummaryRequest | None = None) -> SummaryResult:
+        """The summary. ``request``: the same sources with the previous leaf as the store has it now (a leaf
+        answered while the one before it was still being finished); by default the request it was asked of."""
+        return self._finish(self.request if request is None else request)
+
+
 class Summariser:
     """Makes one summary at a time; safe to share between concurrent tasks of one run.
 
@@ -254,6 +273,12 @@ class Summariser:
         if self.summary_way in writes.WAYS:
             return self.summary_way
         return writes.way_of(self.ways, self.backend.model)
+
+    @property
+    def shows_prior(self) -> bool:
+        """A leaf's prompt shows the previous leaf's text (``plain`` and ``sections`` from a model): a leaf is
+        asked only once the one before it is finished."""
+        return not self.use_notes and self.backend.name != "extractive"
 
     @property
     def use_sections(self) -> bool:
@@ -316,48 +341,78 @@ class Summariser:
         Raises RunAborted (server gone), ModelMissing (model gone), or ModelError only
         when ``extractive_fallback`` is off and both model tiers failed.
         """
+        return (await self.answer(request, on_event=on_event)).finish()
+
+    async def answer(self, request: SummaryRequest, *, on_event: EventCallback | None = None) -> Answered:
+        """:meth:`summarise` up to its last model call: every call and every check that decides whether another
+        call is made (the tiers, the title and content checks, the invented names). What is left, worked out
+        without the model (the summary's text, its key lines, its fidelity, its figures), is
+        :meth:`Answered.finish`: a caller may have the model answer another summary meanwhile. Raises as
+        :meth:`summarise` does."""
         started = time.monotonic()
         state = _Attempts()
         pins = pinned_block(request)
         t = targets_for(request, self.tokenizer.count(pins) if pins else 0)
+
+        def finishing(text: str, tier: Tier, target: int, version: str, got: _Accepted | None) -> Answered:
+            return self._answered(request, started, lambda req: (text, tier, target, version, got), pins, state)
+
         if not request.sources:  # every episode here is excluded: nothing may be given to a model
-            return self._finish(ALL_EXCLUDED, "normal", t.normal, EXTRACTIVE_VERSION, None, request, pins, started, state)
+            return finishing(ALL_EXCLUDED, "normal", t.normal, EXTRACTIVE_VERSION, None)
         if self.backend.name == "extractive":
-            text = self._digest(request, t.normal)
-            tier: Tier = "normal" if self.tokenizer.count(text) < request.source_tokens else "fallback"
-            if tier == "fallback":
-                state.reject("normal", "not_shorter", "the extractive digest is not shorter than its input")
-            return self._finish(text, tier, t.normal, EXTRACTIVE_VERSION, None, request, pins, started, state)
+            def digest(req: SummaryRequest) -> tuple[str, Tier, int, str, _Accepted | None]:
+                text = self._digest(req, t.normal)
+                shorter: Tier = "normal" if self.tokenizer.count(text) < req.source_tokens else "fallback"
+                if shorter == "fallback":
+                    state.reject("normal", "not_shorter", "the extractive digest is not shorter than its input")
+                return text, shorter, t.normal, EXTRACTIVE_VERSION, None
+            return self._answered(request, started, digest, pins, state)
         if self.use_notes and self.way == "writes":
-            return await self._written(request, t, pins, started, state, on_event)
+            return self._answered(request, started, await self._written(request, t, state, on_event), pins, state)
         if self.use_notes:
-            return await self._in_parts(request, t, pins, started, state, on_event)
+            return self._answered(request, started, await self._in_parts(request, t, state, on_event), pins, state)
         # one material for both tiers: fitted for the larger answer budget
         max_prompt = self.max_prompt_tokens(num_predict_for(t.normal, sections=self.use_sections))
-        for tier_name, target in (("normal", t.normal), ("aggressive", t.aggressive)):
-            tier = tier_name  # type: ignore[assignment]
+        tiers: tuple[tuple[Tier, int], ...] = (("normal", t.normal), ("aggressive", t.aggressive))
+        for tier, target in tiers:
             why = state.rejections[-1].reason if state.rejections else None
             got = await self._attempt(request, tier, target, max_prompt, state, on_event, why)
             if got is not None:
-                return self._finish(got.text, tier, target, got.prompt.version, got, request, pins, started, state)
+                return finishing(got.text, tier, target, got.prompt.version, got)
+        return self._answered(request, started, self._fallback(t, state), pins, state)
+
+    def _fallback(self, t: Targets, state: _Attempts) -> Tail:
+        """The extractive digest at the fallback tier, once the model tiers gave nothing acceptable (raises
+        ModelError instead when ``extractive_fallback`` is off)."""
         if not self.extractive_fallback:
             raise ModelError("no acceptable summary from the model: " + "; ".join(self._notes(state)))
-        text = self._digest(request, t.fallback)
-        return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
+        return lambda req: (self._digest(req, t.fallback), "fallback", t.fallback, EXTRACTIVE_VERSION, None)
 
-    async def _in_parts(self, request: SummaryRequest, t: Targets, pins: str, started: float, state: _Attempts,
-                        on_event: EventCallback | None) -> SummaryResult:
+    def _answered(self, request: SummaryRequest, started: float, tail: Tail, pins: str, state: _Attempts) -> Answered:
+        """What :meth:`answer` hands back: the calls are over; ``tail`` works out the text to keep. Its seconds
+        are the calls' and the finishing's, not the time it waited to be finished."""
+        spent = time.monotonic() - started
+
+        def finish(req: SummaryRequest) -> SummaryResult:
+            began = time.monotonic()
+            text, tier, target, version, got = tail(req)
+            return self._finish(text, tier, target, version, got, req, pins, began - spent, state)
+
+        return Answered(request, finish)
+
+    async def _in_parts(self, request: SummaryRequest, t: Targets, state: _Attempts,
+                        on_event: EventCallback | None) -> Tail:
         """A summary made in parts (``notes.py``: one, titled from its key lines — a condensed summary's the
         outline of its sources): a call for its title, judged by the title checks and retried once at the
         aggressive tier (same system text and material: the prompt cache serves them), else it has no title
-        and is its extractive digest. Its text is the title, then the key lines."""
+        and is its extractive digest. Its text is the title, then the key lines (the tail, once the calls are
+        over)."""
         leaf_lines = keylines.key_lines(request.sources, leaf_lines_budget(t.normal), self.tokenizer)
         parts = notes.parts_for(request.sources, request.depth, leaf_lines)
         texts: list[str] = []
         worst: Tier = "normal"
         gens: list[Generation] = []
         version = ""
-        trimmed = None
         for part in parts:
             text, tier, gen, version = await self._part(request, part, state, on_event)
             if gen is not None:
@@ -365,28 +420,32 @@ class Summariser:
             if TIERS_ORDER[tier] > TIERS_ORDER[worst]:
                 worst = tier
             texts.append(notes.gist(text))
-        text = notes.join(texts)
-        if self.tokenizer.count(text) > t.normal:
-            text, trimmed = clip_at_boundary(text, t.normal, self.tokenizer), CLIPPED
         if not gens:  # every part fell back: the digest of the whole, as any fallback
-            text = self._digest(request, t.fallback)
-            return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
-        total = Generation(text, sum(g.prompt_eval_count or 0 for g in gens), sum(g.eval_count or 0 for g in gens),
-                           sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
-        # the lines fill what the titles left: a leaf's title (~15 tokens) leaves more than the 40 it may take,
-        # so its lines are those the model read and a line or two more
-        budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
-        lines = keylines.key_lines(request.sources, budget, self.tokenizer, keep=leaf_lines)
-        if lines:
-            text, version = f"{text}\n{keylines.HEAD}\n{lines}", version + QUOTES_VERSION
-        # kept and lost names are the summary's, as a reader gets it (a title cannot hold a leaf's key names:
-        # measured on titles alone, every summary was flagged and shown as "leaving out" names its lines hold)
-        fid = measure_against(text, request.sources, key=key_count(t.normal))
-        got = _Accepted(text, total, Prompt("", "", version, NORMAL_TEMPERATURE, 0), trimmed, fid)
-        return self._finish(text, worst, t.normal, version, got, request, pins, started, state)
+            return lambda req: (self._digest(req, t.fallback), "fallback", t.fallback, EXTRACTIVE_VERSION, None)
 
-    async def _written(self, request: SummaryRequest, t: Targets, pins: str, started: float, state: _Attempts,
-                       on_event: EventCallback | None) -> SummaryResult:
+        def finish(req: SummaryRequest) -> tuple[str, Tier, int, str, _Accepted | None]:
+            text, trimmed = notes.join(texts), None
+            if self.tokenizer.count(text) > t.normal:
+                text, trimmed = clip_at_boundary(text, t.normal, self.tokenizer), CLIPPED
+            total = Generation(text, sum(g.prompt_eval_count or 0 for g in gens), sum(g.eval_count or 0 for g in gens),
+                               sum(g.seconds for g in gens), prompt_tokens=sum(g.prompt_tokens or 0 for g in gens))
+            # the lines fill what the titles left: a leaf's title (~15 tokens) leaves more than the 40 it may take,
+            # so its lines are those the model read and a line or two more
+            budget = max(t.normal - self.tokenizer.count(text), t.normal // QUOTE_SHARE)
+            lines = keylines.key_lines(req.sources, budget, self.tokenizer, keep=leaf_lines)
+            kept = version
+            if lines:
+                text, kept = f"{text}\n{keylines.HEAD}\n{lines}", version + QUOTES_VERSION
+            # kept and lost names are the summary's, as a reader gets it (a title cannot hold a leaf's key names:
+            # measured on titles alone, every summary was flagged and shown as "leaving out" names its lines hold)
+            fid = measure_against(text, req.sources, key=key_count(t.normal))
+            got = _Accepted(text, total, Prompt("", "", kept, NORMAL_TEMPERATURE, 0), trimmed, fid)
+            return text, worst, t.normal, kept, got
+
+        return finish
+
+    async def _written(self, request: SummaryRequest, t: Targets, state: _Attempts,
+                       on_event: EventCallback | None) -> Tail:
         """A summary the model writes (``writes.py``): a leaf from its key lines and its stretch, a condensed
         summary from its sources; refused for what it says (``writes.judge``) or for a name or number in no
         source (``writes.invented``), asked again once at the aggressive tier on the same prefix, else the
@@ -414,18 +473,19 @@ class Summariser:
             if made_up is not None:  # judged on the whole answer: clipping it would not make it faithful
                 state.reject(tier, "invented", made_up, gen)
                 continue
-            trimmed = None
-            if gen.done_reason == "length":
-                text, trimmed = drop_unfinished(text), CLIPPED
-            if self.tokenizer.count(text) > target:
-                text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
-            fid = measure_against(text, request.sources, key=key_count(target))
-            got = _Accepted(text, gen, prompt, trimmed, fid)
-            return self._finish(text, tier, target, prompt.version, got, request, pins, started, state)
-        if not self.extractive_fallback:
-            raise ModelError("no acceptable summary from the model: " + "; ".join(self._notes(state)))
-        text = self._digest(request, t.fallback)
-        return self._finish(text, "fallback", t.fallback, EXTRACTIVE_VERSION, None, request, pins, started, state)
+            return functools.partial(self._written_tail, text, gen, prompt, tier, target)
+        return self._fallback(t, state)
+
+    def _written_tail(self, text: str, gen: Generation, prompt: Prompt, tier: Tier, target: int,
+                      req: SummaryRequest) -> tuple[str, Tier, int, str, _Accepted | None]:
+        """A written summary's accepted answer, clipped to its target and measured."""
+        trimmed = None
+        if gen.done_reason == "length":
+            text, trimmed = drop_unfinished(text), CLIPPED
+        if self.tokenizer.count(text) > target:
+            text, trimmed = clip_at_boundary(text, target, self.tokenizer), CLIPPED
+        fid = measure_against(text, req.sources, key=key_count(target))
+        return text, tier, target, prompt.version, _Accepted(text, gen, prompt, trimmed, fid)
 
     async def _part(self, request: SummaryRequest, part: notes.Part, state: _Attempts,
                     on_event: EventCallback | None) -> tuple[str, Tier, Generation | None, str]:

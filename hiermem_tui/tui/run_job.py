@@ -83,6 +83,9 @@ class RunProgress:
     began: float = 0.0  # time.monotonic() when the run was recorded
     done_at: float = 0.0  # time.monotonic() when the last summary landed
     call: CallState | None = None  # the model call streaming now (None between calls)
+    span: tuple[int, int, int] | None = None
+    """The summary ``what`` names, as the engine's events say which (depth, first and last episode): the one
+    whose calls ``attempt`` and ``call`` are."""
 
     def seconds_left(self, now: float) -> float | None:
         """What is left of the run, from the one estimator (``compaction/estimate.py``): the

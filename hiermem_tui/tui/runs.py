@@ -185,8 +185,8 @@ class RunController:
     def summary_started(self, message: RunSummaryStarted) -> None:
         state = self._state_for(message.job)
         if state is not None:
-            self.app.run_state = replace(state, what=message.event.what, planned=message.event.planned, attempt="",
-                                         call=None)
+            ev = message.event
+            self.app.run_state = replace(state, what=ev.what, span=ev.span, planned=ev.planned, attempt="", call=None)
 
     def attempted(self, message: RunAttempted) -> None:
         state = self._state_for(message.job)
@@ -210,8 +210,11 @@ class RunController:
         ev = message.event
         if state is not None:
             rate = ev.tokens_per_s if ev.tokens_per_s is not None else state.tokens_per_s
-            self.app.run_state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers,
-                                         tokens_per_s=rate, attempt="", done_at=time.monotonic(), call=None)
+            state = replace(state, done=ev.done, planned=ev.planned, tiers=ev.tiers, tokens_per_s=rate,
+                            done_at=time.monotonic())
+            if ev.span == state.span:  # its calls are over; the next summary's, asked before it was written, are not
+                state = replace(state, attempt="", call=None)
+            self.app.run_state = state
         self.store_changed(ev.session_id)
 
     def store_changed(self, session_id: str) -> None:

@@ -18,7 +18,7 @@ from hiermem_tui.compaction.check import check_session
 from hiermem_tui.config import Policy
 from hiermem_tui.fidelity_value import MAX_STORED, Fidelity
 from hiermem_tui.store import NewEpisode, Run, Store
-from hiermem_tui.summarize import OllamaBackend, Summariser, SummaryRequest, SummaryResult
+from hiermem_tui.summarize import Answered, OllamaBackend, Summariser, SummaryRequest, SummaryResult
 from hiermem_tui.summarize.types import EventCallback
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama
@@ -37,10 +37,15 @@ class Recording(Summariser):
         super().__init__(*args, **kwargs)
         self.results: list[SummaryResult] = []
 
-    async def summarise(self, request: SummaryRequest, *, on_event: EventCallback | None = None) -> SummaryResult:
-        res = await super().summarise(request, on_event=on_event)
-        self.results.append(res)
-        return res
+    async def answer(self, request: SummaryRequest, *, on_event: EventCallback | None = None) -> Answered:
+        got = await super().answer(request, on_event=on_event)
+
+        def finish(req: SummaryRequest) -> SummaryResult:
+            res = got.finish(req)
+            self.results.append(res)
+            return res
+
+        return Answered(got.request, finish)
 
 
 def answer(body: dict[str, Any]) -> str:
@@ -174,12 +179,12 @@ def test_compaction_modules_import_no_cycle() -> None:
 def test_only_the_executor_summarises_and_writes() -> None:
     """Passes, re-summarise and repair make and write through ``Executor.make`` / ``commit``:
     no other compaction module calls the summariser or writes summaries itself."""
-    calls = {"summarise", "write", "write_unchanged", "set_fidelity"}
+    calls = {"summarise", "answer", "write", "write_unchanged", "set_fidelity"}
     for p in COMPACTION.glob("*.py"):
         found = {n.func.attr for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in calls}
         if p.stem == "executor":
-            assert {"summarise", "write", "write_unchanged"} <= found
+            assert {"answer", "write", "write_unchanged"} <= found
         elif p.stem == "check":
             assert found <= {"set_fidelity"}  # check stores a measurement of an older summary
         else:
