@@ -10,7 +10,7 @@ faithfully — a title and the one-line "about" — and the rest is the chat's o
 * ``Material.summaries`` are the texts of the session's summaries at the finest level of at most ``LEVEL``
   (``requests.brief_level``): what a model that writes reads besides the quotes (``brief_writes.py``);
 * ``render`` lays the brief out: the about line first (the model's, else the first request in the user's
-  words), then "Decided", "Problem", "Made" and "Ended".
+  words), then "Decided", "Problem", "Written in the chat" and "Ended".
 
 Every line but the about line and the title is a quote with who said it: the titles of the session's
 summaries are a model's words, and a brief does not show them. A quote follows another
@@ -67,6 +67,9 @@ CLOSING_QUOTE = 20
 """The user's closing words ("thanks, that's it") are clipped to this."""
 ANSWER_QUOTE = 55
 """The answer to the chat's last request is clipped to this (its request to ``QUOTE_TOKENS``)."""
+WRITTEN = "Written in the chat:"
+"""The label of the names of what the chat wrote (files, a canvas, a thing a lead-in names) and the user's word
+that something shipped: written, not said to be adopted (an example file the user then declined is one too)."""
 PRIORITY = ("made", "decided", "problem")
 """The order a brief's lines are given the budget in (after the about line and the ending): what was made
 is short and is what a reader asks for by name."""
@@ -391,7 +394,7 @@ def render(material: Material, about: str, tokenizer: Tokenizer, budget: int = B
     names = sorted(material.names, key=material.names.__getitem__)[:NAMES]
     done = " · ".join(q.shown(tokenizer) for q in material.finished())
     if names or done:
-        parts["made"] = ("Made: " + ", ".join(names) + ("; " if names and done else "")
+        parts["made"] = (f"{WRITTEN} " + ", ".join(names) + ("; " if names and done else "")
                          + (f"done: {done}" if done else ""))
     used = tokenizer.count("\n".join(lines + [ended] if ended else lines))
     kept: dict[str, str] = {}
@@ -496,7 +499,7 @@ def about_sentence(about: str) -> str:
     return " ".join(words[:ABOUT_WORDS]) + ("…" if len(words) > ABOUT_WORDS else "")
 
 
-_LAYOUT = re.compile(r"^\W*(?:asked|steps|problem|decided|made|ended)\s*:|\b(?:user|assistant|tool): [\"“]", re.I)
+_LAYOUT = re.compile(r"^\W*(?:asked|steps|problem|decided|made|written in the chat|ended)\s*:|\b(?:user|assistant|tool): [\"“]", re.I)
 
 
 def laid_out(answer: str) -> bool:

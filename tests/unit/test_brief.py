@@ -67,7 +67,7 @@ def test_a_brief_is_the_chats_words_chosen_for_what_a_reader_asks_first(tok: Tok
     assert "Brownout detector was triggered" in problem and "1000 µF capacitor" in problem  # the problem, its fix
     decided = next(ln for ln in lines if ln.startswith("Decided:"))
     assert "ok arduino it is" in decided and "rather than ESPHome" in decided  # the decision with its reason
-    assert next(ln for ln in lines if ln.startswith("Made:")) == "Made: greenhouse_sensor.ino"
+    assert next(ln for ln in lines if ln.startswith("Written")) == "Written in the chat: greenhouse_sensor.ino"
     ended = lines[-1]
     assert ended.startswith('Ended: user: "that was it, works now') and "Every 10 minutes" in ended  # answered
     assert 'then user: "thanks, that\'s it for now"' in ended  # the closing words are not the last request
@@ -339,7 +339,7 @@ def test_a_brief_quotes_verdicts_the_users_report_that_it_worked_and_the_answers
     problem = next(ln for ln in lines if ln.startswith("Problem:"))
     assert "provider v3 inline syntax" in problem  # a short cause is quoted with the sentence that explains it
     assert problem.endswith('→ user: "validate clean, plan says 2 to add."')
-    assert "s3_lifecycle.tf" in next(ln for ln in lines if ln.startswith("Made:"))
+    assert "s3_lifecycle.tf" in next(ln for ln in lines if ln.startswith("Written in the chat:"))
     assert lines[-1] == ('Ended: user: "… one last thing: can you make me a savings table i can paste into the PR?" '
                          '→ assistant: "Here\'s a paste-ready version for the PR. … Total | $3,910"')
 

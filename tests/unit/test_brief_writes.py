@@ -66,4 +66,4 @@ async def test_a_model_that_titles_is_asked_only_for_the_title_and_about(tok: To
     made, bodies = await brief_of("Title: ESP32 greenhouse sensor\nAbout: The user builds an ESP32 greenhouse sensor "
                                   "with a BME280 and fixes a brownout.", tok, way="titles")
     assert ASK not in str(bodies[0]["messages"][-1]["content"])
-    assert made.text.splitlines()[1].startswith(("Decided:", "Problem:", "Made:"))
+    assert made.text.splitlines()[1].startswith(("Decided:", "Problem:", "Written in the chat:"))
