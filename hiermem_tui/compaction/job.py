@@ -145,12 +145,12 @@ class Job:
         if isinstance(ev, SummaryAttempt) and not ev.retry:  # a model call (a retry event only says one failed)
             tracker.called(ev.run_id)
         elif isinstance(ev, SummaryWritten):
-            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock(), ev.run_id)
+            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock(), ev.run_id, ev.session_id)
             self.emit(tracker.progress(self.clock()))
         elif isinstance(ev, BriefWritten):
-            tracker.brief_written(self.clock(), ev.run_id)
+            tracker.brief_written(self.clock(), ev.run_id, ev.session_id)
         elif isinstance(ev, RunFinished) and ev.status in ("done", "failed"):  # a moved session comes again
-            tracker.finished_session()
+            tracker.finished_session(ev.session_id)
             self.emit(tracker.progress(self.clock()))
 
     # ------------------------------------------------------------------ running

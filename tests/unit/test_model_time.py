@@ -239,3 +239,53 @@ def test_a_backlog_counts_the_calls_each_summary_made(tmp_path: Path, tokenizer:
     assert len(readings) > 20
     assert all(abs(left - truth) <= 0.2 * truth for left, truth in readings), readings
 
+
+def test_what_is_left_is_the_plan_not_made_yet_session_by_session() -> None:
+    """A condensed summary's real sources were smaller than the plan guessed, and its session needed one condensed
+    summary fewer: once that session is finished, what is left is the next session's plan, at the pace the plan's
+    sizes went at (before: the difference and the summary never made stayed behind as time left)."""
+    est = Estimator(Speed(1000.0, 20.0, 0.5, "measured", 5), Policy(), "plain")
+    items = ((0, 3000), (1, 1500), (1, 1500), (BRIEF_DEPTH, 350))
+    sessions = tuple(BacklogSession(s, s, items, est.total(items)) for s in "ab")
+    tracker = BacklogTracker(Backlog("newest", "full", "m", est.speed, sessions), lambda: est, 0.0)
+    now = est.seconds(0, 3000)
+    tracker.written(0, 3000, now, session_id="a")
+    now += est.seconds(1, 1500)  # what the plan said, though it read 600 tokens
+    tracker.written(1, 600, now, session_id="a")
+    now += est.seconds(BRIEF_DEPTH, 350)
+    tracker.brief_written(now, session_id="a")
+    tracker.finished_session("a")
+    assert tracker.progress(now).left_s == pytest.approx(est.total(items))
+
+
+def short_answers(body: dict[str, object]) -> str:
+    text = str((body.get("messages") or [{}])[-1].get("content", ""))  # type: ignore[union-attr, index]
+    if "Title:" in text:
+        return "Title: Episodes of the session\\nAbout: What they said."
+    return "The episodes said what they said."
+
+
+def test_a_backlog_follows_its_plan_session_by_session(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """Three sessions in ``plain``, whose condensed summaries read far less than the plan guessed (the answers
+    are a few words); on the job's clock every call takes a second. Once a session is finished, the time left
+    is within a tenth of the calls still to come (before: up to 8.5 s for the last one)."""
+    db = tmp_path / "plan.db"
+    with Store.open(db, tokenizer=tokenizer) as store:
+        for sid in "abc":
+            add_episodes(store, sid, 0, 30)
+    progress: list[BacklogProgress] = []
+    with Store.open(db, tokenizer=tokenizer) as store, FakeOllama(responder=short_answers) as fake:
+        fake.script(*[Reply(short_answers, reported_s=1.0) for _ in range(200)])
+        settings = Settings(db_path=db, ollama_host=fake.url, model="llama3.2", policy=SMALL, summary_format="plain")
+        job = Job(store, settings, tokenizer=tokenizer,
+                  on_event=lambda e: progress.append(e) if isinstance(e, BacklogProgress) else None,
+                  clock=lambda: float(len(fake.chat_requests)))
+        plan = job.plan()
+        asyncio.run(job.backlog(plan))
+        calls = len(fake.chat_requests)
+        made = [s.source_tokens for s in store.dag.summaries("a") if s.depth == 1]
+    planned = [t for d, t in plan.sessions[0].items if d == 1]
+    assert calls == plan.summaries + plan.briefs and made and sum(made) < sum(planned) / 2
+    readings = [(p.left_s, calls - p.elapsed_s) for p in progress if p.sessions_done >= 1 and p.left_s is not None]
+    assert len(readings) > 20
+    assert all(abs(left - truth) <= 0.1 * truth for left, truth in readings), readings
