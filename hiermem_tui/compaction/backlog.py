@@ -201,10 +201,10 @@ class BacklogTracker:
         """Each session's planned summaries not made yet, kind by kind, the next last."""
         for s in backlog.sessions:
             waiting = self._waiting.setdefault(s.id, {k: [] for k in KINDS})
-            for depth, tokens in s.items:
+            for depth, tokens in reversed(s.items):
                 self.planned.add(self.shape, depth, tokens)
                 self.left[kind_of(depth)].add(self.shape, depth, tokens)
-                waiting[kind_of(depth)].insert(0, (depth, tokens))
+                waiting[kind_of(depth)].append((depth, tokens))
         self.done = Work()
         self.pace = KindPace(self.shape)
         self._calls: dict[str, int] = {}
@@ -229,11 +229,12 @@ class BacklogTracker:
 
     def _done(self, depth: int, source_tokens: int, now: float, calls: int, session_id: str | None) -> None:
         self.done.add(self.shape, depth, source_tokens)
-        item = (depth, source_tokens)
-        waiting = self._waiting.get(session_id, {}).get(kind_of(depth)) if session_id is not None else None
-        if session_id is None or waiting:
-            item = waiting.pop() if waiting else item
-            self.left[kind_of(depth)].add(self.shape, *item, -1)
+        kind, item, take = kind_of(depth), (depth, source_tokens), session_id is None
+        waiting = self._waiting.get(session_id, {}).get(kind) if session_id is not None else None
+        if waiting:
+            item, take = waiting.pop(), True
+        if take:
+            self.left[kind].add(self.shape, *item, -1)
         loaded = max(0.0, self._loads() - self._loads_before)
         self.pace.add(*item, now - self.last_done_at, calls, loaded - self.loaded)
         self.last_done_at = now
@@ -242,7 +243,9 @@ class BacklogTracker:
     def finished_session(self, session_id: str | None = None) -> None:
         """A session's run ended: whatever of its plan it did not make is no longer left."""
         self.sessions_done += 1
-        for kind, waiting in self._waiting.pop(session_id, {}).items() if session_id is not None else ():
+        if session_id is None:
+            return
+        for kind, waiting in self._waiting.pop(session_id, {}).items():
             for item in waiting:
                 self.left[kind].add(self.shape, *item, -1)
 
