@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ..config import Policy
 from ..store import Session, Store, iso
-from .estimate import BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, Estimator, Pace, Speed, Work
+from .estimate import BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, KINDS, Estimator, Kind, KindPace, Speed, Work, kind_of
 from .preview import plan_pass
 from .runner import PassKind
 from .select import passes_triggers
@@ -167,10 +167,19 @@ BacklogEvent = BacklogProgress | BacklogEnded
 
 
 class BacklogTracker:
-    """Counts a backlog run's sessions and summaries and times what is left: the plan less what
-    is done (the briefs too), at the model's speed as now known (``estimator()``: measured once the first
-    calls are in, where the plan may have started from a guess), scaled by the run's own pace (:class:`Pace`),
-    whose seconds leave out the model's loads (``loads()``: the seconds of loads seen so far in the job)."""
+    """Counts a backlog run's sessions and summaries and times what is left: the plan's summaries (the briefs
+    too) not made yet, at the plan's sizes, at the model's speed as now known (``estimator()``: measured once the
+    first calls are in, where the plan may have started from a guess), scaled by the run's own pace, kind by kind
+    (:class:`~.estimate.KindPace`): the seconds from one summary done to the next (so several at once share
+    them), less the model's loads (``loads()``: the seconds of loads seen so far in the job), over the plan's
+    estimate of the summaries made, and the model calls each made (:meth:`called`, counted per run).
+
+    The plan is followed session by session: a summary made is the next planned one of its kind in its session,
+    taken off what is left and timed as the plan has it (a condensed summary's real sources are not the plan's
+    guess of them: were its own size taken off, the difference would stay behind as time left, and a pace measured
+    at its own size would not be the pace of the plan's sizes left), and a session finished takes off whatever
+    of its plan it did not make. A summary told without its session, or beyond its session's plan, is timed at
+    its own size; only the first is taken off what is left."""
 
     def __init__(self, backlog: Backlog, estimator: Callable[[], Estimator], started: float, *,
                  loads: Callable[[], float] | None = None) -> None:
@@ -186,37 +195,68 @@ class BacklogTracker:
         self.loaded = 0.0
         """Seconds of model loads until the last summary done (no part of the run's pace)."""
         self.planned = Work()
+        self.left: dict[Kind, Work] = {k: Work() for k in KINDS}
+        """What is left of the plan, kind by kind."""
+        self._waiting: dict[str, dict[Kind, list[tuple[int, int]]]] = {}
+        """Each session's planned summaries not made yet, kind by kind, the next last."""
         for s in backlog.sessions:
-            for depth, tokens in s.items:
+            waiting = self._waiting.setdefault(s.id, {k: [] for k in KINDS})
+            for depth, tokens in reversed(s.items):
                 self.planned.add(self.shape, depth, tokens)
+                self.left[kind_of(depth)].add(self.shape, depth, tokens)
+                waiting[kind_of(depth)].append((depth, tokens))
         self.done = Work()
+        self.pace = KindPace(self.shape)
+        self._calls: dict[str, int] = {}
+        """Model calls made so far for the summary each run is making."""
 
-    def written(self, depth: int, source_tokens: int, now: float) -> None:
+    def called(self, run_id: str) -> None:
+        """A model call was made for the summary run ``run_id`` is making."""
+        self._calls[run_id] = self._calls.get(run_id, 0) + 1
+
+    def written(self, depth: int, source_tokens: int, now: float, run_id: str | None = None,
+                session_id: str | None = None) -> None:
+        """A summary was written in ``session_id``; by ``run_id``, after the calls :meth:`called` counted for it
+        (without: one)."""
         self.summaries_done += 1
-        self._done(depth, source_tokens, now)
+        self._done(depth, source_tokens, now, 1 if run_id is None else self._calls.pop(run_id, 0), session_id)
 
-    def brief_written(self, now: float) -> None:
-        """A session's brief was made (its call is in the plan; it is not a summary)."""
-        self._done(BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, now)
+    def brief_written(self, now: float, run_id: str | None = None, session_id: str | None = None) -> None:
+        """A session's brief was made (its one call is in the plan; it is not a summary)."""
+        if run_id is not None:
+            self._calls.pop(run_id, None)
+        self._done(BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, now, 1, session_id)
 
-    def _done(self, depth: int, source_tokens: int, now: float) -> None:
+    def _done(self, depth: int, source_tokens: int, now: float, calls: int, session_id: str | None) -> None:
         self.done.add(self.shape, depth, source_tokens)
+        kind, item, take = kind_of(depth), (depth, source_tokens), session_id is None
+        waiting = self._waiting.get(session_id, {}).get(kind) if session_id is not None else None
+        if waiting:
+            item, take = waiting.pop(), True
+        if take:
+            self.left[kind].add(self.shape, *item, -1)
+        loaded = max(0.0, self._loads() - self._loads_before)
+        self.pace.add(*item, now - self.last_done_at, calls, loaded - self.loaded)
         self.last_done_at = now
-        self.loaded = max(0.0, self._loads() - self._loads_before)
+        self.loaded = loaded
 
-    def finished_session(self) -> None:
+    def finished_session(self, session_id: str | None = None) -> None:
+        """A session's run ended: whatever of its plan it did not make is no longer left."""
         self.sessions_done += 1
+        if session_id is None:
+            return
+        for kind, waiting in self._waiting.pop(session_id, {}).items():
+            for item in waiting:
+                self.left[kind].add(self.shape, *item, -1)
 
     def progress(self, now: float) -> BacklogProgress:
         b = self.backlog
         planned = max(b.summaries, self.summaries_done)
         left: float | None = None
-        if self.done.summaries < self.planned.summaries:  # the plan's briefs too
+        if sum(w.summaries for w in self.left.values()) > 0:  # the plan's briefs too
             est = self.estimator()
-            est_all, est_done = est.of(self.planned), est.of(self.done)
-            pace = Pace(est_done, max(0.0, self.last_done_at - self.started - self.loaded))
             calls = self.planned.summaries
-            per = est_all / calls if calls else 0.0
-            left = pace.left(max(0.0, est_all - est_done), now - self.last_done_at, per)
+            per = est.of(self.planned) / calls if calls else 0.0
+            left = self.pace.left(est, self.left, now - self.last_done_at, per)
         return BacklogProgress(self.sessions_done, len(b.sessions), self.summaries_done, planned, left,
                                now - self.started)

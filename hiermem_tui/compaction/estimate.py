@@ -13,9 +13,12 @@ An estimate has two halves:
   ``notes``, the default, one call a summary over its key lines (a leaf's, a condensed summary's
   outline) for a short title, and one call a session brief; in ``plain`` and ``sections`` one call
   over the whole material for an answer of the target's size.
-* **during a run**, the run's own pace corrects it (:class:`Pace`): the seconds the finished
-  summaries really took (a model's load apart) over what they were estimated to take scales what
-  is left.
+* **during a run**, the run's own pace corrects it: the seconds the finished summaries really took
+  (a model's load apart) over what they were estimated to take scales what is left (:class:`Pace`
+  for one session's run). A backlog keeps that pace for each kind of call apart (:class:`KindPace`:
+  a leaf, a condensed summary, a brief read and write different amounts, and a refused answer asked
+  again costs one kind more calls than another); a kind not seen yet goes at the run's pace per
+  model call, as the plan foresees one call for it.
 
 Speeds are measured per host (``model_speed``'s key has the host). With several Ollama hosts
 sharing a job (``hosts.py``), each takes the next summary when it is free, so the work is shared:
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -73,6 +76,13 @@ MEASURE_TIMEOUT_S = 90.0
 """The measuring call's limit, model load included."""
 
 Basis = Literal["measured", "probe", "guess", "none"]
+Kind = Literal["leaf", "condensed", "brief"]
+KINDS: tuple[Kind, ...] = ("leaf", "condensed", "brief")
+
+
+def kind_of(depth: int) -> Kind:
+    """The kind of call a planned summary of ``depth`` is (a brief's depth is :data:`BRIEF_DEPTH`)."""
+    return "brief" if depth == BRIEF_DEPTH else "leaf" if depth == 0 else "condensed"
 
 
 def params_billions(model: str | None, parameter_size: str | None = None) -> float | None:
@@ -341,11 +351,13 @@ class Work:
     prompt: int = 0
     output: int = 0
 
-    def add(self, shape: Shape, depth: int, source_tokens: int) -> None:
+    def add(self, shape: Shape, depth: int, source_tokens: int, times: int = 1) -> None:
+        """A summary of ``depth`` over ``source_tokens``, ``times`` over (its call made again after a refused
+        answer; -1 takes one away)."""
         prompt, output = shape.call(depth, source_tokens)
-        self.summaries += 1
-        self.prompt += prompt
-        self.output += output
+        self.summaries += times
+        self.prompt += times * prompt
+        self.output += times * output
 
 
 @dataclass(slots=True)
@@ -375,6 +387,63 @@ class Pace:
         scaled = estimated_left * self.ratio
         rest = max(0.0, estimated_left - current) * self.ratio
         return max(rest, scaled - in_flight)
+
+
+class KindPace:
+    """A backlog run's own pace, kind by kind (:data:`KINDS`): the seconds the finished summaries of a kind took
+    over their estimate scales what is left of that kind. A kind not finished yet goes at the run's pace per
+    model call (all seconds spent over the estimate of every call the finished summaries made): the plan foresees
+    one call a summary, and a kind whose answers were refused and asked again (a leaf's title) says nothing of
+    how often another kind's are. Estimates are taken at the estimator's speed of the moment (it is measured as
+    the run goes), from the :class:`Work` kept here."""
+
+    def __init__(self, shape: Shape) -> None:
+        self.shape = shape
+        self.done: dict[Kind, Work] = {k: Work() for k in KINDS}
+        self.spent: dict[Kind, float] = dict.fromkeys(KINDS, 0.0)
+        self.called = Work()
+        """Every call the finished summaries made, each at its summary's estimate."""
+        self.first: Kind | None = None
+
+    def add(self, depth: int, source_tokens: int, took: float, calls: int = 1, loaded: float = 0.0) -> None:
+        """A summary of ``depth`` finished ``took`` seconds after the one before, after ``calls`` model calls,
+        with ``loaded`` seconds of model loads seen in between (no part of a pace). A load longer than ``took``
+        was not paid in it (the first call of a server that does not report its load is judged by the next
+        call): it comes off the first kind finished, whose first call paid it."""
+        kind = kind_of(depth)
+        self.first = self.first or kind
+        self.done[kind].add(self.shape, depth, source_tokens)
+        self.called.add(self.shape, depth, source_tokens, times=calls)
+        if loaded <= took:
+            self.spent[kind] += took - loaded
+        else:
+            self.spent[kind] += took
+            self.spent[self.first] = max(0.0, self.spent[self.first] - loaded)
+
+    def per_call(self, est: Estimator) -> float:
+        """Seconds taken over seconds estimated, per model call made (1 before any)."""
+        return Pace(est.of(self.called), sum(self.spent.values())).ratio
+
+    def ratio(self, est: Estimator, kind: Kind) -> float:
+        """Seconds taken over seconds estimated for ``kind``: its own once one of it took time, else :meth:`per_call`."""
+        estimated, spent = est.of(self.done[kind]), self.spent[kind]
+        if estimated > 0 and spent > 0:
+            return spent / estimated
+        return self.per_call(est)
+
+    def left(self, est: Estimator, rest: Mapping[Kind, Work], in_flight: float = 0.0, current: float = 0.0) -> float:
+        """``rest`` (what is left of each kind) at this run's pace, kind by kind, less what the summary in
+        flight (estimated ``current``, at the average pace of what is left) has run for already (never below
+        the rest without it)."""
+        estimated = scaled = 0.0
+        for kind in KINDS:
+            left = max(0.0, est.of(rest[kind]))
+            estimated += left
+            scaled += left * self.ratio(est, kind)
+        if estimated <= 0:
+            return 0.0
+        without = scaled * max(0.0, estimated - current) / estimated
+        return max(without, scaled - in_flight)
 
 
 def seconds_left(est_total: float | None, planned: int, done: int, spent: float, in_flight: float) -> float | None:

@@ -30,7 +30,7 @@ from ..tokens import Tokenizer
 from .factories import make_backend, make_runner
 from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, EndReason, Order, plan_backlog
 from .estimate import Estimator, HostSpeed, Speed, known_speed, measure, speed_offline
-from .events import BriefWritten, CancelToken, RunEvent, RunFinished, RunStarted, SummaryWritten
+from .events import BriefWritten, CancelToken, RunEvent, RunFinished, RunStarted, SummaryAttempt, SummaryWritten
 from .executor import host_key
 from .preview import plan_pass
 from .priority import BacklogControl
@@ -142,13 +142,15 @@ class Job:
         tracker = self._tracker
         if tracker is None:
             return
-        if isinstance(ev, SummaryWritten):
-            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock())
+        if isinstance(ev, SummaryAttempt) and not ev.retry:  # a model call (a retry event only says one failed)
+            tracker.called(ev.run_id)
+        elif isinstance(ev, SummaryWritten):
+            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock(), ev.run_id, ev.session_id)
             self.emit(tracker.progress(self.clock()))
         elif isinstance(ev, BriefWritten):
-            tracker.brief_written(self.clock())
+            tracker.brief_written(self.clock(), ev.run_id, ev.session_id)
         elif isinstance(ev, RunFinished) and ev.status in ("done", "failed"):  # a moved session comes again
-            tracker.finished_session()
+            tracker.finished_session(ev.session_id)
             self.emit(tracker.progress(self.clock()))
 
     # ------------------------------------------------------------------ running

@@ -12,18 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from hiermem_tui.compaction.backlog import Backlog, BacklogSession, BacklogTracker
+from hiermem_tui.compaction.backlog import Backlog, BacklogProgress, BacklogSession, BacklogTracker
 from hiermem_tui.compaction.estimate import BRIEF_DEPTH, Estimator, Speed, measure
-from hiermem_tui.config import Policy
+from hiermem_tui.compaction.job import Job
+from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import Store
-from hiermem_tui.summarize import OllamaBackend
+from hiermem_tui.summarize import OllamaBackend, notes
 from hiermem_tui.summarize.speed import ModelSpeed
 from hiermem_tui.summarize.types import Generation
 from hiermem_tui.tokens import Tokenizer
 from tests.fakeollama import FakeOllama, Reply, default_responder
 
 from ._cli import run as cli
-from ._engine_fixtures import add_episodes
+from ._engine_fixtures import SMALL, add_episodes
 from ._engine_fixtures import small_policy_env as config  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("config")
@@ -146,3 +147,145 @@ def test_the_time_left_leaves_the_model_s_load_out_of_the_run_s_pace() -> None:
     assert tracker.progress(4 * one + 10.0).left_s == pytest.approx(est.seconds(BRIEF_DEPTH, 350))
     tracker.brief_written(now=4 * one + 10.0 + est.seconds(BRIEF_DEPTH, 350))  # the brief is in the plan too
     assert tracker.done.summaries == tracker.planned.summaries
+
+
+def one_session(est: Estimator, items: tuple[tuple[int, int], ...]) -> Backlog:
+    return Backlog("newest", "full", "m", est.speed, (BacklogSession("a", "a", items, est.total(items)),))
+
+
+def test_a_refused_leaf_title_asked_again_costs_the_leaves_a_call_not_the_kinds_not_seen_yet() -> None:
+    """Every leaf's title was refused and asked again (two calls each, at its estimate): what is left, two
+    condensed summaries and the brief, goes at one call each (before: at the leaves' two, twice what it took)."""
+    est = Estimator(Speed(1000.0, 20.0, 0.5, "measured", 5), Policy(), "notes")
+    items = ((0, 3000),) * 6 + ((1, 2400),) * 2 + ((BRIEF_DEPTH, 350),)
+    tracker = BacklogTracker(one_session(est, items), lambda: est, 0.0)
+    leaf, condensed, brief = est.seconds(0, 3000), est.seconds(1, 2400), est.seconds(BRIEF_DEPTH, 350)
+    now = 0.0
+    for _ in range(6):
+        tracker.called("r1")
+        tracker.called("r1")
+        now += 2 * leaf
+        tracker.written(0, 3000, now, "r1")
+    assert tracker.progress(now).left_s == pytest.approx(2 * condensed + brief)
+    tracker.called("r1")
+    now += condensed
+    tracker.written(1, 2400, now, "r1")  # one condensed summary: its kind's own pace from now on
+    assert tracker.progress(now).left_s == pytest.approx(condensed + brief)
+
+
+def test_each_kind_of_call_goes_at_its_own_pace() -> None:
+    """The briefs take three times what the plan says of them, the leaves what it says: what is left is each
+    kind at its own pace (before: every kind at the blend of both, here 1.4 times what was left)."""
+    est = Estimator(Speed(1000.0, 20.0, 0.5, "measured", 5), Policy(), "notes")
+    leaf, brief = est.seconds(0, 3000), est.seconds(BRIEF_DEPTH, 350)
+    short = tuple(BacklogSession(s, s, ((0, 3000), (BRIEF_DEPTH, 350)), 0.0) for s in "ab")
+    long = tuple(BacklogSession(s, s, ((0, 3000),) * 4 + ((BRIEF_DEPTH, 350),), 0.0) for s in "cd")
+    tracker = BacklogTracker(Backlog("newest", "full", "m", est.speed, short + long), lambda: est, 0.0)
+    now = 0.0
+    for _ in short:
+        now += leaf
+        tracker.written(0, 3000, now)
+        now += 3 * brief
+        tracker.brief_written(now)
+    assert tracker.progress(now).left_s == pytest.approx(8 * leaf + 2 * 3 * brief)
+
+
+def test_a_load_found_after_a_summary_of_another_kind_comes_off_the_first() -> None:
+    """A server that does not report its load: the first call (a leaf's) paid 10 s, found only when the next
+    call (a brief's) ended. The load is no part of either kind's pace, and each keeps its own."""
+    est = Estimator(Speed(1000.0, 20.0, 0.5, "measured", 5), Policy(), "notes")
+    leaf, brief = est.seconds(0, 3000), est.seconds(BRIEF_DEPTH, 350)
+    sessions = (BacklogSession("a", "a", ((0, 3000), (BRIEF_DEPTH, 350)), 0.0),
+                BacklogSession("b", "b", ((0, 3000),) * 4 + ((BRIEF_DEPTH, 350),), 0.0))
+    loaded = [0.0]
+    tracker = BacklogTracker(Backlog("newest", "full", "m", est.speed, sessions), lambda: est, 0.0,
+                             loads=lambda: loaded[0])
+    tracker.written(0, 3000, leaf + 10.0)
+    loaded[0] = 10.0
+    tracker.brief_written(leaf + 10.0 + 2 * brief)  # the brief took twice its estimate
+    assert tracker.progress(leaf + 10.0 + 2 * brief).left_s == pytest.approx(4 * leaf + 2 * brief)
+
+
+def refused_leaf_titles(body: dict[str, object]) -> str:
+    """Every leaf's first title is refused (an empty answer) and asked again; nothing else is."""
+    text = str((body.get("messages") or [{}])[-1].get("content", ""))  # type: ignore[union-attr, index]
+    if "Title:" in text:
+        return "Title: Episodes of the session\nAbout: What they said."
+    return "" if notes.LEAF_ASK in text else "Episodes of the session and what they said"
+
+
+def test_a_backlog_counts_the_calls_each_summary_made(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """On the job's clock every call takes a second (the clock is the calls the server has had); every leaf's title
+    is refused once and asked again, the condensed summaries' and the brief's are not. While ten calls or more are
+    still to come, the time left is within a fifth of them (before: the condensed summaries at the leaves' two
+    calls each, up to 1.7 times)."""
+    db = tmp_path / "refused.db"
+    with Store.open(db, tokenizer=tokenizer) as store:
+        add_episodes(store, "s", 0, 76)
+    progress: list[BacklogProgress] = []
+    with Store.open(db, tokenizer=tokenizer) as store, FakeOllama(responder=refused_leaf_titles) as fake:
+        fake.script(*[Reply(refused_leaf_titles, reported_s=1.0) for _ in range(200)])
+        job = Job(store, Settings(db_path=db, ollama_host=fake.url, model="llama3.2", policy=SMALL), tokenizer=tokenizer,
+                  on_event=lambda e: progress.append(e) if isinstance(e, BacklogProgress) else None,
+                  clock=lambda: float(len(fake.chat_requests)))
+        plan = job.plan()
+        asyncio.run(job.backlog(plan))
+        calls = len(fake.chat_requests)
+    leaves = sum(d == 0 for s in plan.sessions for d, _ in s.items)
+    assert leaves >= 10 and plan.summaries > leaves + 10
+    assert calls == 2 * leaves + (plan.summaries - leaves) + plan.briefs
+    readings = [(p.left_s, calls - p.elapsed_s) for p in progress
+                if p.summaries_done >= 5 and p.left_s is not None and calls - p.elapsed_s >= 10]
+    assert len(readings) > 20
+    assert all(abs(left - truth) <= 0.2 * truth for left, truth in readings), readings
+
+
+def test_what_is_left_is_the_plan_not_made_yet_session_by_session() -> None:
+    """A condensed summary's real sources were smaller than the plan guessed, and its session needed one condensed
+    summary fewer: once that session is finished, what is left is the next session's plan, at the pace the plan's
+    sizes went at (before: the difference and the summary never made stayed behind as time left)."""
+    est = Estimator(Speed(1000.0, 20.0, 0.5, "measured", 5), Policy(), "plain")
+    items = ((0, 3000), (1, 1500), (1, 1500), (BRIEF_DEPTH, 350))
+    sessions = tuple(BacklogSession(s, s, items, est.total(items)) for s in "ab")
+    tracker = BacklogTracker(Backlog("newest", "full", "m", est.speed, sessions), lambda: est, 0.0)
+    now = est.seconds(0, 3000)
+    tracker.written(0, 3000, now, session_id="a")
+    now += est.seconds(1, 1500)  # what the plan said, though it read 600 tokens
+    tracker.written(1, 600, now, session_id="a")
+    now += est.seconds(BRIEF_DEPTH, 350)
+    tracker.brief_written(now, session_id="a")
+    tracker.finished_session("a")
+    assert tracker.progress(now).left_s == pytest.approx(est.total(items))
+
+
+def short_answers(body: dict[str, object]) -> str:
+    text = str((body.get("messages") or [{}])[-1].get("content", ""))  # type: ignore[union-attr, index]
+    if "Title:" in text:
+        return "Title: Episodes of the session\\nAbout: What they said."
+    return "The episodes said what they said."
+
+
+def test_a_backlog_follows_its_plan_session_by_session(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    """Three sessions in ``plain``, whose condensed summaries read far less than the plan guessed (the answers
+    are a few words); on the job's clock every call takes a second. Once a session is finished, the time left
+    is within a tenth of the calls still to come (before: up to 8.5 s for the last one)."""
+    db = tmp_path / "plan.db"
+    with Store.open(db, tokenizer=tokenizer) as store:
+        for sid in "abc":
+            add_episodes(store, sid, 0, 30)
+    progress: list[BacklogProgress] = []
+    with Store.open(db, tokenizer=tokenizer) as store, FakeOllama(responder=short_answers) as fake:
+        fake.script(*[Reply(short_answers, reported_s=1.0) for _ in range(200)])
+        settings = Settings(db_path=db, ollama_host=fake.url, model="llama3.2", policy=SMALL, summary_format="plain")
+        job = Job(store, settings, tokenizer=tokenizer,
+                  on_event=lambda e: progress.append(e) if isinstance(e, BacklogProgress) else None,
+                  clock=lambda: float(len(fake.chat_requests)))
+        plan = job.plan()
+        asyncio.run(job.backlog(plan))
+        calls = len(fake.chat_requests)
+        made = [s.source_tokens for s in store.dag.summaries("a") if s.depth == 1]
+    planned = [t for d, t in plan.sessions[0].items if d == 1]
+    assert calls == plan.summaries + plan.briefs and made and sum(made) < sum(planned) / 2
+    readings = [(p.left_s, calls - p.elapsed_s) for p in progress if p.sessions_done >= 1 and p.left_s is not None]
+    assert len(readings) > 20
+    assert all(abs(left - truth) <= 0.1 * truth for left, truth in readings), readings
