@@ -251,6 +251,8 @@ class FakeOllama:
         self._last_prompt: list[str] = []
         self.prefix_cache = True
         """Count only the prompt words after the prefix shared with the previous chat call."""
+        self.chats_answered = 0
+        """Chat calls answered whole (a clock of finished calls: one still being answered is not in it)."""
 
     # ----- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeOllama:
@@ -622,6 +624,11 @@ class FakeOllama:
             return await self._run(b.then or Reply(self.responder), model, body, rec, reader, writer)
         return await self._reply(b, model, body, rec, reader, writer)
 
+    def _answered(self) -> None:
+        """A chat answer is about to be sent whole: counted first, so no client sees it uncounted."""
+        with self._cond:
+            self.chats_answered += 1
+
     async def _reply(
         self,
         b: Reply,
@@ -665,6 +672,7 @@ class FakeOllama:
             elapsed = time.perf_counter_ns() - started
             reported = int(b.reported_s * 9e8) if b.reported_s is not None else elapsed - int(b.load_s * 1e9)
             final.update(stats, total_duration=elapsed, eval_duration=max(1, reported))
+            self._answered()
             await self._json(writer, 200, final)
             return True
         await self._stream_head(writer)
@@ -682,6 +690,7 @@ class FakeOllama:
             modelled = max(1, int(b.reported_s * 9e8))
         final.update(stats, total_duration=now - started,
                      eval_duration=modelled if modelled is not None else now - started - int(b.load_s * 1e9))
+        self._answered()
         await self._chunk(writer, final)
         await self._send(writer, b"0\r\n\r\n")
         return True

@@ -207,24 +207,28 @@ class BacklogTracker:
                 waiting[kind_of(depth)].append((depth, tokens))
         self.done = Work()
         self.pace = KindPace(self.shape)
-        self._calls: dict[str, int] = {}
-        """Model calls made so far for the summary each run is making."""
+        self._calls: dict[tuple[str, object], int] = {}
+        """Model calls made so far for each summary being made, by (run, which summary): a run makes the next
+        summary's calls before the one before is written (``Executor.make_in_turn``)."""
 
-    def called(self, run_id: str) -> None:
-        """A model call was made for the summary run ``run_id`` is making."""
-        self._calls[run_id] = self._calls.get(run_id, 0) + 1
+    def called(self, run_id: str, summary: object = None) -> None:
+        """A model call was made for ``summary`` (its span, or None: the one run ``run_id`` is making)."""
+        key = (run_id, summary)
+        self._calls[key] = self._calls.get(key, 0) + 1
 
     def written(self, depth: int, source_tokens: int, now: float, run_id: str | None = None,
-                session_id: str | None = None) -> None:
+                session_id: str | None = None, summary: object = None) -> None:
         """A summary was written in ``session_id``; by ``run_id``, after the calls :meth:`called` counted for it
-        (without: one)."""
+        (``summary``: its span as the calls were counted under; without ``run_id``: one call)."""
         self.summaries_done += 1
-        self._done(depth, source_tokens, now, 1 if run_id is None else self._calls.pop(run_id, 0), session_id)
+        calls = 1 if run_id is None else self._calls.pop((run_id, summary), 0)
+        self._done(depth, source_tokens, now, calls, session_id)
 
     def brief_written(self, now: float, run_id: str | None = None, session_id: str | None = None) -> None:
         """A session's brief was made (its one call is in the plan; it is not a summary)."""
         if run_id is not None:
-            self._calls.pop(run_id, None)
+            for key in [k for k in self._calls if k[0] == run_id]:
+                del self._calls[key]
         self._done(BRIEF_DEPTH, BRIEF_SOURCE_TOKENS, now, 1, session_id)
 
     def _done(self, depth: int, source_tokens: int, now: float, calls: int, session_id: str | None) -> None:

@@ -30,7 +30,16 @@ from ..tokens import Tokenizer
 from .factories import make_backend, make_runner
 from .backlog import Backlog, BacklogEnded, BacklogEvent, BacklogTracker, EndReason, Order, plan_backlog
 from .estimate import Estimator, HostSpeed, Speed, known_speed, measure, speed_offline
-from .events import BriefWritten, CancelToken, RunEvent, RunFinished, RunStarted, SummaryAttempt, SummaryWritten
+from .events import (
+    BriefWritten,
+    CancelToken,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    SummaryAttempt,
+    SummaryStarted,
+    SummaryWritten,
+)
 from .executor import host_key
 from .preview import plan_pass
 from .priority import BacklogControl
@@ -96,6 +105,8 @@ class Job:
         self.budget_spent = False
         """A backlog's time budget ran out (it stopped after the summary in flight)."""
         self._tracker: BacklogTracker | None = None
+        self._making: dict[str, tuple[int, int, int]] = {}
+        """The summary each run is making (its span): the one its model calls are for."""
 
     # ------------------------------------------------------------------ estimates
     def speed(self) -> Speed:
@@ -142,10 +153,13 @@ class Job:
         tracker = self._tracker
         if tracker is None:
             return
-        if isinstance(ev, SummaryAttempt) and not ev.retry:  # a model call (a retry event only says one failed)
-            tracker.called(ev.run_id)
+        if isinstance(ev, SummaryStarted):  # a run's calls are its latest started summary's, until the next starts
+            self._making[ev.run_id] = ev.span
+        elif isinstance(ev, SummaryAttempt) and not ev.retry:  # a model call (a retry event only says one failed)
+            tracker.called(ev.run_id, self._making.get(ev.run_id))
         elif isinstance(ev, SummaryWritten):
-            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock(), ev.run_id, ev.session_id)
+            tracker.written(ev.summary.depth, ev.summary.source_tokens, self.clock(), ev.run_id, ev.session_id,
+                            ev.span)
             self.emit(tracker.progress(self.clock()))
         elif isinstance(ev, BriefWritten):
             tracker.brief_written(self.clock(), ev.run_id, ev.session_id)

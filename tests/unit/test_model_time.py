@@ -214,8 +214,13 @@ def refused_leaf_titles(body: dict[str, object]) -> str:
     return "" if notes.LEAF_ASK in text else "Episodes of the session and what they said"
 
 
+ANSWER_AFTER = 0.2
+"""The fake answers after this long, as a model does: the summary before is committed while the next call runs
+(``Executor.make_in_turn``), and the job's clock — the calls answered — does not count that call yet."""
+
+
 def test_a_backlog_counts_the_calls_each_summary_made(tmp_path: Path, tokenizer: Tokenizer) -> None:
-    """On the job's clock every call takes a second (the clock is the calls the server has had); every leaf's title
+    """On the job's clock every call takes a second (the clock is the calls the server has answered); every leaf's title
     is refused once and asked again, the condensed summaries' and the brief's are not. While ten calls or more are
     still to come, the time left is within a fifth of them (before: the condensed summaries at the leaves' two
     calls each, up to 1.7 times)."""
@@ -224,10 +229,10 @@ def test_a_backlog_counts_the_calls_each_summary_made(tmp_path: Path, tokenizer:
         add_episodes(store, "s", 0, 76)
     progress: list[BacklogProgress] = []
     with Store.open(db, tokenizer=tokenizer) as store, FakeOllama(responder=refused_leaf_titles) as fake:
-        fake.script(*[Reply(refused_leaf_titles, reported_s=1.0) for _ in range(200)])
+        fake.script(*[Reply(refused_leaf_titles, reported_s=1.0, latency_s=ANSWER_AFTER) for _ in range(200)])
         job = Job(store, Settings(db_path=db, ollama_host=fake.url, model="llama3.2", policy=SMALL), tokenizer=tokenizer,
                   on_event=lambda e: progress.append(e) if isinstance(e, BacklogProgress) else None,
-                  clock=lambda: float(len(fake.chat_requests)))
+                  clock=lambda: float(fake.chats_answered))
         plan = job.plan()
         asyncio.run(job.backlog(plan))
         calls = len(fake.chat_requests)
@@ -275,11 +280,11 @@ def test_a_backlog_follows_its_plan_session_by_session(tmp_path: Path, tokenizer
             add_episodes(store, sid, 0, 30)
     progress: list[BacklogProgress] = []
     with Store.open(db, tokenizer=tokenizer) as store, FakeOllama(responder=short_answers) as fake:
-        fake.script(*[Reply(short_answers, reported_s=1.0) for _ in range(200)])
+        fake.script(*[Reply(short_answers, reported_s=1.0, latency_s=ANSWER_AFTER) for _ in range(200)])
         settings = Settings(db_path=db, ollama_host=fake.url, model="llama3.2", policy=SMALL, summary_format="plain")
         job = Job(store, settings, tokenizer=tokenizer,
                   on_event=lambda e: progress.append(e) if isinstance(e, BacklogProgress) else None,
-                  clock=lambda: float(len(fake.chat_requests)))
+                  clock=lambda: float(fake.chats_answered))
         plan = job.plan()
         asyncio.run(job.backlog(plan))
         calls = len(fake.chat_requests)
