@@ -54,7 +54,7 @@ def answer_gist(text: str, ask: str = "", news: str = "") -> str:
     courtesy — from the sentence that presents what it made ("Here's a short, warm decline …") when it or the
     first paragraph has one, a reaction opening it passed over; its opening sentences until they hold
     ``GIST_WORDS`` words (headings, code, lists and quoted blocks left out). Then its bottom-line row or line when
-    it has one."""
+    it has one, outside its code ("total=0" in a script is none)."""
     prose = _FENCED.sub("\n\n", text)
     paragraphs = [p for p in map(_prose_of, re.split(r"\n\s*\n", prose)) if p]
     asked, told = _content(ask), _content(news) - _content(ask)
@@ -70,9 +70,11 @@ def answer_gist(text: str, ask: str = "", news: str = "") -> str:
         if sum(len(o.split()) for o in opening) >= GIST_WORDS:
             break
     said = " ".join(opening)
-    if said.endswith(":") or opening and _PRESENTS.match(opening[0]) and len(said.split()) < GIST_WORDS:
+    if said.endswith(":"):  # what it presents, code included ("`table_health.py`:")
         said = f"{said} {_shown_after(text, opening[-1])}".rstrip()
-    bottom = next((_row(ln) for ln in text.splitlines() if _BOTTOM.match(HEADING_MARKS.sub("", ln.strip("|> *")))),
+    elif opening and _PRESENTS.match(opening[0]) and len(said.split()) < GIST_WORDS:
+        said = f"{said} {_shown_after(prose, opening[-1])}".rstrip()
+    bottom = next((_row(ln) for ln in prose.splitlines() if _BOTTOM.match(HEADING_MARKS.sub("", ln.strip("|> *")))),
                   "")
     return said + (f" … {bottom}" if bottom else "")
 

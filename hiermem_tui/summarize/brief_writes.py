@@ -46,11 +46,11 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 def sources_of(material: brief_.Material, tokenizer: Tokenizer) -> list[SourceItem]:
     """What a written brief is made from: the session's summaries (``material.summaries``), then the quoted
-    brief's lines as one more source."""
+    brief's lines as one more source; none carries a time (the prompt shows none)."""
     quoted = brief_.render(material, "", tokenizer)
-    return [*(SourceItem("summary", text, tokenizer.count(text), _EPOCH, _EPOCH, depth=1)
+    return [*(SourceItem("summary", text, tokenizer.count(text), _EPOCH, _EPOCH, depth=1, synthetic_time=True)
               for text in material.summaries),
-            SourceItem("episode", quoted, tokenizer.count(quoted), _EPOCH, _EPOCH, role="user")]
+            SourceItem("episode", quoted, tokenizer.count(quoted), _EPOCH, _EPOCH, role="user", synthetic_time=True)]
 
 
 def build(system: str, sources: Sequence[SourceItem], max_prompt_tokens: int, tokenizer: Tokenizer) -> Prompt:

@@ -118,3 +118,8 @@ def test_answer_gist_looks_for_a_presenting_sentence_in_the_first_paragraph_only
     assert answer_gist(answer, "and a one-line summary for the blog index?").startswith('"Our CPU alert')
     assert answer_gist("Good call: decided on purpose.\n\nHave a wonderful time!", "done deliberating") == (
         "Good call: decided on purpose.")
+
+
+def test_answer_gist_takes_no_bottom_line_from_code() -> None:
+    answer = "Here's v2 with all three changes.\n\n```bash\ntotal=0\nfor ds in family backups; do\n```"
+    assert answer_gist(answer, "can you update the script?") == "Here's v2 with all three changes."

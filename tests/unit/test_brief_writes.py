@@ -67,3 +67,8 @@ async def test_a_model_that_titles_is_asked_only_for_the_title_and_about(tok: To
                                   "with a BME280 and fixes a brownout.", tok, way="titles")
     assert ASK not in str(bodies[0]["messages"][-1]["content"])
     assert made.text.splitlines()[1].startswith(("Decided:", "Problem:", "Written in the chat:"))
+
+
+async def test_a_written_briefs_prompt_shows_no_time(tok: Tokenizer) -> None:
+    made, bodies = await brief_of(FAITHFUL, tok)
+    assert "1970" not in str(bodies[0]["messages"][-1]["content"])  # the sources carry no time to show
