@@ -97,7 +97,7 @@ def judge(gen: Generation, prompt: Prompt, sources: Sequence[SourceItem]) -> Wri
         broken = writes.judge(part, gen, prompt, sources, 1) if part and part is not title else None
         if broken is not None:
             return Written(reason=broken[0], detail=f"brief: {broken[1]}")
-        named = writes.invented(measure(part, tuple((s.text, False) for s in sources)))
+        named = writes.invented(measure(part, tuple((s.text, False) for s in sources)), sources)
         if named:
             return Written(reason="invented", detail=f"brief: {named}")
     return Written(title, about, body)

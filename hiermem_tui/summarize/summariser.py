@@ -469,7 +469,7 @@ class Summariser:
             if broken is not None:
                 state.reject(tier, broken[0], broken[1], gen)
                 continue
-            made_up = writes.invented(measure_against(text, request.sources))
+            made_up = writes.invented(measure_against(text, request.sources), request.sources)
             if made_up is not None:  # judged on the whole answer: clipping it would not make it faithful
                 state.reject(tier, "invented", made_up, gen)
                 continue

@@ -208,12 +208,25 @@ def misquotes(text: str, sources: Sequence[SourceItem]) -> str | None:
     return None
 
 
-def invented(fid: Fidelity) -> str | None:
+def invented(fid: Fidelity, sources: Sequence[SourceItem] = ()) -> str | None:
     """What a written answer names that is in no source — any name or number (``fidelity``'s ``novel``) — or
     None. A title may name a thing or two the chat did not (``acceptance.find_invented``); a summary that reads
-    as the chat's record may not name one."""
-    if not fid.novel:
+    as the chat's record may not name one. A name ``sources`` hold in another case ("MicroServer" for the
+    chat's "microserver") or in the singular ("WhatsApps") is theirs."""
+    said = " ".join(s.text for s in sources).casefold()
+    novel = [n for n in fid.novel if not _said_as(n, said)]
+    if not novel:
         return None
-    names = ", ".join(repr(n[:40]) for n in fid.novel[:3])
-    more = f" and {len(fid.novel) - 3} more" if len(fid.novel) > 3 else ""
+    names = ", ".join(repr(n[:40]) for n in novel[:3])
+    more = f" and {len(novel) - 3} more" if len(novel) > 3 else ""
     return f"names {names}{more}, in no source"
+
+
+def _said_as(name: str, said: str) -> bool:
+    """``name`` is in ``said`` (case-folded) ignoring case, or without a plural ending."""
+    low = name.casefold()
+    if not said or not re.search(r"[a-z]", low):
+        return False
+    forms = {low} | ({low[:-1]} if low.endswith("s") and len(low) > 3 else set()) | (
+        {low[:-2]} if low.endswith("es") and len(low) > 4 else set())
+    return any(re.search(rf"(?<![\w.-]){re.escape(f)}(?![\w-])", said) for f in forms)

@@ -72,3 +72,19 @@ async def test_a_model_that_titles_is_asked_only_for_the_title_and_about(tok: To
 async def test_a_written_briefs_prompt_shows_no_time(tok: Tokenizer) -> None:
     made, bodies = await brief_of(FAITHFUL, tok)
     assert "1970" not in str(bodies[0]["messages"][-1]["content"])  # the sources carry no time to show
+
+
+async def test_a_name_the_chat_holds_in_another_case_or_the_singular_is_not_invented(tok: Tokenizer) -> None:
+    from hiermem_tui.summarize.brief_writes import judge, sources_of
+    from hiermem_tui.summarize.prompts import Prompt
+    from hiermem_tui.summarize.types import Generation
+    material = Material().read(items([("user", "replicate to my parents' hp microserver; the stag group's whatsapp "
+                                                "is the worry, and the sata cable"), ("assistant", "Noted.")]))
+    sources = sources_of(material, tok)
+    prompt = Prompt("", "", "v", 0.2, 400, ask=ASK)
+
+    def judged(paragraph: str) -> str:
+        answer = f"Title: Replication plan\nAbout: The user plans to replicate a pool to a second box.\n{paragraph}"
+        return judge(Generation(answer, 0, 0, 1.0), prompt, sources).reason
+    assert judged("The user replicates to the MicroServer, fears WhatsApps and swaps a SATA cable.") == ""
+    assert judged("The user replicates to a Synology DS920 instead.") == "invented"
