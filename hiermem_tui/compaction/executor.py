@@ -557,7 +557,8 @@ class Executor:
         it had superseded; a host lost mid-call has it made again on another, as a summary is."""
         sid = st.run.session_id
         self.drop_ahead(st)
-        material = brief_material(self.store, sid, st.brief)
+        writes = any(h.summariser.way == "writes" for h in self.hosts.live())
+        material = brief_material(self.store, sid, st.brief, summaries=writes)
         st.brief = None
         made = await self._on_a_host(st, "brief", 0, 0, last_seq, lambda host: host.summariser.brief(material))
         st.llm_seconds += made.llm_seconds

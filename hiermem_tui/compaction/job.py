@@ -163,9 +163,11 @@ class Job:
             self.emit(tracker.progress(self.clock()))
         elif isinstance(ev, BriefWritten):
             tracker.brief_written(self.clock(), ev.run_id, ev.session_id)
-        elif isinstance(ev, RunFinished) and ev.status in ("done", "failed"):  # a moved session comes again
-            tracker.finished_session(ev.session_id)
-            self.emit(tracker.progress(self.clock()))
+        elif isinstance(ev, RunFinished):
+            self._making.pop(ev.run_id, None)
+            if ev.status in ("done", "failed"):  # a moved session comes again
+                tracker.finished_session(ev.session_id)
+                self.emit(tracker.progress(self.clock()))
 
     # ------------------------------------------------------------------ running
     async def run(self, work: Callable[[Runner], Awaitable[T]], *, check_first: bool = False,

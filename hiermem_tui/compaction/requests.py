@@ -37,10 +37,13 @@ def summary_item(s: Summary, text: str | None = None) -> SourceItem:
                       span=(s.first_seq, s.last_seq))
 
 
-def brief_material(store: Store, session_id: str, ahead: BriefReading | None = None) -> Material:
+def brief_material(store: Store, session_id: str, ahead: BriefReading | None = None, *,
+                   summaries: bool = False) -> Material:
     """What a session's brief is made of: every episode read once, in order, a page at a time (the user's
     excluded episodes left out, as a summary leaves them out). ``ahead``: what was read of it while the model
-    answered, finished here; read anew when the session changed since (an episode or a mark more)."""
+    answered, finished here; read anew when the session changed since (an episode or a mark more).
+    ``summaries``: also the texts of its summaries at :func:`brief_level`, which only a model that writes the
+    brief reads (``brief_writes.py``)."""
     if ahead is not None and ahead.session_id == session_id and ahead.fresh(store):
         while ahead.step(store):
             pass
@@ -49,7 +52,8 @@ def brief_material(store: Store, session_id: str, ahead: BriefReading | None = N
         excluded = _excluded(store, session_id)
         material = Material().read((ep.seq, episode_item(ep)) for ep in store.episodes.each(session_id)
                                    if ep.seq not in excluded)
-    material.summaries = [strip_pinned(s.content) for s in brief_level(store, session_id)]
+    if summaries:  # only a model that writes the brief reads them
+        material.summaries = [strip_pinned(s.content) for s in brief_level(store, session_id)]
     return material
 
 

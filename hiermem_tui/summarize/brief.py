@@ -28,6 +28,7 @@ from hiermem_tui.summarize.brief_rules import (
     answer_gist,
     artifact_names,
     ask_of,
+    content_words,
     listed_decisions,
     reason_after,
     solved,
@@ -117,10 +118,6 @@ _WEAK_DONE = re.compile(r"\b(?:is out|went out)\b", re.I)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LOG_RECORD = re.compile(r"^\W{0,3}(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|\[?\d{2}/\w{3}/\d{4})")
 """A line that begins with a timestamp: a log record the user shows (data to work on), not an error they met."""
-_CONTENT = re.compile(r"[a-z][a-z0-9_.-]{3,}", re.I)
-_PLAIN = frozenset("""that this with from have what your will would could should about there their then them they
-just like want need into only also been were when which some more most much make made sure okay yeah thanks going
-lets it's that's good great""".split())
 _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b")
 _NOT_DONE = re.compile(r"\b(?:not|n't|never|yet|before|will|going to|want(?:s)? to|should|need|require[sd]?|if|once|"
                        r"as long as|when|would|\?)", re.I)
@@ -179,7 +176,7 @@ class _Problem:
 
     def about(self, sentence: str) -> bool:
         """Whether ``sentence`` speaks of this problem (names one of its words)."""
-        return bool(self.words & _words(sentence))
+        return bool(self.words & content_words(sentence))
 
 
 @dataclass(slots=True)
@@ -239,7 +236,7 @@ class Material:
             if p.cause is not None and p.fix is None and did and did != gone:
                 p.fix = Quote("user", did, seq)
             if p.cause is None:
-                p.words |= _words(said.words)
+                p.words |= content_words(said.words)
         error = next((ln.words for ln in found if ln.kind is Kind.USER_PASTED_ERROR
                       and _ERROR_LINE.search(_INLINE_CODE.sub("", ln.words)) and _PRINTED.search(ln.words)
                       and not _LOG_RECORD.match(ln.words) and not _ITEM.match(ln.words)), None)
@@ -249,7 +246,7 @@ class Material:
                         and (n == 0 or len(x.split()) >= TROUBLE_WORDS)), None)
         if error or trouble:
             told = error or trouble or ""
-            self._problem(_Problem(Quote("user", told, seq), _words(told) | _words(said.words),
+            self._problem(_Problem(Quote("user", told, seq), content_words(told) | content_words(said.words),
                                    pasted=error is not None, left=FOLLOW))
         if self.first_request is None:
             self.first_request = said
@@ -326,7 +323,7 @@ class Material:
         self._age()
         errors = [ln.words for ln in role_lines("tool", text) if ln.kind is Kind.TOOL_ERROR and _ERROR_LINE.search(ln.words)]
         if errors and len(self.problems) < 20:
-            self._problem(_Problem(Quote("tool", errors[0], seq), _words(errors[0]), left=FOLLOW))
+            self._problem(_Problem(Quote("tool", errors[0], seq), content_words(errors[0]), left=FOLLOW))
 
     def _problem(self, problem: _Problem) -> None:
         self.problems.append(problem)
@@ -428,13 +425,6 @@ def _ended(material: Material, tokenizer: Tokenizer) -> str:
     return f"Ended: {request.shown(tokenizer)}{answer}{closing}"
 
 
-def _words(text: str) -> set[str]:
-    """The content words of ``text``: of four letters or more, not plain ones, lower case."""
-    found = {w.lower().strip(".-") for w in _CONTENT.findall(text)}
-    parts = {x for w in found if any(c in w for c in "._-") for x in re.split(r"[._-]", w) if len(x) >= 4}
-    return (found | parts) - _PLAIN
-
-
 SAME_WORDS = 2
 """Content words an advice must share with a decision to be its reason (one alone, "price", names no choice)."""
 
@@ -443,11 +433,11 @@ def _reason_for(decision: str, advice: list[Quote]) -> Quote | None:
     """The advice that gave ``decision`` its reason: the one naming most of what was chosen, and at least
     ``SAME_WORDS`` of its words (all of them when the decision names fewer); for a decision that names nothing
     ("10 it is", "B it is"), the first advice of the answer it replies to."""
-    chosen = _words(decision)
+    chosen = content_words(decision)
     if not chosen:  # "10 it is": a choice named only by the answer it replies to, whose advice is its reason
         return advice[0] if advice else None
     need = min(SAME_WORDS, len(chosen))
-    scored = [(len(chosen & _words(a.words)), a) for a in advice]
+    scored = [(len(chosen & content_words(a.words)), a) for a in advice]
     best = max(scored, key=lambda x: x[0], default=None)
     return best[1] if best is not None and best[0] >= need else None
 

@@ -57,7 +57,7 @@ def answer_gist(text: str, ask: str = "", news: str = "") -> str:
     it has one, outside its code ("total=0" in a script is none)."""
     prose = _FENCED.sub("\n\n", text)
     paragraphs = [p for p in map(_prose_of, re.split(r"\n\s*\n", prose)) if p]
-    asked, told = _content(ask), _content(news) - _content(ask)
+    asked, told = content_words(ask), content_words(news) - content_words(ask)
     first = paragraphs[0] if paragraphs else []
     answering = next((p for p in paragraphs if not _reaction(p, asked, told) and not all(map(_polite, p))), first)
     presents = next((p[n:] for p in (first, answering) for n, x in enumerate(p) if _PRESENTS.match(x)), None)
@@ -117,7 +117,7 @@ REACTION_SHARES = 2
 def _reaction(paragraph: list[str], asked: set[str], told: set[str]) -> bool:
     """A paragraph that reacts to the user's news rather than answering their request: it opens with a
     reaction, or speaks more of the news than of the request."""
-    said = _content(" ".join(paragraph))
+    said = content_words(" ".join(paragraph))
     return (bool(_REACTS.match(paragraph[0])) and len(said & asked) < REACTION_SHARES
             or bool(said & told) and len(said & told) >= len(said & asked))
 
@@ -139,13 +139,18 @@ def _prose_of(paragraph: str) -> list[str]:
     return sentences(HEADING_MARKS.sub("", s))
 
 
+_WORD = re.compile(r"[a-z][a-z0-9_.-]{3,}", re.I)
 _PLAIN = frozenset("""that this with from have what your will would could should about there their then them they
 just like want need into only also been were when which some more most much make made sure okay yeah thanks going
-it's that's good great last thing please does doing done each what's here""".split())
+lets it's that's good great last thing please does doing done each what's here""".split())
 
 
-def _content(text: str) -> set[str]:
-    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_-]{3,}", text)} - _PLAIN
+def content_words(text: str) -> set[str]:
+    """The content words of ``text``: of four letters or more, not plain ones, lower case; a dotted, snake or
+    hyphenated name also by its parts ("db.r6g.xlarge" is "xlarge" too)."""
+    found = {w.lower().strip(".-") for w in _WORD.findall(text)}
+    parts = {x for w in found if any(c in w for c in "._-") for x in re.split(r"[._-]", w) if len(x) >= 4}
+    return (found | parts) - _PLAIN
 
 
 def _row(line: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hiermem_tui.compaction import make_runner
-from hiermem_tui.compaction.requests import brief_level
+from hiermem_tui.compaction.requests import brief_level, brief_material
 from hiermem_tui.compaction.planner import Planner, idle
 from hiermem_tui.config import Policy, Settings
 from hiermem_tui.store import NewSummary, Store, SummaryWrite, new_id
@@ -314,6 +314,9 @@ def test_a_written_briefs_level_opens_condensed_summaries_while_it_stays_within_
         # the first condensed opens into its three leaves; the second's eight would pass LEVEL: it stays whole
         assert [s.content.split("\n")[0] for s in brief_level(store, "s")] == ["Early 0", "Early 1", "Early 2",
                                                                                 "Late part"]
+        # only a model that writes the brief reads the summaries: a brief of quotes does not fetch them
+        assert brief_material(store, "s").summaries == []
+        assert [t.split("\n")[0] for t in brief_material(store, "s", summaries=True).summaries][-1] == "Late part"
 
 
 def test_a_brief_quotes_verdicts_the_users_report_that_it_worked_and_the_answers_own_gist(tok: Tokenizer) -> None:
